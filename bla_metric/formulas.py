@@ -1,0 +1,517 @@
+"""Every BLA formula, in plain NumPy: ranking view, binary view, pairwise preferences, CIs.
+
+Inputs are one list per datapoint (any number of sentences, at least one true and one false).
+Datapoints of equal length are stacked into 2-D arrays, so the usual case (four sentences each)
+is computed without Python loops. All results are plain Python floats/ints (JSON-serialisable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+MODES = ("ranking", "binary")
+RANKING_METRICS = ("sentence_accuracy", "set_accuracy", "set_error")
+BINARY_METRICS = (
+    "accuracy",
+    "precision_true",
+    "precision_false",
+    "recall_true",
+    "recall_false",
+    "all_same_rate",
+)
+TOP_K = "top_k"
+"""``threshold`` value that turns scores into labels by ranking (:func:`top_k_labels`)."""
+
+_AP_PAIRS = [("TA", "FA"), ("TP", "FP"), ("TP", "FA"), ("TA", "FP"), ("TA", "TP"), ("FA", "FP")]
+_PERSON_PAIRS = [
+    ("TP1", "FP1"),
+    ("TP2", "FP2"),
+    ("TP2", "FP1"),
+    ("TP1", "FP2"),
+    ("TP1", "TP2"),
+    ("FP1", "FP2"),
+]
+THESIS_PAIRS: dict[str, list[tuple[str, str]]] = {
+    "active_passive": _AP_PAIRS,
+    "coordination": _PERSON_PAIRS,
+    "relative_clause": _PERSON_PAIRS,
+}
+"""The ordered caption-type pairs (X, Y) of the thesis' pairwise tables (§7.1), per config."""
+
+Block = tuple[np.ndarray, np.ndarray]
+"""(datapoint indices, values stacked to shape (len(indices), sentences)) for one length."""
+
+
+# ----------------------------------------------------------------------------- input handling
+
+
+def _rows(values: Any, name: str, dtype: Any = float) -> tuple[np.ndarray, list[Block]]:
+    """Per-datapoint lengths and the blocks of equal-length datapoints of ``values``."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{name} must be a list with one list per datapoint")
+    if len(values) == 0:
+        raise ValueError(f"{name} is empty: there must be at least one datapoint")
+    try:
+        array = np.asarray(values, dtype=dtype)
+    except (ValueError, TypeError):
+        array = None
+    if array is not None and array.ndim == 2 and array.dtype != object:
+        return np.full(len(array), array.shape[1]), [(np.arange(len(array)), array)]
+    lengths = np.empty(len(values), dtype=np.int64)
+    for i, row in enumerate(values):
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
+            raise ValueError(
+                f"datapoint {i}: {name} must hold a list per datapoint, got {type(row).__name__}"
+            )
+        lengths[i] = len(row)
+    blocks = []
+    for length in np.unique(lengths):
+        index = np.flatnonzero(lengths == length)
+        try:
+            stacked = np.asarray([values[i] for i in index], dtype=dtype)
+        except (ValueError, TypeError):
+            stacked = None
+        if stacked is None or stacked.ndim != 2 or stacked.dtype == object:
+            i = next(i for i in index if not _is_flat(values[i], dtype))
+            raise ValueError(f"datapoint {i}: {name} must be a flat list of values")
+        blocks.append((index, stacked.reshape(len(index), int(length))))
+    return lengths, blocks
+
+
+def _is_flat(row: Any, dtype: Any) -> bool:
+    """Whether ``row`` converts to a flat array of ``dtype``."""
+    try:
+        array = np.asarray(row, dtype=dtype)
+    except (ValueError, TypeError):
+        return False
+    return array.ndim == 1 and array.dtype != object
+
+
+def _first(bad: np.ndarray, index: np.ndarray) -> int | None:
+    """Smallest datapoint index among the rows flagged in ``bad`` (None when none is)."""
+    return int(index[bad].min()) if bad.any() else None
+
+
+def _raise_first(problems: list[tuple[int, str]]) -> None:
+    if problems:
+        i, message = min(problems)
+        raise ValueError(f"datapoint {i}: {message}")
+
+
+def _scores(values: Any, name: str) -> tuple[np.ndarray, list[Block]]:
+    """Validated score rows: numbers, all finite."""
+    lengths, blocks = _rows(values, name, float)
+    problems = []
+    for index, array in blocks:
+        i = _first(~np.isfinite(array).all(axis=1), index)
+        if i is not None:
+            bad = [v for v in np.asarray(values[i], dtype=float) if not np.isfinite(v)][0]
+            problems.append((i, f"{name} must be finite numbers, got {bad}"))
+    _raise_first(problems)
+    return lengths, blocks
+
+
+def _binary(values: Any, name: str) -> tuple[np.ndarray, list[Block]]:
+    """Validated 0/1 rows, as booleans."""
+    lengths, blocks = _rows(values, name, None)
+    problems, out = [], []
+    for index, array in blocks:
+        if array.dtype.kind not in "biuf":
+            i = next(i for i in index if np.asarray(values[i]).dtype.kind not in "biuf")
+            problems.append((int(i), f"{name} must be 0/1 numbers, got {list(values[i])!r}"))
+            continue
+        bad = ~((array == 0) | (array == 1)).all(axis=1)
+        i = _first(bad, index)
+        if i is not None:
+            row = array[np.flatnonzero(index == i)[0]]
+            value = row[(row != 0) & (row != 1)][0]
+            problems.append((i, f"{name} must be 0 or 1, got {value.item()!r}"))
+        out.append((index, array == 1))
+    _raise_first(problems)
+    return lengths, out
+
+
+def _same_shape(lengths_a: np.ndarray, lengths_b: np.ndarray, a: str, b: str) -> None:
+    if len(lengths_a) != len(lengths_b):
+        raise ValueError(f"{a} has {len(lengths_a)} datapoints but {b} has {len(lengths_b)}")
+    differ = np.flatnonzero(lengths_a != lengths_b)
+    if len(differ):
+        i = int(differ[0])
+        raise ValueError(
+            f"datapoint {i}: {a} has {lengths_a[i]} sentences but {b} has {lengths_b[i]}"
+        )
+
+
+def _labelled(values: Any, labels: Any, name: str, *, binary: bool = False) -> list[Block]:
+    """Validate predictions against references; blocks of (index, values, labels) stacked."""
+    lengths_v, blocks_v = _binary(values, name) if binary else _scores(values, name)
+    lengths_y, blocks_y = _binary(labels, "references")
+    _same_shape(lengths_v, lengths_y, name, "references")
+    problems = []
+    for index, y in blocks_y:
+        i = _first(~y.any(axis=1), index)
+        if i is not None:
+            problems.append((i, "references have no true sentence (label 1)"))
+        i = _first(y.all(axis=1), index)
+        if i is not None:
+            problems.append((i, "references have no false sentence (label 0)"))
+    _raise_first(problems)
+    return [(iv, v, y) for (iv, v), (_, y) in zip(blocks_v, blocks_y, strict=True)]
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
+
+
+# ----------------------------------------------------------------------------- per datapoint
+
+
+def _ranking_stats(scores: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-datapoint counts of the ranking view for one block (shape (n, sentences)).
+
+    A sentence is correctly placed when it is true and among the top k (k = number of true
+    sentences) or false and outside the top k. Ties are broken uniformly at random and the
+    expected count is used: a sentence with ``a`` strictly higher scores and ``e`` equal scores
+    (itself included) is in the top k with probability ``clip(k - a, 0, e) / e``.
+    """
+    k = labels.sum(axis=1)
+    m = labels.shape[1] - k
+    higher = (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
+    equal = (scores[:, None, :] == scores[:, :, None]).sum(axis=2)
+    in_top = np.clip(k[:, None] - higher, 0, equal) / equal
+    true_in_top = (in_top * labels).sum(axis=1)
+    true_min = np.where(labels, scores, np.inf).min(axis=1)
+    true_max = np.where(labels, scores, -np.inf).max(axis=1)
+    false_min = np.where(labels, np.inf, scores).min(axis=1)
+    false_max = np.where(labels, -np.inf, scores).max(axis=1)
+    return {
+        "correct": 2 * true_in_top + m - k,
+        "sentences": np.full(len(scores), labels.shape[1], dtype=float),
+        "set_accuracy": (true_min > false_max).astype(float),
+        "set_error": (false_min > true_max).astype(float),
+    }
+
+
+def _binary_stats(predicted: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-datapoint confusion counts and the all-same flag for one block."""
+    return {
+        "tp": (predicted & labels).sum(axis=1).astype(float),
+        "fp": (predicted & ~labels).sum(axis=1).astype(float),
+        "tn": (~predicted & ~labels).sum(axis=1).astype(float),
+        "fn": (~predicted & labels).sum(axis=1).astype(float),
+        "all_same": (predicted.all(axis=1) | ~predicted.any(axis=1)).astype(float),
+    }
+
+
+def _scatter(per_block: list[tuple[np.ndarray, dict[str, np.ndarray]]], n: int):
+    """Per-datapoint stats of all blocks, back in datapoint order: {stat: array (n,)}."""
+    out: dict[str, np.ndarray] = {}
+    for index, stats in per_block:
+        for key, values in stats.items():
+            out.setdefault(key, np.empty(n))[index] = values
+    return out
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, 0.0 when the denominator is 0."""
+    return float(numerator / denominator) if denominator else 0.0
+
+
+def _aggregate(mode: str, stats: dict[str, np.ndarray]) -> dict[str, float]:
+    """The view's metrics from per-datapoint stats (any subset or resample of datapoints)."""
+    if mode == "ranking":
+        return {
+            "sentence_accuracy": _ratio(stats["correct"].sum(), stats["sentences"].sum()),
+            "set_accuracy": float(stats["set_accuracy"].mean()),
+            "set_error": float(stats["set_error"].mean()),
+        }
+    tp, fp, tn, fn = (float(stats[key].sum()) for key in ("tp", "fp", "tn", "fn"))
+    return {
+        "accuracy": _ratio(tp + tn, tp + fp + tn + fn),
+        "precision_true": _ratio(tp, tp + fp),
+        "precision_false": _ratio(tn, tn + fn),
+        "recall_true": _ratio(tp, tp + fn),
+        "recall_false": _ratio(tn, tn + fp),
+        "all_same_rate": float(stats["all_same"].mean()),
+    }
+
+
+def _stats(mode: str, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int):
+    function = _ranking_stats if mode == "ranking" else _binary_stats
+    return _scatter([(index, function(v, y)) for index, v, y in blocks], n)
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def ranking_metrics(scores: Sequence[Sequence[float]], labels: Sequence[Sequence[int]]) -> dict:
+    """Ranking view: ``sentence_accuracy``, ``set_accuracy``, ``set_error`` and ``n``.
+
+    ``set_accuracy``: every true sentence scores strictly above every false one. ``set_error``:
+    every false sentence strictly above every true one. ``sentence_accuracy``: share of sentences
+    correctly placed (true in the top k, false outside; k = number of true sentences), with tied
+    scores sharing their positions evenly (expected value over random tie-breaking).
+    """
+    blocks = _labelled(scores, labels, "predictions")
+    n = len(labels)
+    return {**_aggregate("ranking", _stats("ranking", blocks, n)), "n": n}
+
+
+def binary_metrics(
+    predicted_labels: Sequence[Sequence[int]], labels: Sequence[Sequence[int]]
+) -> dict:
+    """Binary view over all sentences; a zero denominator gives 0.0.
+
+    ``accuracy``; ``precision_true`` = TP/(TP+FP); ``precision_false`` = TN/(TN+FN);
+    ``recall_true`` = TP/(TP+FN); ``recall_false`` = TN/(TN+FP); ``all_same_rate`` = share of
+    datapoints whose sentences all got the same label; ``n`` = number of datapoints.
+    """
+    blocks = _labelled(predicted_labels, labels, "predictions", binary=True)
+    n = len(labels)
+    return {**_aggregate("binary", _stats("binary", blocks, n)), "n": n}
+
+
+def threshold_labels(scores: Sequence[Sequence[float]], threshold: float) -> list[list[int]]:
+    """Hard labels: 1 where score >= threshold, else 0 (one list per datapoint)."""
+    threshold = _threshold_value(threshold)
+    lengths, blocks = _scores(scores, "predictions")
+    return _unstack([(index, array >= threshold) for index, array in blocks], len(lengths))
+
+
+def top_k_labels(
+    scores: Sequence[Sequence[float]], labels: Sequence[Sequence[int]]
+) -> list[list[int]]:
+    """Hard labels by rank: the k highest-scored sentences get 1 (k = number of true sentences).
+
+    Ties are broken against true sentences: among equal scores, false sentences go first.
+    """
+    blocks = _labelled(scores, labels, "predictions")
+    return _unstack([(index, _top_k(s, y)) for index, s, y in blocks], len(labels))
+
+
+def _top_k(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    order = np.lexsort((labels, -scores), axis=-1)  # score descending, then false before true
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(scores.shape[1])[None, :], axis=1)
+    return ranks < labels.sum(axis=1, keepdims=True)
+
+
+def _unstack(blocks: list[tuple[np.ndarray, np.ndarray]], n: int) -> list[list[int]]:
+    out: list[list[int]] = [[] for _ in range(n)]
+    for index, array in blocks:
+        for i, row in zip(index.tolist(), array.astype(int).tolist(), strict=True):
+            out[i] = row
+    return out
+
+
+def _threshold_value(threshold: Any) -> float:
+    try:
+        value = float(threshold)
+    except (TypeError, ValueError):
+        raise ValueError(f"threshold must be a number or {TOP_K!r}, got {threshold!r}") from None
+    if not np.isfinite(value):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    return value
+
+
+# ----------------------------------------------------------------------------- pairwise
+
+
+def _type_rows(caption_types: Any, lengths: np.ndarray) -> list[Block]:
+    """Caption-type rows as string blocks aligned with ``lengths`` (a flat list is broadcast)."""
+    if isinstance(caption_types, (str, bytes)) or not hasattr(caption_types, "__len__"):
+        raise ValueError("caption_types must be a list of names, or one such list per datapoint")
+    if len(caption_types) and isinstance(caption_types[0], str):
+        differ = np.flatnonzero(lengths != len(caption_types))
+        if len(differ):
+            i = int(differ[0])
+            raise ValueError(
+                f"datapoint {i}: caption_types has {len(caption_types)} names "
+                f"but predictions has {lengths[i]} sentences"
+            )
+        row = np.asarray(caption_types, dtype=str)
+        return [(np.arange(len(lengths)), np.broadcast_to(row, (len(lengths), len(row))))]
+    if len(caption_types) != len(lengths):
+        raise ValueError(
+            f"caption_types has {len(caption_types)} datapoints but predictions has {len(lengths)}"
+        )
+    type_lengths, blocks = _rows(caption_types, "caption_types", str)
+    _same_shape(lengths, type_lengths, "predictions", "caption_types")
+    return blocks
+
+
+def _pairs(types: list[str], true_types: set[str]) -> list[tuple[str, str]]:
+    """The thesis pairs when ``types`` belong to a BLA config, else every pair of types present
+    (true types before false ones, then in order of first appearance)."""
+    for pairs in THESIS_PAIRS.values():
+        if set(types) <= {name for pair in pairs for name in pair}:
+            return pairs
+    ordered = sorted(types, key=lambda name: name not in true_types)
+    return [(x, y) for i, x in enumerate(ordered) for y in ordered[i + 1 :]]
+
+
+def _pair_outcomes(
+    scores: Any, caption_types: Any, labels: Any = None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per pair "X>Y": (datapoint has both types, X scored strictly above Y), arrays (n,)."""
+    lengths, score_blocks = _scores(scores, "predictions")
+    type_blocks = _type_rows(caption_types, lengths)
+    label_blocks = _binary(labels, "references")[1] if labels is not None else None
+    n = len(lengths)
+    names, true_types = _type_names(type_blocks, label_blocks)
+    positions = {name: np.full(n, -1) for name in names}
+    values = np.full((n, int(lengths.max())), np.nan)
+    for (index, array), (_, types) in zip(score_blocks, type_blocks, strict=True):
+        values[index, : array.shape[1]] = array
+        for name in names:
+            mask = types == name
+            count = mask.sum(axis=1)
+            i = _first(count > 1, index)
+            if i is not None:
+                raise ValueError(f"datapoint {i}: caption type {name!r} occurs {count.max()} times")
+            positions[name][index] = np.where(count == 1, mask.argmax(axis=1), -1)
+    rows = np.arange(n)
+    outcomes = {}
+    for x, y in _pairs(names, true_types):
+        if x not in positions or y not in positions:
+            continue
+        both = (positions[x] >= 0) & (positions[y] >= 0)
+        if both.any():
+            above = values[rows, positions[x]] > values[rows, positions[y]]
+            outcomes[f"{x}>{y}"] = (both, above & both)
+    return outcomes
+
+
+def _type_names(type_blocks: list[Block], label_blocks: list[Block] | None):
+    """Type names in order of first appearance, and the names labelled true where first seen."""
+    flat_index = np.concatenate([np.repeat(i, t.shape[1]) for i, t in type_blocks])
+    flat_pos = np.concatenate([np.tile(np.arange(t.shape[1]), len(i)) for i, t in type_blocks])
+    flat = np.concatenate([t.ravel() for _, t in type_blocks])
+    order = np.lexsort((flat_pos, flat_index))
+    names, first = np.unique(flat[order], return_index=True)
+    names = [str(name) for name in names[np.argsort(first)]]
+    true_types: set[str] = set()
+    if label_blocks is not None:
+        flat_labels = np.concatenate([y.ravel() for _, y in label_blocks])[order]
+        seen = flat[order]
+        true_types = {name for name in names if flat_labels[np.argmax(seen == name)]}
+    return names, true_types
+
+
+def _pairwise_share(outcomes: dict[str, tuple[np.ndarray, np.ndarray]], subset=None) -> dict:
+    shares = {}
+    for key, (both, above) in outcomes.items():
+        if subset is not None:
+            both, above = both[subset], above[subset]
+        if both.any():
+            shares[key] = float(above.sum() / both.sum())
+    return shares
+
+
+def pairwise_preferences(
+    scores: Sequence[Sequence[float]],
+    caption_types: Sequence[str] | Sequence[Sequence[str]],
+    labels: Sequence[Sequence[int]] | None = None,
+) -> dict[str, float]:
+    """Share of datapoints where caption type X scores strictly above type Y: {"X>Y": share}.
+
+    ``caption_types``: one list of names per datapoint, or one list for all datapoints. Pairs:
+    the thesis pairs for BLA types (AP: TA>FA, TP>FP, TP>FA, TA>FP, TA>TP, FA>FP; CO/RC: TP1>FP1,
+    TP2>FP2, TP2>FP1, TP1>FP2, TP1>TP2, FP1>FP2); for other names every pair of types, true types
+    (by ``labels``, when given) before false ones, else in order of first appearance. Each share is
+    over the datapoints that have both types; a pair no datapoint has is left out.
+    """
+    return _pairwise_share(_pair_outcomes(scores, caption_types, labels))
+
+
+# ----------------------------------------------------------------------------- compute
+
+
+def _predicted_labels(predictions: Any, references: Any, threshold: Any) -> Any:
+    """Binary view input: hard labels as given, thresholded scores, or top-k by rank."""
+    if threshold is None:
+        return predictions
+    if isinstance(threshold, str) and threshold == TOP_K:
+        return top_k_labels(predictions, references)
+    return threshold_labels(predictions, threshold)
+
+
+def _bootstrap(mode: str, stats: dict[str, np.ndarray], resamples: int, seed: int) -> dict:
+    """95% percentile bootstrap interval per metric, resampling datapoints."""
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 0:
+        raise ValueError(f"bootstrap must be a non-negative integer, got {resamples!r}")
+    rng = np.random.default_rng(seed)
+    n = len(next(iter(stats.values())))
+    draws: dict[str, list[float]] = {}
+    for _ in range(int(resamples)):
+        sample = rng.integers(0, n, n)
+        for key, value in _aggregate(mode, {k: v[sample] for k, v in stats.items()}).items():
+            draws.setdefault(key, []).append(value)
+    return {
+        key: [float(v) for v in np.percentile(values, [2.5, 97.5])] for key, values in draws.items()
+    }
+
+
+def compute(
+    predictions: Sequence[Sequence[float]],
+    references: Sequence[Sequence[int]],
+    mode: str = "ranking",
+    threshold: float | str | None = None,
+    caption_types: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    groups: Sequence[Any] | None = None,
+    bootstrap: int = 0,
+    seed: int = 0,
+) -> dict:
+    """All metrics of one view, as returned by the ``bla`` evaluate module.
+
+    ``mode="ranking"``: predictions are scores (higher = more likely true). ``mode="binary"``:
+    predictions are 0/1 labels, or scores turned into labels with ``threshold`` (a number:
+    score >= threshold is true; ``"top_k"``: the k best-ranked sentences are true). Extra keys:
+    ``pairwise`` (with ``caption_types``, on the raw predictions), ``per_group`` (with
+    ``groups``, one label per datapoint; keys are ``str(label)``, sorted) and ``ci`` (with
+    ``bootstrap`` > 0 resamples: {metric: [low, high]}, 95% percentile interval, seeded).
+    """
+    _check_mode(mode)
+    if mode == "binary":
+        predicted = _predicted_labels(predictions, references, threshold)
+        blocks = _labelled(predicted, references, "predictions", binary=True)
+    else:
+        if threshold is not None:
+            raise ValueError("threshold only applies to mode='binary'")
+        blocks = _labelled(predictions, references, "predictions")
+    n = len(references)
+    stats = _stats(mode, blocks, n)
+    result: dict[str, Any] = {**_aggregate(mode, stats), "n": n}
+    outcomes = None
+    if caption_types is not None:
+        outcomes = _pair_outcomes(predictions, caption_types, references)
+        result["pairwise"] = _pairwise_share(outcomes)
+    if groups is not None:
+        result["per_group"] = _per_group(mode, stats, outcomes, groups, n)
+    if bootstrap:
+        result["ci"] = _bootstrap(mode, stats, bootstrap, seed)
+    elif bootstrap != 0:
+        raise ValueError(f"bootstrap must be a non-negative integer, got {bootstrap!r}")
+    return result
+
+
+def _per_group(mode: str, stats: dict, outcomes: dict | None, groups: Any, n: int) -> dict:
+    """{str(group): metrics of the datapoints of that group}, groups sorted by name."""
+    if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
+        raise ValueError("groups must be a list with one label per datapoint")
+    if len(groups) != n:
+        raise ValueError(f"groups has {len(groups)} labels but there are {n} datapoints")
+    names = np.asarray([str(g) for g in groups])
+    out = {}
+    for name in sorted(set(names.tolist())):
+        subset = names == name
+        metrics: dict[str, Any] = _aggregate(mode, {k: v[subset] for k, v in stats.items()})
+        metrics["n"] = int(subset.sum())
+        if outcomes is not None:
+            metrics["pairwise"] = _pairwise_share(outcomes, subset)
+        out[name] = metrics
+    return out
