@@ -1,0 +1,239 @@
+"""The dataset card (README.md): YAML header for the Hub, body with statistics from the data."""
+
+from __future__ import annotations
+
+from statistics import mean
+
+import yaml
+from datasets.splits import SplitDict, SplitInfo
+
+from builders.records import Datapoint
+from builders.schema import DATASET_VERSION, FEATURES, LEARNING_SUFFIX, TASKS
+
+PAPER_TABLE1: dict[str, dict[str, float]] = {
+    "active_passive": {"datapoints": 613, "vocab": 165},
+    "coordination": {"datapoints": 654, "vocab": 827},
+    "relative_clause": {"datapoints": 672, "vocab": 807},
+}
+"""Paper (EMNLP 2023) Table 1: datapoints and vocabulary size per task."""
+
+THESIS_TABLE46: dict[str, dict[str, float]] = {
+    "active_passive": {"sentence_length": 6.33, "grammar": 0.86},
+    "coordination": {"sentence_length": 10.46, "grammar": 0.84},
+    "relative_clause": {"sentence_length": 10.46, "grammar": 0.85},
+}
+"""Thesis Table 4.6 (on the thesis' larger CO/RC sets): mean sentence length and GRUEN score."""
+
+TASK_TITLES = {
+    "active_passive": "Active-passive voice (AP)",
+    "coordination": "Coordination (CO)",
+    "relative_clause": "Relative clauses (RC)",
+}
+
+CITATION = """@inproceedings{chen-etal-2023-bla,
+    title = "The {BLA} Benchmark: Investigating Basic Language Abilities of Pre-Trained
+             Multimodal Models",
+    author = "Chen, Xinyi and Fern{\\'a}ndez, Raquel and Pezzelle, Sandro",
+    editor = "Bouamor, Houda and Pino, Juan and Bali, Kalika",
+    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language
+                 Processing",
+    month = dec,
+    year = "2023",
+    address = "Singapore",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/2023.emnlp-main.356/",
+    doi = "10.18653/v1/2023.emnlp-main.356",
+    pages = "5817--5830",
+}"""
+
+Tables = dict[str, dict[str, list[Datapoint]]]
+Info = dict[str, dict[str, dict[str, int]]]
+
+
+def statistics(rows: list[Datapoint]) -> dict[str, float | int | None]:
+    """Rows, vocabulary (lower-cased whitespace tokens), mean words per sentence, grammar score."""
+    sentences = [c for dp in rows for c in dp.captions]
+    scores = [s for dp in rows if dp.grammar_scores for s in dp.grammar_scores]
+    return {
+        "rows": len(rows),
+        "vocab": len({w for s in sentences for w in s.lower().split()}),
+        "sentence_length": mean(len(s.split()) for s in sentences),
+        "grammar": mean(scores) if scores else None,
+    }
+
+
+def render_card(tables: Tables, info: Info) -> str:
+    """The full README.md: YAML header, then the Markdown body."""
+    header = yaml.safe_dump(card_metadata(info), sort_keys=False, width=1000)
+    return "---\n" + header + "---\n\n" + card_body(tables, info)
+
+
+def card_metadata(info: Info) -> dict:
+    """The YAML header: licence, task categories, configs and dataset_info with split sizes."""
+    from builders.release import data_file  # local import: release imports this module
+
+    return {
+        "pretty_name": "BLA: Basic Language Abilities of vision-and-language models",
+        "language": ["en"],
+        "license": ["mit", "cc-by-4.0"],
+        "license_details": "Annotations: MIT (BLA release). Images: Visual Genome, CC BY 4.0.",
+        "task_categories": ["image-text-to-text", "zero-shot-classification"],
+        "tags": ["vision-language", "benchmark", "linguistics", "image-text-matching"],
+        "size_categories": ["1K<n<10K"],
+        "configs": [
+            {
+                "config_name": config,
+                "data_files": [{"split": s, "path": data_file(config, s)} for s in splits],
+                **({"default": True} if config == "active_passive" else {}),
+            }
+            for config, splits in info.items()
+        ],
+        "dataset_info": [_dataset_info(config, splits) for config, splits in info.items()],
+    }
+
+
+def _dataset_info(config: str, splits: dict[str, dict[str, int]]) -> dict:
+    split_dict = SplitDict()
+    for name, v in splits.items():
+        split_dict.add(
+            SplitInfo(name=name, num_bytes=v["num_bytes"], num_examples=v["num_examples"])
+        )
+    return {
+        "config_name": config,
+        "features": FEATURES._to_yaml_list(),
+        "splits": split_dict._to_yaml_list(),
+        "download_size": sum(v["file_bytes"] for v in splits.values()),
+        "dataset_size": sum(v["num_bytes"] for v in splits.values()),
+    }
+
+
+INTRO = (
+    "BLA (Chen, Fernández and Pezzelle, EMNLP 2023) tests whether vision-and-language models "
+    "understand three basic linguistic constructions. Each datapoint is a Visual Genome image with "
+    "four template sentences: two true and two false. The false sentences use exactly the same "
+    "words as the true ones; only who does what, or who has what, changes. A model scores every "
+    "(image, sentence) pair; it should rank both true sentences above both false ones."
+)
+
+LICENCE = (
+    "The annotations are MIT-licensed (BLA release, https://github.com/shin-ee-chen/BLA). The "
+    "images are from Visual Genome, licensed CC BY 4.0; their original JPEG bytes are embedded "
+    "unchanged."
+)
+
+FIELDS: list[tuple[str, str, str]] = [
+    ("id", "string", "stable id: task + position in the release file (`ap-0000`); "
+     "learning rows keep the id of their benchmark row"),
+    ("image", "Image", "the Visual Genome JPEG (original bytes)"),
+    ("image_id", "string", "the Visual Genome image id"),
+    ("captions", "list of string", "release order True1, True2, False1, False2 "
+     "(train rows of `*_learning`: one true, one false)"),
+    ("labels", "list of int8", "1 = true, 0 = false, one per caption"),
+    ("caption_types", "list of string", "AP: TA, TP, FA, FP (true/false, active/passive); "
+     "CO, RC: TP1, TP2, FP1, FP2 (true/false, person 1/2)"),
+    ("predicate", "string", "the verb (AP only; empty otherwise)"),
+    ("grammar_scores", "list of float64 or null", "GRUEN acceptability score per caption, "
+     "as released (CO and RC; null for AP)"),
+]
+
+
+def card_body(tables: Tables, info: Info) -> str:
+    """Markdown body: tasks, fields, splits, statistics, loading, licence, citation."""
+    parts = [
+        f"# BLA: a benchmark of Basic Language Abilities\n\nDataset version {DATASET_VERSION}. "
+        + INTRO + "\n",
+        _tasks_section(tables),
+        _fields_section(),
+        _splits_section(info),
+        _statistics_section(tables),
+        _loading_section(),
+        "## Licence\n\n" + LICENCE + "\n",
+        "## Citation\n\n```bibtex\n" + CITATION + "\n```\n",
+    ]
+    return "\n".join(parts)
+
+
+def _tasks_section(tables: Tables) -> str:
+    lines = ["## Tasks\n"]
+    for config in TASKS.values():
+        dp = tables[config]["test"][0]
+        lines.append(f"### {TASK_TITLES[config]}: config `{config}`\n")
+        lines.append(f"Example `{dp.id}` (Visual Genome image {dp.image_id}):\n")
+        for caption, label, kind in zip(dp.captions, dp.labels, dp.caption_types, strict=True):
+            lines.append(f"- {'true ' if label else 'false'} ({kind}): {caption}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _fields_section() -> str:
+    rows = [f"| `{name}` | {kind} | {text} |" for name, kind, text in FIELDS]
+    return "\n".join(["## Fields\n", "| field | type | content |", "|---|---|---|", *rows]) + "\n"
+
+
+def _splits_section(info: Info) -> str:
+    lines = [
+        "## Configs and splits\n",
+        "`<task>` configs hold the whole benchmark as split `test`. `<task>_learning` configs are "
+        "the release's `finetune_random` splits (paper §6) for fine-tuning and in-context "
+        "learning.\n",
+        "| config | split | rows | parquet bytes |",
+        "|---|---|---:|---:|",
+    ]
+    for config, splits in info.items():
+        for split, v in splits.items():
+            lines.append(f"| `{config}` | {split} | {v['num_examples']} | {v['file_bytes']:,} |")
+    learning_validation = {c: s["validation"]["num_examples"] for c, s in info.items()
+                           if c.endswith(LEARNING_SUFFIX)}
+    if any(n != 100 for n in learning_validation.values()):
+        lines.append(
+            "\nThe paper describes 100 validation datapoints per task; the release's `valid.json` "
+            "files hold " + ", ".join(f"{n} ({c})" for c, n in learning_validation.items())
+            + ". This repo keeps the release as it is."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _statistics_section(tables: Tables) -> str:
+    lines = [
+        "## Statistics\n",
+        "Computed from the data of the `test` split of each task config (vocabulary: distinct "
+        "lower-cased whitespace tokens; sentence length in words). The paper's Table 1 gives "
+        "datapoints and vocabulary; the sentence length and GRUEN columns are from the thesis "
+        "(Table 4.6), which describes earlier, larger CO and RC sets. The paper does not say how "
+        "it tokenised, so vocabulary sizes differ.\n",
+        "| task | rows | paper | vocabulary | paper | mean sentence length | thesis | "
+        "mean grammar score | thesis |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for config in TASKS.values():
+        st = statistics(tables[config]["test"])
+        paper, thesis = PAPER_TABLE1[config], THESIS_TABLE46[config]
+        lines.append(
+            f"| {config} | {st['rows']} | {paper['datapoints']} | "
+            f"{st['vocab']} | {paper['vocab']} | "
+            f"{_fmt(st['sentence_length'])} | {thesis['sentence_length']:.2f} | "
+            f"{_fmt(st['grammar'], 3)} | {thesis['grammar']:.2f} |"
+        )
+    lines.append("\nThe release carries no grammar scores for AP (n/a).")
+    return "\n".join(lines) + "\n"
+
+
+def _loading_section() -> str:
+    return """## Loading
+
+```python
+from datasets import load_dataset
+
+bla = load_dataset("<org>/bla", "coordination", split="test")       # from the Hub
+bla = load_dataset("bla_dataset", "coordination", split="test")     # from a local build
+row = bla[0]   # row["image"] is a PIL image; row["captions"], row["labels"]
+```
+
+A local build: `python -m builders release --source BLA_Benchmark.zip --out bla_dataset`.
+`manifest.json` lists the dataset version and the sha256 of every file of this repo and of the
+release files it was built from.
+"""

@@ -1,0 +1,60 @@
+"""The manifest: dataset version, row counts, and the sha256 of every file written and read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from builders.schema import DATASET_VERSION
+
+MANIFEST = "manifest.json"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def make_manifest(repo: Path, info: dict[str, dict[str, dict[str, int]]],
+                  source_hashes: dict[str, str]) -> dict:
+    """The manifest of the repo at ``repo`` (every file except the manifest itself)."""
+    files = sorted(p for p in repo.rglob("*") if p.is_file() and p.name != MANIFEST
+                   and not p.name.startswith("."))
+    return {
+        "dataset_version": DATASET_VERSION,
+        "builder": "python -m builders release",
+        "configs": {c: {s: v["num_examples"] for s, v in splits.items()}
+                    for c, splits in info.items()},
+        "files": {
+            p.relative_to(repo).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+            for p in files
+        },
+        "source_files": dict(sorted(source_hashes.items())),
+    }
+
+
+def read_manifest(repo: Path) -> dict:
+    """The manifest of a built repo (error names the folder when there is none)."""
+    path = Path(repo) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{repo} has no {MANIFEST}: build it with `python -m builders release`"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def verify_files(repo: Path, manifest: dict) -> list[str]:
+    """Problems found comparing the files of ``repo`` with its manifest (empty list: all match)."""
+    problems = []
+    for rel, entry in manifest["files"].items():
+        path = Path(repo) / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+        elif sha256_file(path) != entry["sha256"]:
+            problems.append(f"{rel}: sha256 differs from the manifest (edited after the build?)")
+    return problems

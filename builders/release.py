@@ -1,0 +1,108 @@
+"""Release -> dataset repo: read and check the BLA release, then write parquet, card, manifest.
+
+``build_release(source, out)`` is the one entry point (``python -m builders release``).
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from builders.card import render_card
+from builders.io import dump_json, staged_folder, write_parquet, write_text
+from builders.manifest import make_manifest
+from builders.records import MAIN_FILES, Datapoint, image_file, read_learning, read_main
+from builders.schema import LEARNING_SUFFIX, TASKS, config_names
+from builders.source import ReleaseSource
+from builders.validate import check_decodable, check_images_present, check_rows, check_unique
+
+Tables = dict[str, dict[str, list[Datapoint]]]
+"""config -> split -> datapoints, in release order."""
+
+
+def data_file(config: str, split: str) -> str:
+    """Path of one split's parquet file inside the dataset repo."""
+    return f"data/{config}/{split}-00000-of-00001.parquet"
+
+
+def read_release(source: ReleaseSource) -> Tables:
+    """Parse and check every annotation file of the release (no image is read here)."""
+    tables: Tables = {}
+    for config in TASKS.values():
+        main = read_main(source, config)
+        check_unique(main, MAIN_FILES[config])
+        check_rows("test", main)
+        tables[config] = {"test": main}
+        learning = read_learning(source, config, main)
+        for split, rows in learning.items():
+            check_rows(split, rows)
+        check_unique(chain.from_iterable(learning.values()), f"config {config}{LEARNING_SUFFIX}")
+        tables[config + LEARNING_SUFFIX] = learning
+    return {config: tables[config] for config in config_names()}
+
+
+def read_images(source: ReleaseSource, tables: Tables, progress: bool = True) -> dict[str, bytes]:
+    """The original bytes of every image the tables use, each checked to decode."""
+    first_use: dict[str, Datapoint] = {}
+    for rows in (rows for splits in tables.values() for rows in splits.values()):
+        for dp in rows:
+            first_use.setdefault(dp.image_id, dp)
+    check_images_present(source, first_use.values())
+    images: dict[str, bytes] = {}
+    for image_id, dp in tqdm(sorted(first_use.items()), desc="images", unit="img",
+                             disable=not progress):
+        data = source.read_bytes(image_file(image_id))
+        check_decodable(data, f"{dp.where}: {source.describe(image_file(image_id))}")
+        images[image_id] = data
+    return images
+
+
+def to_row(dp: Datapoint, images: dict[str, bytes]) -> dict:
+    """A FEATURES row; the image is the release's JPEG bytes, not re-encoded."""
+    return {
+        "id": dp.id,
+        "image": {"bytes": images[dp.image_id], "path": f"{dp.image_id}.jpg"},
+        "image_id": dp.image_id,
+        "captions": list(dp.captions),
+        "labels": list(dp.labels),
+        "caption_types": list(dp.caption_types),
+        "predicate": dp.predicate,
+        "grammar_scores": None if dp.grammar_scores is None else list(dp.grammar_scores),
+    }
+
+
+def write_tables(stage: Path, tables: Tables, images: dict[str, bytes],
+                 progress: bool = True) -> dict[str, dict[str, dict[str, int]]]:
+    """Write one parquet file per config and split; return their example and byte counts."""
+    info: dict[str, dict[str, dict[str, int]]] = {}
+    jobs = [(c, s) for c, splits in tables.items() for s in splits]
+    for config, split in tqdm(jobs, desc="parquet", unit="file", disable=not progress):
+        rows = [to_row(dp, images) for dp in tables[config][split]]
+        path = stage / data_file(config, split)
+        num_bytes = write_parquet(rows, path)
+        info.setdefault(config, {})[split] = {
+            "num_examples": len(rows),
+            "num_bytes": num_bytes,
+            "file_bytes": path.stat().st_size,
+        }
+    return info
+
+
+def build_release(source: Path, out: Path, progress: bool = True) -> dict:
+    """Build the dataset repo at ``out`` from the release folder or zip ``source``.
+
+    Everything is validated before writing; the repo is written to a temporary folder and moved
+    into place, so ``out`` is left as it was on any error. Returns the manifest.
+    """
+    out = Path(out)
+    with ReleaseSource(Path(source)) as release:
+        tables = read_release(release)
+        images = read_images(release, tables, progress)
+        with staged_folder(out) as stage:
+            info = write_tables(stage, tables, images, progress)
+            write_text(stage / "README.md", render_card(tables, info))
+            manifest = make_manifest(stage, info, release.read_hashes)
+            write_text(stage / "manifest.json", dump_json(manifest))
+    return manifest
