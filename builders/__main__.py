@@ -64,17 +64,26 @@ def add_optional_parsers(sub: argparse._SubParsersAction) -> None:
     """
     for module in ("builders.construct",):
         try:
-            mod = importlib.import_module(module)
+            add_parser = importlib.import_module(module).add_parser
         except ModuleNotFoundError as err:
             if err.name != module:
-                raise
+                _warn_unavailable(module, err)
             continue
-        mod.add_parser(sub)
+        except Exception as err:  # a broken optional module must not break `release`
+            _warn_unavailable(module, err)
+            continue
+        add_parser(sub)
+
+
+def _warn_unavailable(module: str, err: BaseException) -> None:
+    print(f"warning: {module} not available ({type(err).__name__}: {err})", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every available subcommand."""
-    parser = argparse.ArgumentParser(prog="python -m builders", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m builders", description="Build and publish the BLA dataset repo."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     add_release_parser(sub)
     add_publish_parser(sub)
