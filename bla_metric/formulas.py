@@ -360,7 +360,10 @@ def _pair_outcomes(
     """Per pair "X>Y": (datapoint has both types, X scored strictly above Y), arrays (n,)."""
     lengths, score_blocks = _scores(scores, "predictions")
     type_blocks = _type_rows(caption_types, lengths)
-    label_blocks = _binary(labels, "references")[1] if labels is not None else None
+    label_blocks = None
+    if labels is not None:
+        label_lengths, label_blocks = _binary(labels, "references")
+        _same_shape(lengths, label_lengths, "predictions", "references")
     n = len(lengths)
     names, true_types = _type_names(type_blocks, label_blocks)
     positions = {name: np.full(n, -1) for name in names}
@@ -431,13 +434,16 @@ def pairwise_preferences(
 # ----------------------------------------------------------------------------- compute
 
 
-def _predicted_labels(predictions: Any, references: Any, threshold: Any) -> Any:
-    """Binary view input: hard labels as given, thresholded scores, or top-k by rank."""
+def _binary_blocks(predictions: Any, references: Any, threshold: Any) -> list:
+    """Binary view blocks (index, predicted, labels): hard labels as given, thresholded scores
+    (score >= threshold is true), or the top k by rank (``threshold="top_k"``)."""
     if threshold is None:
-        return predictions
+        return _labelled(predictions, references, "predictions", binary=True)
+    blocks = _labelled(predictions, references, "predictions")
     if isinstance(threshold, str) and threshold == TOP_K:
-        return top_k_labels(predictions, references)
-    return threshold_labels(predictions, threshold)
+        return [(index, _top_k(s, y), y) for index, s, y in blocks]
+    value = _threshold_value(threshold)
+    return [(index, s >= value, y) for index, s, y in blocks]
 
 
 def _bootstrap(mode: str, stats: dict[str, np.ndarray], resamples: int, seed: int) -> dict:
@@ -477,8 +483,7 @@ def compute(
     """
     _check_mode(mode)
     if mode == "binary":
-        predicted = _predicted_labels(predictions, references, threshold)
-        blocks = _labelled(predicted, references, "predictions", binary=True)
+        blocks = _binary_blocks(predictions, references, threshold)
     else:
         if threshold is not None:
             raise ValueError("threshold only applies to mode='binary'")
