@@ -25,7 +25,7 @@ BUILD_MARKER = "manifest.json"
 def write_parquet(rows: list[dict], path: Path) -> int:
     """Write ``rows`` (dicts with the FEATURES columns) to ``path`` as deterministic parquet.
 
-    Returns the in-memory (arrow) size of the table in bytes, the ``num_bytes`` of the card.
+    Returns the arrow size of the table as read back, the ``num_bytes`` of the card.
     The arrow schema carries the ``huggingface`` metadata of FEATURES, so ``datasets`` reads the
     ``image`` column back as an Image feature. No timestamps are written; the row group size is
     fixed.
@@ -41,7 +41,7 @@ def write_parquet(rows: list[dict], path: Path) -> int:
         use_dictionary=True,
         write_statistics=True,
     )
-    return table.nbytes
+    return pq.read_table(path).nbytes  # as read back (one chunk per row group)
 
 
 def dump_json(obj: object) -> str:
