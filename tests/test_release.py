@@ -18,7 +18,11 @@ TASK_FILES = {
     "coordination": "coordination_captions.json",
     "relative_clause": "relative_clause_captions.json",
 }
-LEARNING_DIRS = {"active_passive": "active_passive", "coordination": "coord", "relative_clause": "rc"}
+LEARNING_DIRS = {
+    "active_passive": "active_passive",
+    "coordination": "coord",
+    "relative_clause": "rc",
+}
 LEARNING_FILES = {"train": "train.json", "validation": "valid.json", "test": "test.json"}
 CAPTION_KEYS = ["True1", "True2", "False1", "False2"]
 
@@ -79,7 +83,8 @@ def test_learning_rows_equal_release(built_dataset: Path, release_dir: Path, con
                for r in release_json(release_dir, TASK_FILES[config])}
     bench_ids = {r["image_id"]: r["id"] for r in read_rows(built_dataset, config, "test")}
     for split, name in LEARNING_FILES.items():
-        entries = release_json(release_dir, f"finetune/finetune_random/{LEARNING_DIRS[config]}/{name}")
+        folder = LEARNING_DIRS[config]
+        entries = release_json(release_dir, f"finetune/finetune_random/{folder}/{name}")
         rows = read_rows(built_dataset, config + "_learning", split)
         assert [r["image_id"] for r in rows] == list(entries)
         for row in rows:
