@@ -1,0 +1,81 @@
+"""Batching helpers: out-of-memory halving; prefetching that overlaps decoding with the model."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import torch
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+logger = logging.getLogger(__name__)
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """True for a CUDA (or other accelerator) out-of-memory error."""
+    if isinstance(err, torch.OutOfMemoryError):
+        return True
+    return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
+
+
+def map_batches(
+    fn: Callable[[Sequence[T]], Sequence[R]], items: Sequence[T], batch_size: int
+) -> list[R]:
+    """``fn`` over ``items`` in batches, concatenated; out of memory halves the batch and retries.
+
+    The smaller batch size is kept for the rest of ``items``. Raises the error once a batch of one
+    item still does not fit.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch size must be >= 1, got {batch_size}")
+    out: list[R] = []
+    start = 0
+    while start < len(items):
+        chunk = items[start : start + batch_size]
+        try:
+            results = fn(chunk)
+        except Exception as err:
+            if not is_out_of_memory(err) or batch_size == 1:
+                raise
+            batch_size = max(1, batch_size // 2)
+            logger.warning("out of memory: retrying with batch size %d", batch_size)
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            continue
+        if len(results) != len(chunk):
+            raise RuntimeError(
+                f"batch function returned {len(results)} results for {len(chunk)} items"
+            )
+        out.extend(results)
+        start += len(chunk)
+    return out
+
+
+def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """Consecutive slices of at most ``size`` items."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def prefetch_map(
+    fn: Callable[[T], R], batches: Iterable[Sequence[T]], workers: int | None = None, ahead: int = 2
+) -> Iterator[list[R]]:
+    """Yield ``[fn(x) for x in batch]`` per batch, computing the next ``ahead`` batches in threads.
+
+    Image decoding and resizing release the GIL, so they run while the model works.
+    """
+    workers = workers or min(4, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: list[list[Any]] = []
+        iterator = iter(batches)
+        for batch in iterator:
+            pending.append([pool.submit(fn, x) for x in batch])
+            if len(pending) > ahead:
+                yield [f.result() for f in pending.pop(0)]
+        while pending:
+            yield [f.result() for f in pending.pop(0)]

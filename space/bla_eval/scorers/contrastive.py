@@ -1,0 +1,63 @@
+"""Contrastive dual encoders through transformers: CLIP, SigLIP, other AutoModel + AutoProcessor."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from PIL import Image
+
+from .base import LoadOptions, resolve_device, resolve_dtype
+from .dual import DualEncoderScorer, unit_features
+
+FIXED_LENGTH_MODEL_TYPES = {"siglip", "siglip2"}
+"""Text towers trained with max-length padding, pooled at the last position: fixed padding."""
+
+
+class ContrastiveScorer(DualEncoderScorer):
+    """``AutoModel`` with ``get_image_features`` / ``get_text_features``; cosine or CLIPScore."""
+
+    kind = "contrastive"
+
+    def __init__(
+        self, model_id: str, batch_size: int = 32, options: LoadOptions | None = None
+    ) -> None:
+        from transformers import AutoModel, AutoProcessor
+
+        options = options or LoadOptions()
+        super().__init__(model_id, batch_size, options.similarity)
+        self.device = resolve_device(options.device)
+        self.dtype = resolve_dtype(options.dtype, self.device)
+        trust = options.trust_remote_code
+        self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
+        self.model = AutoModel.from_pretrained(model_id, dtype=self.dtype, trust_remote_code=trust)
+        self.model.to(self.device).eval()
+        for method in ("get_image_features", "get_text_features"):
+            if not hasattr(self.model, method):
+                raise ValueError(f"model {model_id!r} has no {method}: it is not a dual encoder")
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.image_processor = getattr(self.processor, "image_processor", self.processor)
+        model_type = getattr(self.model.config, "model_type", "")
+        self.padding: dict[str, Any] = {"padding": True}
+        if model_type in FIXED_LENGTH_MODEL_TYPES:
+            self.padding = {"padding": "max_length", "max_length": 64}
+
+    def prepare_image(self, image: Image.Image) -> torch.Tensor:
+        return self.image_processor(images=image, return_tensors="pt")["pixel_values"][0]
+
+    @torch.inference_mode()
+    def encode_images(self, images: Sequence[torch.Tensor]) -> torch.Tensor:
+        pixels = torch.stack(list(images)).to(self.device, self.dtype)
+        return unit_features(self.model.get_image_features(pixel_values=pixels))
+
+    @torch.inference_mode()
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        inputs = self.tokenizer(list(texts), truncation=True, return_tensors="pt", **self.padding)
+        inputs = {
+            k: v.to(self.device) for k, v in inputs.items() if k in ("input_ids", "attention_mask")
+        }
+        return unit_features(self.model.get_text_features(**inputs))
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "text_padding": self.padding["padding"]}

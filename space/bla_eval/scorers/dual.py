@@ -1,0 +1,84 @@
+"""Dual encoders: images and sentences are encoded separately, then compared by cosine."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from ..batching import map_batches
+from .base import Scorer
+
+SIMILARITIES = ("cosine", "clipscore")
+
+
+def similarity_scores(
+    image_feats: torch.Tensor, text_feats: torch.Tensor, similarity: str
+) -> torch.Tensor:
+    """Row-wise similarity of unit-norm features: cosine, or CLIPScore = 2.5 * max(cosine, 0)."""
+    cosine = (image_feats * text_feats).sum(-1)
+    if similarity == "cosine":
+        return cosine
+    if similarity == "clipscore":
+        return 2.5 * cosine.clamp(min=0)
+    raise ValueError(f"unknown similarity {similarity!r}: use one of {', '.join(SIMILARITIES)}")
+
+
+def unit_features(output: Any) -> torch.Tensor:
+    """L2-normalised float32 features from a tensor or a model output with ``pooler_output``."""
+    feats = output if isinstance(output, torch.Tensor) else output.pooler_output
+    feats = feats.float()
+    return feats / feats.norm(dim=-1, keepdim=True).clamp(min=1e-12)
+
+
+class DualEncoderScorer(Scorer):
+    """Encodes each image once and each distinct sentence once (cached across calls)."""
+
+    def __init__(self, model_id: str, batch_size: int = 32, similarity: str = "cosine") -> None:
+        super().__init__(model_id, batch_size)
+        if similarity not in SIMILARITIES:
+            raise ValueError(
+                f"unknown similarity {similarity!r}: use one of {', '.join(SIMILARITIES)}"
+            )
+        self.similarity = similarity
+        self._text_cache: dict[str, torch.Tensor] = {}
+
+    @abstractmethod
+    def encode_images(self, images: Sequence[Any]) -> torch.Tensor:
+        """Unit-norm features, one row per prepared image."""
+
+    @abstractmethod
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        """Unit-norm features, one row per sentence (padded to the batch's longest sentence)."""
+
+    def text_features(self, texts: Sequence[str]) -> torch.Tensor:
+        """Features of ``texts``, encoding only sentences not seen before (shortest first)."""
+        new = sorted({t for t in texts if t not in self._text_cache}, key=lambda t: (len(t), t))
+        feats = map_batches(
+            lambda batch: list(self.encode_texts(batch).cpu()), new, self.batch_size
+        )
+        self._text_cache.update(zip(new, feats, strict=True))
+        return torch.stack([self._text_cache[t] for t in texts])
+
+    def score(self, images: Sequence[Any], sentences: Sequence[Sequence[str]]) -> list[list[float]]:
+        image_feats = torch.stack(
+            map_batches(
+                lambda batch: list(self.encode_images(batch).cpu()), images, self.batch_size
+            )
+        )
+        flat = [s for group in sentences for s in group]
+        text_feats = self.text_features(flat)
+        rows = torch.repeat_interleave(
+            torch.arange(len(images)), torch.tensor([len(g) for g in sentences])
+        )
+        values = similarity_scores(image_feats[rows], text_feats, self.similarity).tolist()
+        out, start = [], 0
+        for group in sentences:
+            out.append(values[start : start + len(group)])
+            start += len(group)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"similarity": self.similarity}
