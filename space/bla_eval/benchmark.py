@@ -23,7 +23,7 @@ from .run import DEFAULT_TASKS, evaluate
 
 
 def train_clip_tokenizer(sentences: Iterable[str], vocab_size: int = 49408):
-    """A CLIP tokenizer (BPE with ``</w>`` word ends) trained on ``sentences`` with ``tokenizers``."""
+    """A CLIP tokenizer (BPE, ``</w>`` word ends) trained on ``sentences`` with ``tokenizers``."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
     from transformers import CLIPTokenizer
 
@@ -32,7 +32,10 @@ def train_clip_tokenizer(sentences: Iterable[str], vocab_size: int = 49408):
     bpe.normalizer = normalizers.Lowercase()
     bpe.pre_tokenizer = pre_tokenizers.Whitespace()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=special, end_of_word_suffix="</w>", show_progress=False
+        vocab_size=vocab_size,
+        special_tokens=special,
+        end_of_word_suffix="</w>",
+        show_progress=False,
     )
     bpe.train_from_iterator(sentences, trainer)
     state = json.loads(bpe.to_str())["model"]
@@ -47,7 +50,7 @@ def save_random_clip(out: Path, sentences: Sequence[str], config=None) -> Path:
     config = config or CLIPConfig()
     tokenizer = train_clip_tokenizer(sentences, config.text_config.vocab_size)
     config.text_config.bos_token_id = tokenizer.bos_token_id
-    config.text_config.eos_token_id = tokenizer.eos_token_id  # the text tower pools at the first EOS
+    config.text_config.eos_token_id = tokenizer.eos_token_id  # pooled at the first EOS
     config.text_config.pad_token_id = tokenizer.pad_token_id
     torch.manual_seed(0)
     CLIPModel(config).save_pretrained(out)
@@ -94,8 +97,12 @@ def main(argv: list[str] | None = None) -> None:
         model_dir = save_random_clip(Path(tmp) / "clip", [c for p in points for c in p.captions])
         start = time.perf_counter()
         results = evaluate(
-            str(model_dir), Path(tmp) / "run", data=data, limit=args.limit,
-            batch_size=args.batch_size, device="cpu",
+            str(model_dir),
+            Path(tmp) / "run",
+            data=data,
+            limit=args.limit,
+            batch_size=args.batch_size,
+            device="cpu",
         )
         engine_s = time.perf_counter() - start
         start = time.perf_counter()
