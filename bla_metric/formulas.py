@@ -150,6 +150,9 @@ def _labelled(values: Any, labels: Any, name: str, *, binary: bool = False) -> l
     lengths_v, blocks_v = _binary(values, name) if binary else _scores(values, name)
     lengths_y, blocks_y = _binary(labels, "references")
     _same_shape(lengths_v, lengths_y, name, "references")
+    empty = np.flatnonzero(lengths_y == 0)
+    if len(empty):
+        raise ValueError(f"datapoint {empty[0]}: no sentences (needs a true and a false one)")
     problems = []
     for index, y in blocks_y:
         i = _first(~y.any(axis=1), index)
@@ -180,8 +183,11 @@ def _ranking_stats(scores: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarr
     """
     k = labels.sum(axis=1)
     m = labels.shape[1] - k
-    higher = (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
-    equal = (scores[:, None, :] == scores[:, :, None]).sum(axis=2)
+    higher = np.zeros(scores.shape, dtype=np.int64)
+    equal = np.zeros(scores.shape, dtype=np.int64)
+    for column in scores.T:  # a loop over sentence positions is faster than an (n, L, L) array
+        higher += column[:, None] > scores
+        equal += column[:, None] == scores
     in_top = np.clip(k[:, None] - higher, 0, equal) / equal
     true_in_top = (in_top * labels).sum(axis=1)
     true_min = np.where(labels, scores, np.inf).min(axis=1)
