@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "bla_dataset"
-DEFAULT_RELEASE = REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark"
+DEFAULT_RELEASE = Path(
+    os.environ.get("BLA_RELEASE_DIR", REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark")
+)
+"""``$BLA_RELEASE_DIR``, else the team's copy beside the repo (the same default as the tests)."""
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -35,7 +39,8 @@ def add_release_parser(sub: argparse._SubParsersAction) -> None:
     """``release``: release folder or zip -> dataset repo."""
     p = sub.add_parser("release", help="build the dataset repo from the BLA release (folder, zip)")
     p.add_argument("--source", type=Path, default=DEFAULT_RELEASE,
-                   help=f"release folder or zip file (default: {DEFAULT_RELEASE})")
+                   help="release folder or zip file (default: $BLA_RELEASE_DIR, else "
+                   f"{DEFAULT_RELEASE})")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
                    help=f"output folder, replaced only after a successful build "
                    f"(default: {DEFAULT_OUT})")

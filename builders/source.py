@@ -26,7 +26,10 @@ class ReleaseSource:
         self.kind = "zip" if self.path.is_file() else "folder"
         self.read_hashes: dict[str, str] = {}
         if not self.path.exists():
-            raise ReleaseError(f"release not found: {self.path}")
+            raise ReleaseError(
+                f"release not found: {self.path} (give the BLA release folder or zip with "
+                "--source; it is published with https://github.com/shin-ee-chen/BLA)"
+            )
         if self.kind == "zip":
             if not zipfile.is_zipfile(self.path):
                 raise ReleaseError(f"{self.path} is neither a folder nor a zip file")
