@@ -75,8 +75,7 @@ def card_metadata(info: Info) -> dict:
     return {
         "pretty_name": "BLA: Basic Language Abilities of vision-and-language models",
         "language": ["en"],
-        "license": ["mit", "cc-by-4.0"],
-        "license_details": "Annotations: MIT (BLA release). Images: Visual Genome, CC BY 4.0.",
+        "license": ["mit", "cc-by-4.0"],  # annotations MIT; Visual Genome images CC BY 4.0
         "task_categories": ["image-text-to-text", "zero-shot-classification"],
         "tags": ["vision-language", "benchmark", "linguistics", "image-text-matching"],
         "size_categories": ["1K<n<10K"],
