@@ -6,6 +6,9 @@ import hashlib
 import json
 from pathlib import Path
 
+import datasets
+import pyarrow as pa
+
 from builders.schema import DATASET_VERSION
 
 MANIFEST = "manifest.json"
@@ -22,12 +25,17 @@ def sha256_file(path: Path) -> str:
 
 def make_manifest(repo: Path, info: dict[str, dict[str, dict[str, int]]],
                   source_hashes: dict[str, str]) -> dict:
-    """The manifest of the repo at ``repo`` (every file except the manifest itself)."""
+    """The manifest of the repo at ``repo`` (every file except the manifest itself).
+
+    ``built_with`` records the writer versions: byte-identical rebuilds are promised for the
+    same source and the same library versions.
+    """
     files = sorted(p for p in repo.rglob("*") if p.is_file() and p.name != MANIFEST
                    and not p.name.startswith("."))
     return {
         "dataset_version": DATASET_VERSION,
         "builder": "python -m builders release",
+        "built_with": {"pyarrow": pa.__version__, "datasets": datasets.__version__},
         "configs": {c: {s: v["num_examples"] for s, v in splits.items()}
                     for c, splits in info.items()},
         "files": {
