@@ -61,27 +61,45 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_publish)
 
 
+OPTIONAL_SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "construct": ("builders.construct", "builders.construct.cli"),
+}
+"""Subcommands owned by other modules: name -> modules that may provide ``add_parser(sub)``."""
+
+
 def add_optional_parsers(sub: argparse._SubParsersAction) -> None:
-    """Subcommands owned by other modules, registered when those modules exist.
+    """Register the subcommands of OPTIONAL_SUBCOMMANDS whose module exists.
 
-    ``construct`` (Visual Genome -> new caption sets) lives in ``builders.construct``, which
-    provides ``add_parser(sub)``; when it is not there the CLI works without it.
+    ``construct`` (Visual Genome -> new caption sets) lives in ``builders.construct``; the first
+    listed module that provides ``add_parser(sub)`` registers it. When none is there the CLI
+    works without it; a module that fails to import is reported, never fatal for ``release``.
     """
-    for module in ("builders.construct",):
+    for name, modules in OPTIONAL_SUBCOMMANDS.items():
+        add_parser = _find_add_parser(name, modules)
+        if add_parser is not None:
+            add_parser(sub)
+
+
+def _find_add_parser(name: str, modules: tuple[str, ...]):
+    for module in modules:
         try:
-            add_parser = importlib.import_module(module).add_parser
+            add_parser = getattr(importlib.import_module(module), "add_parser", None)
         except ModuleNotFoundError as err:
-            if err.name != module:
-                _warn_unavailable(module, err)
-            continue
+            if err.name is not None and module.startswith(err.name):
+                continue  # not written (yet): skip quietly
+            _warn_unavailable(name, err)
+            return None
         except Exception as err:  # a broken optional module must not break `release`
-            _warn_unavailable(module, err)
-            continue
-        add_parser(sub)
+            _warn_unavailable(name, err)
+            return None
+        if add_parser is not None:
+            return add_parser
+    return None
 
 
-def _warn_unavailable(module: str, err: BaseException) -> None:
-    print(f"warning: {module} not available ({type(err).__name__}: {err})", file=sys.stderr)
+def _warn_unavailable(name: str, err: BaseException) -> None:
+    print(f"warning: subcommand {name} not available ({type(err).__name__}: {err})",
+          file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
