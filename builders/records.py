@@ -25,6 +25,8 @@ LEARNING_FILES: dict[str, str] = {
 }
 assert tuple(LEARNING_FILES) == LEARNING_SPLITS
 
+RELEASE_KEYS = ("True1", "True2", "False1", "False2")
+"""Caption keys of a release record, in the order of CAPTION_TYPES."""
 _CAPTION_KEY = re.compile(r"^(True|False)(\d+)$")
 
 
@@ -40,6 +42,7 @@ class Datapoint:
     predicate: str
     grammar_scores: tuple[float, ...] | None
     where: str
+
 
 def image_file(image_id: str) -> str:
     """Path of the image ``image_id`` inside the release."""
@@ -82,13 +85,13 @@ def _parse_main(record: object, config: str, pos: int, file: str) -> Datapoint:
     ):
         raise ReleaseError(f"{where}: 'score' must be {len(captions)} numbers, got {scores!r}")
     predicate = group.get("predicate", "") if config == "active_passive" else ""
-    types = CAPTION_TYPES[config]
+    types = dict(zip(RELEASE_KEYS, CAPTION_TYPES[config], strict=True))
     return Datapoint(
         id=f"{SHORT_NAMES[config]}-{pos:04d}",
         image_id=image_id,
         captions=captions,
         labels=labels,
-        caption_types=tuple(types[: len(keys)]) if len(keys) == len(types) else tuple(keys),
+        caption_types=tuple(types.get(k, k) for k in keys),  # unknown keys fail validation
         predicate=str(predicate),
         grammar_scores=None if scores is None else tuple(float(s) for s in scores),
         where=where,

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from PIL import Image
 
 from builders.records import Datapoint, image_file
+from builders.schema import CAPTION_TYPES
 from builders.source import ReleaseError, ReleaseSource
 
 EXPECTED_LABELS: dict[str, tuple[int, int]] = {
@@ -18,8 +19,11 @@ EXPECTED_LABELS: dict[str, tuple[int, int]] = {
 """Split -> (number of true, number of false) captions per row."""
 
 
+KNOWN_TYPES = frozenset(t for types in CAPTION_TYPES.values() for t in types)
+
+
 def check_rows(split: str, rows: list[Datapoint]) -> None:
-    """Distinct captions, the right number of true and false captions, types for every caption."""
+    """Distinct captions, the right number of true and false captions, a known type for each."""
     n_true, n_false = EXPECTED_LABELS[split]
     for dp in rows:
         if len(set(dp.captions)) != len(dp.captions):
@@ -31,6 +35,10 @@ def check_rows(split: str, rows: list[Datapoint]) -> None:
                 f"{dp.where}: {got_true} true and {got_false} false captions; "
                 f"a {split} row needs {n_true} true and {n_false} false"
             )
+        unknown = [t for t in dp.caption_types if t not in KNOWN_TYPES]
+        if unknown:
+            raise ReleaseError(f"{dp.where}: unknown caption keys {unknown} "
+                               "(expected True1, True2, False1, False2)")
 
 
 def check_unique(rows: Iterable[Datapoint], what: str) -> None:

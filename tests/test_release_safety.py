@@ -171,6 +171,13 @@ def _unknown_learning_caption(root: Path) -> None:
     save(root, f"{RANDOM}/rc/valid.json", valid)
 
 
+def _renamed_key(root: Path) -> None:
+    records = load(root, MAIN["rc"])
+    group = records[4]["caption_group"][0]
+    group["True3"] = group.pop("True2")
+    save(root, MAIN["rc"], records)
+
+
 def _truncated_image(root: Path) -> None:
     image = sorted((root / "images").iterdir())[0]
     data = image.read_bytes()
@@ -194,6 +201,8 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     "unknown-learning-caption": (_unknown_learning_caption,
                                  r"rc/valid\.json, image_id \d+: caption 'the cat who.*"
                                  r"is not in record"),
+    "renamed-key": (_renamed_key, r"relative_clause_captions\.json, record 4 .*: unknown caption "
+                                  r"keys \['True3'\]"),
     "truncated-image": (_truncated_image, r"record \d+ \(image_id \d+\): .*images/\d+\.jpg: "
                                           r"image cannot be decoded"),
 }
