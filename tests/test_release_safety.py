@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -279,3 +281,14 @@ def test_cli_release(small: Path, small_build: Path, tmp_path: Path,
     assert main(["release", "--source", str(broken), "--out", str(tmp_path / "x"), "--quiet"]) == 1
     assert re.search(r"^error: .*record 5 .*image missing", capsys.readouterr().err, re.M)
     assert not (tmp_path / "x").exists()
+
+
+def test_python_m_builders_release(small: Path, small_build: Path, tmp_path: Path) -> None:
+    """The exact command form of the docs, as a new process, with its progress bars."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "builders", "release", "--source", str(small),
+                           "--out", str(out)], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert "images: 100%" in done.stderr and "parquet: 100%" in done.stderr
+    assert tree_bytes(out) == tree_bytes(small_build)
