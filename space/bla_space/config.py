@@ -1,0 +1,63 @@
+"""Settings of the Space, read once from environment variables (all optional)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bla_eval.data import HUB_DATASET_ID, default_data
+
+TRUE_WORDS = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class SpaceConfig:
+    """What the Space serves and what it accepts.
+
+    Environment variables: ``BLA_DATASET`` (Hub dataset id or local folder; default: the
+    project's local build if there is one, else the Hub id), ``BLA_RESULTS_DIR``
+    (folder of finished runs), ``BLA_RESULTS_REPO`` (Hub dataset repo the folder is synced with),
+    ``BLA_MAX_PARAMS`` (model size cap, e.g. ``4e9``), ``BLA_ALLOW_LOCAL_MODELS`` (accept local
+    folders as model ids), ``BLA_DEFAULT_LIMIT``, ``BLA_BATCH_SIZE``, ``BLA_DEVICE``.
+    """
+
+    dataset: str = HUB_DATASET_ID
+    results_dir: Path = field(default_factory=lambda: Path("runs") / "space")
+    results_repo: str | None = None
+    max_params: float = 4e9
+    allow_local_models: bool = False
+    default_limit: int = 20
+    batch_size: int = 32
+    device: str = "auto"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SpaceConfig:
+        """Build the settings from ``env`` (default: ``os.environ``); unset keys keep defaults."""
+        env = os.environ if env is None else env
+        base = cls()
+        return cls(
+            dataset=env.get("BLA_DATASET") or default_data(),
+            results_dir=Path(env.get("BLA_RESULTS_DIR", str(base.results_dir))),
+            results_repo=env.get("BLA_RESULTS_REPO") or None,
+            max_params=_number(env, "BLA_MAX_PARAMS", base.max_params),
+            allow_local_models=env.get("BLA_ALLOW_LOCAL_MODELS", "").lower() in TRUE_WORDS,
+            default_limit=int(_number(env, "BLA_DEFAULT_LIMIT", base.default_limit)),
+            batch_size=int(_number(env, "BLA_BATCH_SIZE", base.batch_size)),
+            device=env.get("BLA_DEVICE", base.device),
+        )
+
+
+def _number(env: Mapping[str, str], key: str, default: float) -> float:
+    """A positive number from ``env[key]``, or ``default`` when unset."""
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{key}={raw!r} is not a number") from None
+    if value < 0:
+        raise ValueError(f"{key}={raw!r} must not be negative")
+    return value

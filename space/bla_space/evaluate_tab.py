@@ -1,0 +1,179 @@
+"""The Evaluate tab: model id, kind, tasks, limit -> progress, metrics table, bar plots, JSON."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from . import results_store, views
+from .config import SpaceConfig
+from .explore_data import TASK_LABELS
+from .runner import AUTO, KINDS, resolve_model, run_evaluation
+from .safety import ModelRejected, human_count, validate_model_id
+
+log = logging.getLogger(__name__)
+
+EXAMPLES: list[list[str]] = [
+    ["openai/clip-vit-base-patch32", "contrastive"],
+    ["hf-hub:laion/CLIP-ViT-B-32-laion2B-s34B-b79K", "open_clip"],
+    ["Salesforce/blip-itm-base-coco", "itm"],
+    ["Salesforce/blip2-opt-2.7b", "generative"],
+    ["openai-community/gpt2", "text"],
+]
+"""One example model id per kind (the kind is filled in with the id)."""
+
+KIND_HELP: dict[str, str] = {
+    "contrastive": "dual encoder (CLIP-like): image-sentence similarity",
+    "open_clip": "open_clip dual encoder: image-sentence similarity",
+    "itm": "image-text matching head: match probability",
+    "generative": "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
+    "text": "text-only language model (no image): sentence likelihood, a blind baseline",
+}
+VIEW_CHOICES = [("Ranking view (thesis)", "ranking"), ("Binary view (paper)", "binary")]
+
+
+@dataclass
+class EvaluateTab:
+    """The components other tabs wire to."""
+
+    run_event: gr.events.Dependency
+    run_name: gr.State
+
+
+def build(config: SpaceConfig) -> EvaluateTab:
+    """Lay out the tab and its events (call inside ``gr.Blocks``)."""
+    run_name = gr.State("")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            model = gr.Textbox(
+                label="Model",
+                placeholder="Hub model id, e.g. openai/clip-vit-base-patch32",
+                info="A Hub id organisation/name"
+                + (" or a local folder" if config.allow_local_models else "")
+                + f"; models up to {human_count(config.max_params)} parameters.",
+                elem_id="model-id",
+            )
+            kind = gr.Dropdown(
+                choices=[("auto-detect", AUTO)] + [(f"{k}: {KIND_HELP[k]}", k) for k in KINDS],
+                value=AUTO,
+                label="Model kind",
+                info="Detected from the model's config; override it if detection is wrong.",
+                elem_id="model-kind",
+            )
+            detected = gr.Markdown("", elem_id="detected-kind")
+            gr.Examples(EXAMPLES, inputs=[model, kind], label="Examples: one model of each kind")
+        with gr.Column(scale=2):
+            tasks = gr.CheckboxGroup(
+                choices=[(label, config) for config, label in TASK_LABELS.items()],
+                value=list(TASK_LABELS),
+                label="Tasks",
+                elem_id="tasks",
+            )
+            limit = gr.Slider(
+                0, 700, value=config.default_limit, step=1,
+                label="Datapoints per task (0 = all)",
+                info="A quick run scores the first N datapoints of each task.",
+                elem_id="limit",
+            )
+            button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
+    status = gr.Markdown("", elem_id="run-status")
+    view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", elem_id="view")
+    table = gr.Dataframe(label="Metrics (%), this run first", interactive=False,
+                         elem_id="metrics-table", wrap=True)
+    with gr.Row():
+        plots = [
+            gr.BarPlot(x="model", y="value", color="group", label=label, show_label=False,
+                       visible=False, x_label_angle=-45, elem_id=f"plot-{config_}",
+                       y_lim=[0, 100], height=320, color_map=views.GROUP_COLORS,
+                       x_title=" ", y_title="%", color_title=" ")
+            for config_, label in TASK_LABELS.items()
+        ]
+    download = gr.File(label="Results JSON", elem_id="results-file")
+
+    def detect(text: str) -> str:
+        return detect_message(config, text)
+
+    def run(text, kind_choice, chosen_tasks, n, view_choice, progress=gr.Progress()):  # noqa: B008
+        return evaluate_in_page(config, text, kind_choice, chosen_tasks, n, view_choice, progress)
+
+    def rerender(name: str, view_choice: str):
+        found = results_store.find_run(config.results_dir, name)
+        return render(found, view_choice)[1:6] if found else [gr.skip()] * 5
+
+    model.submit(detect, model, detected, concurrency_limit=4)
+    model.blur(detect, model, detected, concurrency_limit=4)
+    outputs = [status, table, *plots, download, run_name]
+    event = button.click(run, [model, kind, tasks, limit, view], outputs,
+                         api_name="evaluate", concurrency_limit=1, concurrency_id="gpu")
+    view.change(rerender, [run_name, view], [table, *plots, download], api_name=False)
+    return EvaluateTab(event, run_name)
+
+
+def detect_message(config: SpaceConfig, text: str) -> str:
+    """The detected kind of ``text`` as a Markdown line (or why it cannot be detected)."""
+    from bla_eval.scorers import detect_kind
+
+    if not (text or "").strip():
+        return ""
+    try:
+        model = validate_model_id(text, allow_local=config.allow_local_models)
+        kind = detect_kind(model, trust_remote_code=False)
+    except Exception as err:  # shown in the page; the run button reports it again
+        return f"Kind not detected: {err}"
+    return f"Detected kind: **{kind}** ({KIND_HELP.get(kind, '')})"
+
+
+def evaluate_in_page(config, text, kind_choice, tasks, limit, view, progress):
+    """Run one evaluation for the page; every failure becomes a ``gr.Error`` the page shows."""
+    try:
+        progress(0, desc="checking the model")
+        model, kind, n_params = resolve_model(config, text, kind_choice)
+        run = run_evaluation(config, model, kind, tasks, int(limit or 0) or None, progress)
+    except ModelRejected as err:
+        raise gr.Error(str(err), title="Model not accepted") from None
+    except Exception as err:  # any engine failure: report it and keep serving
+        log.exception("evaluation of %r failed", text)
+        raise gr.Error(failure_message(text, err), title="Evaluation failed") from None
+    return render(run, view, kind_choice in (None, "", AUTO), n_params)
+
+
+def failure_message(model: str, err: BaseException) -> str:
+    """A readable sentence for an engine failure."""
+    if "out of memory" in str(err).lower():
+        return f"{model!r} ran out of memory; try a smaller model or a smaller limit."
+    if isinstance(err, (ValueError, FileNotFoundError, OSError)):
+        return str(err)
+    return f"{type(err).__name__} while evaluating {model!r}: {err}"
+
+
+def render(run: results_store.Run, view: str, detected: bool = False, n_params: int | None = None):
+    """Outputs of the tab for a finished run: status, table, one plot per task, file, run name."""
+    res = run.results
+    configs = list(res.get("tasks", {}))
+    size = f" · {human_count(n_params)} parameters" if n_params else ""
+    seconds = (res.get("timings") or {}).get("total_s")
+    timing = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
+    counts = ", ".join(f"{views.TASK_ABBR.get(c, c)} {res['tasks'][c]['n']}" for c in configs)
+    status = (
+        f"### {res.get('model')}\n"
+        f"Kind **{res.get('kind')}**{' (auto-detected)' if detected else ''}{size} · "
+        f"datapoints scored: {counts}{timing}. "
+        "Browse its answers in the **Explore** tab; it is listed on the **Leaderboard**."
+    )
+    hidden = gr.BarPlot(visible=False)
+    plots = [_plot(res, view, c) if c in configs else hidden for c in TASK_LABELS]
+    file = str(Path(run.path) / results_store.RESULTS_FILE)
+    table = views.metrics_table(res, view)
+    table = gr.Dataframe(table, column_widths=views.column_widths(table))
+    return (status, table, *plots, file, run.path.name)
+
+
+def _plot(results: dict, view: str, config: str) -> gr.BarPlot:
+    """The bar plot of one task, bars in table order (this run, chance, references)."""
+    frame = views.bar_frame(results, view, config)
+    title = f"{TASK_LABELS[config]}: {views.METRIC_NAMES[views.HEADLINE[view]]} (%)"
+    return gr.BarPlot(frame, visible=True, title=title, sort=list(frame["model"]))
+

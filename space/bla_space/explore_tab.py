@@ -1,0 +1,122 @@
+"""The Explore tab: browse each task's datapoints, with a run's scores and failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from . import explore_data as ed
+from . import results_store
+from .config import SpaceConfig
+
+NO_RUN = ""
+
+
+@dataclass
+class ExploreTab:
+    """Components and the handler other tabs wire to."""
+
+    run: gr.Dropdown
+    task: gr.Radio
+    select_run: object
+
+
+def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
+    """Lay out the tab and its events (call inside ``gr.Blocks``)."""
+    ids = gr.State([])
+    with gr.Row():
+        task = gr.Radio([(label, c) for c, label in ed.TASK_LABELS.items()],
+                        value="active_passive", label="Task", scale=3, elem_id="explore-task")
+        run = gr.Dropdown(run_choices(config), value=NO_RUN, label="Scores of run", scale=3,
+                          elem_id="explore-run", allow_custom_value=False)
+        verb = gr.Dropdown([ed.ALL_VERBS], value=ed.ALL_VERBS, label="Verb (AP)", scale=1,
+                           elem_id="explore-verb")
+        failures = gr.Checkbox(label="Only set errors (both false sentences ranked on top)",
+                               value=False, scale=2, elem_id="explore-failures")
+    with gr.Row():
+        previous = gr.Button("◀ Previous", size="sm", scale=1)
+        position = gr.Slider(1, 2, value=1, step=1, label="Datapoint", scale=6,
+                             elem_id="explore-position")
+        following = gr.Button("Next ▶", size="sm", scale=1)
+    with gr.Row(equal_height=False):
+        image = gr.Image(label="Image", type="pil", height=360, scale=2, interactive=False,
+                         elem_id="explore-image")
+        with gr.Column(scale=3):
+            header = gr.Markdown("", elem_id="explore-header")
+            sentences = gr.Dataframe(headers=ed.SENTENCE_COLUMNS, interactive=False, wrap=True,
+                                     label="Sentences (2 true, 2 false, same words)",
+                                     elem_id="explore-sentences")
+
+    def select(task_, run_, verb_, failures_):
+        return select_datapoints(config, task_, run_, verb_, failures_)
+
+    def show(task_, run_, ids_, pos):
+        return show_datapoint(config, task_, run_, ids_, pos)
+
+    filters = [task, run, verb, failures]
+    shown = [image, header, sentences]
+    selected = [verb, ids, position]
+    for control in filters:
+        control.change(select, filters, selected, api_name=False).then(
+            show, [task, run, ids, position], shown, api_name=False)
+    demo.load(select, filters, selected, api_name=False).then(
+        show, [task, run, ids, position], shown, api_name=False)
+    position.release(show, [task, run, ids, position], shown, api_name=False)
+    previous.click(lambda p: max(1, int(p) - 1), position, position, api_name=False).then(
+        show, [task, run, ids, position], shown, api_name=False)
+    following.click(lambda p, i: min(max(1, len(i)), int(p) + 1), [position, ids], position,
+                    api_name=False).then(show, [task, run, ids, position], shown, api_name=False)
+
+    def select_run(name: str):
+        return gr.Dropdown(choices=run_choices(config), value=name or NO_RUN)
+
+    return ExploreTab(run, task, select_run)
+
+
+def run_choices(config: SpaceConfig) -> list[tuple[str, str]]:
+    """Dropdown choices: no run, then every finished run, newest first."""
+    runs = results_store.list_runs(config.results_dir)
+    return [("none (dataset only)", NO_RUN)] + [(r.label, r.path.name) for r in runs]
+
+
+def select_datapoints(config: SpaceConfig, task: str, run: str, verb: str, failures: bool):
+    """Verb choices, the ids passing the filters and a slider reset to the first of them."""
+    scores = ed.load_scores(_run_path(config, run))
+    try:
+        verbs = [ed.ALL_VERBS, *ed.verbs(config.dataset, task)]
+        ids = ed.select_ids(config.dataset, task, scores, failures_only=failures,
+                            verb=verb if verb in verbs else None)
+    except Exception as err:  # dataset unreachable: say so in the page
+        gr.Warning(f"Cannot load the dataset {config.dataset!r}: {err}")
+        return gr.Dropdown(), [], gr.Slider(1, 2, value=1)
+    verb_box = gr.Dropdown(choices=verbs, value=verb if verb in verbs else ed.ALL_VERBS,
+                           visible=len(verbs) > 1)
+    # a slider needs maximum > minimum: one datapoint gets 1..2 (show_datapoint clamps)
+    return verb_box, ids, gr.Slider(1, max(2, len(ids)), value=1, step=1,
+                                    label=f"Datapoint (of {len(ids)})")
+
+
+def show_datapoint(config: SpaceConfig, task: str, run: str, ids: list[str], position: float):
+    """Image, header and sentence table of the datapoint at ``position`` (1-based) in ``ids``."""
+    if not ids:
+        return None, "No datapoint matches these filters.", None
+    point_id = ids[min(len(ids), max(1, int(position))) - 1]
+    row = ed.datapoint(config.dataset, task, point_id)
+    record = ed.load_scores(_run_path(config, run)).get((task, point_id))
+    verdict = ""
+    if record is not None:
+        verdict = " · **set error**" if ed.is_set_error(record) else ""
+    elif run:
+        verdict = " · not scored in this run"
+    verb = f" · verb *{row['predicate']}*" if row.get("predicate") else ""
+    header = f"**{point_id}** · image {row.get('image_id', '')}{verb}{verdict}"
+    return row["image"], header, ed.sentence_table(row, record)
+
+
+def _run_path(config: SpaceConfig, run: str) -> str | None:
+    """The folder of a finished run by name (None for no run or an unknown name)."""
+    if not run or "/" in run or run.startswith("."):
+        return None
+    path = config.results_dir / run
+    return str(path) if (path / results_store.RESULTS_FILE).is_file() else None

@@ -1,0 +1,53 @@
+"""The GPU-bound call into the engine, decorated for ZeroGPU when the ``spaces`` package is present.
+
+``spaces.GPU`` returns the function unchanged outside a ZeroGPU Space (``SPACES_ZERO_GPU`` unset),
+so the same code runs on a CPU, a dedicated GPU, or ZeroGPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+try:  # must come before torch touches CUDA on ZeroGPU
+    import spaces
+except ImportError:  # plain CPU/GPU hosting: no decorator needed
+    spaces = None
+
+SECONDS_PER_DATAPOINT = {"generative": 1.0, "itm": 0.25}
+"""Rough GPU seconds per datapoint (four sentences) by model kind; others use the default."""
+DEFAULT_SECONDS_PER_DATAPOINT = 0.1
+LOAD_SECONDS = 60
+MAX_GPU_SECONDS = 1200
+
+
+def estimate_gpu_seconds(n_datapoints: int, kind: str | None) -> int:
+    """GPU seconds to reserve: model loading plus a per-datapoint cost, capped."""
+    per_point = SECONDS_PER_DATAPOINT.get(kind or "", DEFAULT_SECONDS_PER_DATAPOINT)
+    return int(min(MAX_GPU_SECONDS, LOAD_SECONDS + per_point * max(0, n_datapoints)))
+
+
+def _duration(model: str, output_dir: str, options: dict[str, Any], n_datapoints: int,
+              progress: Any = None) -> int:
+    """ZeroGPU duration callback: called with the same arguments as ``evaluate_on_gpu``."""
+    return estimate_gpu_seconds(n_datapoints, options.get("kind"))
+
+
+def evaluate_on_gpu(model: str, output_dir: str, options: dict[str, Any], n_datapoints: int,
+                    progress: Any = None) -> dict:
+    """Run ``bla_eval.run.evaluate`` on ``model`` into ``output_dir``, reporting to ``progress``.
+
+    ``options`` holds the engine's keyword arguments (data, tasks, limit, kind, batch_size, device).
+    ``trust_remote_code`` is always False here.
+    """
+    from bla_eval.run import evaluate
+
+    def report(done: int, total: int, desc: str) -> None:
+        if progress is not None:
+            progress((done, total), desc=desc)
+
+    return evaluate(model, Path(output_dir), **options, trust_remote_code=False, progress=report)
+
+
+if spaces is not None:
+    evaluate_on_gpu = spaces.GPU(duration=_duration)(evaluate_on_gpu)

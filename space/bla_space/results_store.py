@@ -1,0 +1,100 @@
+"""The folder of finished runs (one sub-folder per run with results.json + scores.jsonl).
+
+Optionally mirrored to a Hub dataset repo with ``huggingface_hub`` (``BLA_RESULTS_REPO``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+RESULTS_FILE = "results.json"
+PARTIAL_PREFIX = ".partial-"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished run: its folder and its results document."""
+
+    path: Path
+    results: dict
+
+    @property
+    def label(self) -> str:
+        """A short name for menus: ``model (kind, n=..., date)``."""
+        res = self.results
+        n = sum(t.get("n", 0) for t in res.get("tasks", {}).values())
+        created = str(res.get("created", ""))[:16].replace("T", " ")
+        return f"{res.get('model', self.path.name)} ({res.get('kind', '?')}, n={n}, {created})"
+
+
+def run_folder_name(model: str, now: datetime | None = None) -> str:
+    """A unique, filesystem-safe folder name for a run of ``model``."""
+    now = now or datetime.now(timezone.utc)
+    name = Path(model).name if Path(model).is_absolute() else model
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    return f"{slug.strip('_')[:80]}-{now.strftime('%Y%m%dT%H%M%S%fZ')}"
+
+
+def staging_dir(results_dir: Path, name: str) -> Path:
+    """The hidden folder a run writes into before ``publish_run`` moves it into place."""
+    return results_dir / f"{PARTIAL_PREFIX}{name}"
+
+
+def publish_run(staging: Path) -> Path:
+    """Move a finished run from its staging folder to its final name (an atomic rename)."""
+    final = staging.with_name(staging.name.removeprefix(PARTIAL_PREFIX))
+    staging.rename(final)
+    return final
+
+
+def discard_run(staging: Path) -> None:
+    """Remove the staging folder of a failed run."""
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def list_runs(results_dir: Path) -> list[Run]:
+    """Every finished run under ``results_dir``, newest first; unreadable ones are skipped."""
+    runs = []
+    for file in Path(results_dir).glob(f"*/{RESULTS_FILE}"):
+        if file.parent.name.startswith(PARTIAL_PREFIX):
+            continue
+        try:
+            runs.append(Run(file.parent, json.loads(file.read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as err:
+            log.warning("skipping unreadable run %s: %s", file, err)
+    return sorted(runs, key=lambda r: str(r.results.get("created", "")), reverse=True)
+
+
+def find_run(results_dir: Path, name: str | None) -> Run | None:
+    """The run whose folder is ``results_dir / name``, or None."""
+    if not name:
+        return None
+    return next((r for r in list_runs(results_dir) if r.path.name == name), None)
+
+
+def pull_from_hub(repo_id: str, results_dir: Path) -> None:
+    """Copy the runs stored in the Hub dataset repo ``repo_id`` into ``results_dir``."""
+    from huggingface_hub import snapshot_download
+
+    snapshot_download(repo_id, repo_type="dataset", local_dir=results_dir)
+
+
+def push_to_hub(repo_id: str, run_dir: Path) -> None:
+    """Upload one finished run folder to the Hub dataset repo ``repo_id``."""
+    from huggingface_hub import HfApi
+
+    HfApi().upload_folder(
+        repo_id=repo_id,
+        repo_type="dataset",
+        folder_path=str(run_dir),
+        path_in_repo=run_dir.name,
+        commit_message=f"Add BLA run {run_dir.name}",
+    )

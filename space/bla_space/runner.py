@@ -1,0 +1,93 @@
+"""One evaluation from the Space: validate, size-check, detect the kind, score on the GPU, publish.
+
+No Gradio here: the Evaluate tab calls ``run_evaluation`` and turns its errors into page messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from bla_eval.scorers import detect_kind
+
+from . import results_store
+from .config import SpaceConfig
+from .explore_data import load_task
+from .gpu import evaluate_on_gpu
+from .safety import check_model_size, validate_model_id
+
+log = logging.getLogger(__name__)
+
+AUTO = "auto"
+KINDS = ("contrastive", "open_clip", "itm", "generative", "text")
+
+
+def preload_engine() -> None:
+    """Import what kind detection needs once, in the main thread.
+
+    ``transformers`` imports lazily; two Gradio worker threads importing it at the same moment
+    (a kind detection and a run) can fail with "cannot import name ...".
+    """
+    from transformers import AutoConfig  # noqa: F401
+    from transformers.models.auto import modeling_auto  # noqa: F401
+
+
+def resolve_model(config: SpaceConfig, text: str, kind_choice: str | None) -> tuple[str, str, int]:
+    """The validated model id, its kind (detected unless chosen) and its parameter count.
+
+    Raises ``ModelRejected`` or ``ValueError`` with a message that names the model.
+    """
+    model = validate_model_id(text, allow_local=config.allow_local_models)
+    n_params = check_model_size(model, config.max_params)
+    if kind_choice and kind_choice != AUTO:
+        if kind_choice not in KINDS:
+            raise ValueError(f"unknown model kind {kind_choice!r}: use one of {', '.join(KINDS)}")
+        return model, kind_choice, n_params
+    return model, detect_kind(model, trust_remote_code=False), n_params
+
+
+def count_datapoints(config: SpaceConfig, tasks: Sequence[str], limit: int | None) -> int:
+    """How many datapoints a run of ``tasks`` with ``limit`` will score."""
+    sizes = [len(load_task(config.dataset, task)) for task in tasks]
+    return sum(sizes if not limit else [min(limit, s) for s in sizes])
+
+
+def run_evaluation(
+    config: SpaceConfig,
+    model: str,
+    kind: str,
+    tasks: Sequence[str],
+    limit: int | None,
+    progress: Any = None,
+) -> results_store.Run:
+    """Score ``model`` on ``tasks`` and publish the run folder (results.json + scores.jsonl).
+
+    The run is written into a hidden staging folder and renamed when complete, so a crash leaves
+    no half-written run in the results folder.
+    """
+    if not tasks:
+        raise ValueError("Select at least one task.")
+    options = {
+        "data": config.dataset,
+        "tasks": tuple(tasks),
+        "limit": limit or None,
+        "kind": kind,
+        "batch_size": config.batch_size,
+        "device": config.device,
+    }
+    n_points = count_datapoints(config, tasks, limit or None)
+    config.results_dir.mkdir(parents=True, exist_ok=True)
+    staging = results_store.staging_dir(config.results_dir, results_store.run_folder_name(model))
+    try:
+        results = evaluate_on_gpu(model, str(staging), options, n_points, progress)
+    except BaseException:
+        results_store.discard_run(staging)
+        raise
+    run = results_store.Run(results_store.publish_run(staging), results)
+    if config.results_repo:
+        try:
+            results_store.push_to_hub(config.results_repo, run.path)
+        except Exception as err:  # the run is kept locally; syncing is best effort
+            log.warning("could not push %s to %s: %s", run.path.name, config.results_repo, err)
+    return run

@@ -1,0 +1,67 @@
+"""The whole page: header, the Evaluate / Explore / Leaderboard tabs, and how they talk."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import gradio as gr
+
+from . import evaluate_tab, explore_tab, leaderboard_tab, results_store
+from .config import SpaceConfig
+from .runner import preload_engine
+
+log = logging.getLogger(__name__)
+
+HEADER = """
+# BLA: does your vision-and-language model understand *who does what*?
+**BLA** (Basic Language Abilities, [Chen, Fernández & Pezzelle, EMNLP 2023](https://aclanthology.org/2023.emnlp-main.356/))
+pairs each image with four sentences made of the same words: two are true, two are false.
+Three constructions: **active-passive** (*the woman feeds the man* / *the man is fed by the
+woman*), **coordination** and **relative clauses**. People get about 90% right; the models in
+the paper stay near chance.
+
+Paste a model id, press **Evaluate**, and compare it with chance, humans and the paper's models.
+"""
+
+CSS = """
+#run-button {min-height: 3rem; font-size: 1.05rem;}
+#run-status h3 {margin-bottom: 0.2rem;}
+footer {display: none !important;}
+"""
+
+
+def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
+    """The Space's Blocks, queued so that one evaluation runs at a time."""
+    config = config or SpaceConfig.from_env()
+    preload_engine()
+    if config.results_repo:
+        try:
+            results_store.pull_from_hub(config.results_repo, config.results_dir)
+        except Exception as err:  # the Space still serves without the synced runs
+            log.warning("could not pull runs from %s: %s", config.results_repo, err)
+    with gr.Blocks(title="BLA benchmark") as demo:
+        gr.Markdown(HEADER, elem_id="header")
+        gr.Markdown(f"Dataset: `{config.dataset}`", elem_id="dataset-line")
+        with gr.Tabs():
+            with gr.Tab("Evaluate", id="evaluate"):
+                evaluate = evaluate_tab.build(config)
+            with gr.Tab("Explore", id="explore"):
+                explore = explore_tab.build(config, demo)
+            with gr.Tab("Leaderboard", id="leaderboard"):
+                board = leaderboard_tab.build(config)
+        evaluate.run_event.success(explore.select_run, evaluate.run_name, explore.run,
+                                   api_name=False).then(
+            board.refresh, board.view, board.table, api_name=False)
+    demo.queue(default_concurrency_limit=1)
+    return demo
+
+
+def launch_kwargs(config: SpaceConfig) -> dict[str, Any]:
+    """Keyword arguments of ``demo.launch``: theme, CSS, and the results folder as a file path."""
+    config.results_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "theme": gr.themes.Soft(primary_hue="indigo", secondary_hue="sky"),
+        "css": CSS,
+        "allowed_paths": [str(config.results_dir.resolve())],
+    }

@@ -1,0 +1,175 @@
+"""Results documents and reference rows arranged as tables and plot data (percentages).
+
+No metric is computed here: every number comes from a results document (``bla_eval``) or from the
+reference rows of ``bla_metric.references``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from bla_metric.formulas import BINARY_METRICS, RANKING_METRICS
+
+from .references import ReferenceRow, reference_rows
+
+TASK_ABBR: dict[str, str] = {"active_passive": "AP", "coordination": "CO", "relative_clause": "RC"}
+METRIC_LABELS: dict[str, str] = {
+    "sentence_accuracy": "sent. acc",
+    "set_accuracy": "set acc",
+    "set_error": "set err",
+    "accuracy": "acc",
+    "precision_true": "prec. T",
+    "precision_false": "prec. F",
+}
+METRIC_NAMES: dict[str, str] = {
+    "sentence_accuracy": "sentence accuracy",
+    "accuracy": "accuracy",
+}
+"""Long names of the plotted (headline) metrics."""
+THIS_RUN_GROUP = "this run"
+GROUP_COLORS: dict[str, str] = {
+    THIS_RUN_GROUP: "#4f46e5",
+    "chance": "#9ca3af",
+    "published model": "#f59e0b",
+    "people": "#10b981",
+}
+"""Bar colours of the plot groups."""
+VIEW_METRICS: dict[str, tuple[str, ...]] = {
+    "ranking": RANKING_METRICS,
+    "binary": BINARY_METRICS[:3],
+}
+"""The columns of each view: the thesis' ranking metrics and the paper's binary metrics."""
+HEADLINE: dict[str, str] = {"ranking": "sentence_accuracy", "binary": "accuracy"}
+THIS_RUN = "this run"
+TABLE_FIXED_COLUMNS = ("model", "source", "kind", "protocol", "datapoints")
+
+
+def column(config: str, metric: str) -> str:
+    """Table column name of one task's metric, e.g. ``AP sentence acc``."""
+    return f"{TASK_ABBR.get(config, config)} {METRIC_LABELS.get(metric, metric)}"
+
+
+def percent(value: float | None) -> float | None:
+    """A fraction as a percentage rounded to two decimals (None stays None)."""
+    return None if value is None else round(100 * float(value), 2)
+
+
+def protocol_label(results: dict) -> str:
+    """A short name of the run's protocol, e.g. ``zero-shot, top-k, cosine``."""
+    protocol = results.get("protocol") or {}
+    if not isinstance(protocol, dict):
+        return str(protocol)
+    parts = ["zero-shot", protocol.get("binary_view"), protocol.get("similarity")]
+    return ", ".join(str(p) for p in parts if p)
+
+
+def run_row(results: dict, view: str, source: str = THIS_RUN) -> dict:
+    """One table row of a results document in ``view`` (``ranking`` or ``binary``)."""
+    tasks = results.get("tasks", {})
+    row = {
+        "model": results.get("model", "?"),
+        "source": source,
+        "kind": results.get("kind", ""),
+        "protocol": protocol_label(results),
+        "datapoints": sum(int(t.get("n", 0)) for t in tasks.values()),
+    }
+    for config in TASK_ABBR:
+        metrics = (tasks.get(config) or {}).get(view) or {}
+        for metric in VIEW_METRICS[view]:
+            row[column(config, metric)] = percent(metrics.get(metric))
+    return row
+
+
+def reference_row(ref: ReferenceRow, view: str) -> dict | None:
+    """One table row of a reference, or None when it has no numbers in ``view``."""
+    if not any(view in metrics for metrics in ref.tasks.values()):
+        return None
+    row = {
+        "model": ref.model,
+        "source": ref.source,
+        "kind": ref.kind,
+        "protocol": ref.protocol,
+        "datapoints": None,
+    }
+    for config in TASK_ABBR:
+        metrics = ref.tasks.get(config, {}).get(view, {})
+        for metric in VIEW_METRICS[view]:
+            row[column(config, metric)] = percent(metrics.get(metric))
+    return row
+
+
+def _frame(rows: Iterable[dict | None], configs: Sequence[str] | None = None) -> pd.DataFrame:
+    """Rows as a DataFrame, keeping only the metric columns of ``configs`` (default: all)."""
+    table = pd.DataFrame([r for r in rows if r is not None], dtype=object)
+    if configs is not None and not table.empty:
+        keep = [c for c in table.columns if c.split(" ")[0] not in _abbrs_except(configs)]
+        table = table[keep]
+    return table.where(table.notna(), None)
+
+
+def _abbrs_except(configs: Sequence[str]) -> set[str]:
+    return {abbr for config, abbr in TASK_ABBR.items() if config not in configs}
+
+
+def metrics_table(results: dict, view: str) -> pd.DataFrame:
+    """The run's metrics above the reference rows (chance, humans, paper, thesis) of ``view``."""
+    configs = [c for c in TASK_ABBR if c in results.get("tasks", {})]
+    refs = [reference_row(r, view) for r in reference_rows()]
+    table = _frame([run_row(results, view), *refs], configs)
+    return table.drop(columns=["datapoints", "kind", "protocol"])
+
+
+def short_name(model: str) -> str:
+    """``org/name`` or ``/a/local/folder`` -> ``name`` / ``folder`` (for plot labels)."""
+    return model.rstrip("/").rsplit("/", 1)[-1] or model
+
+
+def bar_frame(results: dict, view: str, config: str) -> pd.DataFrame:
+    """Plot data of one task: the run's headline metric next to the references' (percent).
+
+    Columns ``model``, ``value``, ``group`` (this run, chance, published model, people).
+    """
+    metric = HEADLINE[view]
+    value = ((results["tasks"].get(config) or {}).get(view) or {}).get(metric)
+    rows = [{"model": short_name(str(results.get("model", "?"))), "value": percent(value),
+             "group": THIS_RUN_GROUP}]
+    for ref in reference_rows():
+        ref_value = ref.tasks.get(config, {}).get(view, {}).get(metric)
+        if ref_value is not None:
+            rows.append({"model": ref.model, "value": percent(ref_value), "group": _group(ref)})
+    return pd.DataFrame(rows).dropna(subset=["value"])
+
+
+def _group(ref: ReferenceRow) -> str:
+    if ref.kind == "human":
+        return "people"
+    return "chance" if not ref.kind else "published model"
+
+
+def column_widths(table: pd.DataFrame) -> list[str]:
+    """Widths that fit a table of this module on one screen: text columns wide, numbers narrow."""
+    fixed = {"model": 16, "source": 12, "kind": 8, "protocol": 12, "datapoints": 6}
+    metric_columns = [c for c in table.columns if c not in fixed]
+    left = 100 - sum(fixed[c] for c in table.columns if c in fixed)
+    share = left / max(1, len(metric_columns))
+    return [f"{fixed.get(c, share):.1f}%" for c in table.columns]
+
+
+def leaderboard_table(runs: Iterable[dict], view: str) -> pd.DataFrame:
+    """References plus finished runs: one row per (model, protocol), the most complete run kept."""
+    best: dict[tuple[str, str], tuple[tuple[int, str], dict]] = {}
+    for results in runs:
+        created = str(results.get("created", ""))
+        row = run_row(results, view, source=f"Space run {created[:10]}")
+        key, rank = (row["model"], str(row["protocol"])), (row["datapoints"], created)
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, row)
+    refs = [reference_row(r, view) for r in reference_rows()]
+    table = _frame([*refs, *(row for _, row in best.values())])
+    headline = [c for c in table.columns if c.endswith(METRIC_LABELS[HEADLINE[view]])]
+    if headline:
+        order = table[headline].astype(float).mean(axis=1, skipna=True)
+        table = table.loc[order.sort_values(ascending=False, na_position="last").index]
+    return table.reset_index(drop=True)
