@@ -360,32 +360,57 @@ def _pairs(types: list[str], true_types: set[str]) -> list[tuple[str, str]]:
     return [(x, y) for i, x in enumerate(ordered) for y in ordered[i + 1 :]]
 
 
-def _pair_outcomes(
-    scores: Any, caption_types: Any, labels: Any = None
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per pair "X>Y": (datapoint has both types, X scored strictly above Y), arrays (n,)."""
-    lengths, score_blocks = _scores(scores, "predictions")
-    type_blocks = _type_rows(caption_types, lengths)
-    label_blocks = None
-    if labels is not None:
-        label_lengths, label_blocks = _binary(labels, "references")
-        _same_shape(lengths, label_lengths, "predictions", "references")
-    n = len(lengths)
-    names, true_types = _type_names(type_blocks, label_blocks)
-    positions = {name: np.full(n, -1) for name in names}
-    values = np.full((n, int(lengths.max())), np.nan)
-    for (index, array), (_, types) in zip(score_blocks, type_blocks, strict=True):
-        values[index, : array.shape[1]] = array
-        for name in names:
+Scored = list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
+"""Blocks of (datapoint indices, scores, labels or None), as ``_labelled`` returns them."""
+
+
+def _type_positions(type_blocks: list[Block], n: int) -> dict[str, np.ndarray]:
+    """{type name: its sentence position in each datapoint, -1 where absent}, names in order of
+    first appearance (datapoint, then position)."""
+    names: list[str] = []
+    for _, types in type_blocks:
+        present = types[0] if (types == types[:1]).all() else np.unique(types)
+        names += [str(name) for name in present if str(name) not in names]
+    positions = {}
+    for name in names:
+        column = np.full(n, -1)
+        for index, types in type_blocks:
             mask = types == name
             count = mask.sum(axis=1)
             i = _first(count > 1, index)
             if i is not None:
                 raise ValueError(f"datapoint {i}: caption type {name!r} occurs {count.max()} times")
-            positions[name][index] = np.where(count == 1, mask.argmax(axis=1), -1)
+            column[index] = np.where(count == 1, mask.argmax(axis=1), -1)
+        positions[name] = column
+
+    def first_seen(name: str) -> tuple[int, int]:
+        i = int(np.argmax(positions[name] >= 0))
+        return i, int(positions[name][i])
+
+    return {name: positions[name] for name in sorted(names, key=first_seen)}
+
+
+def _pair_outcomes(scored: Scored, caption_types: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per pair "X>Y": (datapoint has both types, X scored strictly above Y), arrays (n,)."""
+    n = sum(len(index) for index, _, _ in scored)
+    width = max(values.shape[1] for _, values, _ in scored)
+    lengths = np.empty(n, dtype=np.int64)
+    values = np.full((n, width), np.nan)
+    labels = np.zeros((n, width), dtype=bool)
+    for index, block, block_labels in scored:
+        lengths[index] = block.shape[1]
+        values[index, : block.shape[1]] = block
+        if block_labels is not None:
+            labels[index, : block.shape[1]] = block_labels
+    positions = _type_positions(_type_rows(caption_types, lengths), n)
+    true_types = set()
+    for name, column in positions.items():
+        i = int(np.argmax(column >= 0))
+        if labels[i, column[i]]:
+            true_types.add(name)
     rows = np.arange(n)
     outcomes = {}
-    for x, y in _pairs(names, true_types):
+    for x, y in _pairs(list(positions), true_types):
         if x not in positions or y not in positions:
             continue
         both = (positions[x] >= 0) & (positions[y] >= 0)
@@ -393,22 +418,6 @@ def _pair_outcomes(
             above = values[rows, positions[x]] > values[rows, positions[y]]
             outcomes[f"{x}>{y}"] = (both, above & both)
     return outcomes
-
-
-def _type_names(type_blocks: list[Block], label_blocks: list[Block] | None):
-    """Type names in order of first appearance, and the names labelled true where first seen."""
-    flat_index = np.concatenate([np.repeat(i, t.shape[1]) for i, t in type_blocks])
-    flat_pos = np.concatenate([np.tile(np.arange(t.shape[1]), len(i)) for i, t in type_blocks])
-    flat = np.concatenate([t.ravel() for _, t in type_blocks])
-    order = np.lexsort((flat_pos, flat_index))
-    names, first = np.unique(flat[order], return_index=True)
-    names = [str(name) for name in names[np.argsort(first)]]
-    true_types: set[str] = set()
-    if label_blocks is not None:
-        flat_labels = np.concatenate([y.ravel() for _, y in label_blocks])[order]
-        seen = flat[order]
-        true_types = {name for name in names if flat_labels[np.argmax(seen == name)]}
-    return names, true_types
 
 
 def _pairwise_share(outcomes: dict[str, tuple[np.ndarray, np.ndarray]], subset=None) -> dict:
@@ -434,22 +443,32 @@ def pairwise_preferences(
     (by ``labels``, when given) before false ones, else in order of first appearance. Each share is
     over the datapoints that have both types; a pair no datapoint has is left out.
     """
-    return _pairwise_share(_pair_outcomes(scores, caption_types, labels))
+    if labels is None:
+        scored: Scored = [(index, v, None) for index, v in _scores(scores, "predictions")[1]]
+    else:
+        scored = _labelled(scores, labels, "predictions")
+    return _pairwise_share(_pair_outcomes(scored, caption_types))
 
 
 # ----------------------------------------------------------------------------- compute
 
 
-def _binary_blocks(predictions: Any, references: Any, threshold: Any) -> list:
-    """Binary view blocks (index, predicted, labels): hard labels as given, thresholded scores
-    (score >= threshold is true), or the top k by rank (``threshold="top_k"``)."""
-    if threshold is None:
-        return _labelled(predictions, references, "predictions", binary=True)
-    blocks = _labelled(predictions, references, "predictions")
+def _predictions(predictions: Any, references: Any, mode: str, threshold: Any):
+    """(blocks of the view: (index, values, labels); the same with the raw predictions as
+    floats). Binary view: hard labels as given, thresholded scores (score >= threshold is
+    true), or the top k by rank (``threshold="top_k"``)."""
+    if mode == "ranking" and threshold is not None:
+        raise ValueError("threshold only applies to mode='binary'")
+    if mode == "binary" and threshold is None:
+        blocks = _labelled(predictions, references, "predictions", binary=True)
+        return blocks, [(index, v.astype(float), y) for index, v, y in blocks]
+    scored = _labelled(predictions, references, "predictions")
+    if mode == "ranking":
+        return scored, scored
     if isinstance(threshold, str) and threshold == TOP_K:
-        return [(index, _top_k(s, y), y) for index, s, y in blocks]
+        return [(index, _top_k(s, y), y) for index, s, y in scored], scored
     value = _threshold_value(threshold)
-    return [(index, s >= value, y) for index, s, y in blocks]
+    return [(index, s >= value, y) for index, s, y in scored], scored
 
 
 def _bootstrap(mode: str, stats: dict[str, np.ndarray], resamples: int, seed: int) -> dict:
@@ -488,18 +507,13 @@ def compute(
     ``bootstrap`` > 0 resamples: {metric: [low, high]}, 95% percentile interval, seeded).
     """
     _check_mode(mode)
-    if mode == "binary":
-        blocks = _binary_blocks(predictions, references, threshold)
-    else:
-        if threshold is not None:
-            raise ValueError("threshold only applies to mode='binary'")
-        blocks = _labelled(predictions, references, "predictions")
+    blocks, scored = _predictions(predictions, references, mode, threshold)
     n = len(references)
     stats = _stats(mode, blocks, n)
     result: dict[str, Any] = {**_aggregate(mode, stats), "n": n}
     outcomes = None
     if caption_types is not None:
-        outcomes = _pair_outcomes(predictions, caption_types, references)
+        outcomes = _pair_outcomes(scored, caption_types)
         result["pairwise"] = _pairwise_share(outcomes)
     if groups is not None:
         result["per_group"] = _per_group(mode, stats, outcomes, groups, n)
