@@ -1,0 +1,1 @@
+"""The BLA metric: formulas (plain NumPy), published reference numbers, the evaluate module."""
