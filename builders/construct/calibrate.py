@@ -1,0 +1,99 @@
+"""Calibrate the grammar threshold on the release sentences (all of which passed GRUEN > 0.7).
+
+Scores every release sentence with the configured scorer and picks the largest threshold that keeps
+at least ``--keep`` of the release caption SETS (a set is kept when all four sentences score above
+the threshold, the paper's rule). Run:
+
+    python -m builders.construct.calibrate --release ../shared/data/BLA_Benchmark --out calib.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+from builders.construct.config import ConstructConfig
+from builders.construct.grammar import make_scorer
+from builders.schema import TASKS
+
+RELEASE_CAPTION_KEYS = ("True1", "True2", "False1", "False2")
+
+
+def release_sets(release: Path, limit: int | None = None) -> dict[str, list[list[str]]]:
+    """Task config name -> list of the four-sentence sets of the release."""
+    sets: dict[str, list[list[str]]] = {}
+    for config in TASKS.values():
+        path = release / "annotations" / f"{config}_captions.json"
+        records = json.loads(path.read_text(encoding="utf-8"))
+        groups = [g for r in records for g in r["caption_group"]]
+        sets[config] = [[g[k] for k in RELEASE_CAPTION_KEYS] for g in groups][:limit]
+    return sets
+
+
+def choose_threshold(set_minima: list[float], keep: float) -> float:
+    """Largest threshold (rounded down to 0.01) under which >= ``keep`` of the sets survive.
+
+    A set survives when its lowest sentence score is > threshold.
+    """
+    ordered = sorted(set_minima)
+    may_drop = math.floor(len(ordered) * (1.0 - keep))
+    if may_drop == 0:
+        return round(math.floor(ordered[0] * 100) / 100 - 0.01, 2)
+    threshold = math.floor(ordered[may_drop] * 100) / 100
+    while sum(m > threshold for m in ordered) < keep * len(ordered):
+        threshold -= 0.01
+    return round(threshold, 2)
+
+
+def calibrate(release: Path, config: ConstructConfig, keep: float, limit: int | None) -> dict:
+    """Score the release, choose the threshold, and return the figures."""
+    sets = release_sets(release, limit)
+    started = time.perf_counter()
+    scorer = make_scorer(config)
+    load_s = time.perf_counter() - started
+    unique = {s for task in sets.values() for group in task for s in group}
+    sentences = sorted(unique, key=lambda s: (len(s), s))  # similar lengths batch together
+    started = time.perf_counter()
+    scores = dict(zip(sentences, scorer.score(sentences), strict=True))
+    score_s = time.perf_counter() - started
+    minima = {t: [min(scores[s] for s in g) for g in groups] for t, groups in sets.items()}
+    threshold = choose_threshold([m for ms in minima.values() for m in ms], keep)
+    all_scores = list(scores.values())
+    return {
+        "scorer": scorer.name,
+        "sentence_scores": scores,
+        "threshold": threshold,
+        "target_keep_sets": keep,
+        "unit": "caption sets (a set is kept when all 4 sentences score > threshold)",
+        "kept_sets": {t: sum(m > threshold for m in ms) / len(ms) for t, ms in minima.items()},
+        "kept_sentences": sum(v > threshold for v in all_scores) / len(all_scores),
+        "n_sets": {t: len(ms) for t, ms in minima.items()},
+        "n_unique_sentences": len(sentences),
+        "model_load_s": round(load_s, 1),
+        "scoring_s": round(score_s, 1),
+        "score_range": [min(all_scores), max(all_scores)],
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", type=Path, required=True, help="BLA release folder")
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
+    parser.add_argument("--keep", type=float, default=0.95, help="share of release sets to keep")
+    parser.add_argument("--limit", type=int, help="only the first N sets per task (quick check)")
+    parser.add_argument("--grammar-scorer", default=ConstructConfig.grammar_scorer)
+    parser.add_argument("--grammar-model", default=ConstructConfig.grammar_model)
+    args = parser.parse_args(argv)
+    config = ConstructConfig(grammar_scorer=args.grammar_scorer, grammar_model=args.grammar_model)
+    figures = calibrate(args.release, config, args.keep, args.limit)
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in figures.items() if k != "sentence_scores"}, indent=2))
+    return figures
+
+
+if __name__ == "__main__":
+    main()

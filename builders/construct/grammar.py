@@ -1,0 +1,111 @@
+"""Grammar acceptability scorers (step 5): a small interface, a registry, and the default LM scorer.
+
+A scorer maps sentences to floats, higher = more acceptable. The pipeline drops a caption set when
+any of its sentences scores <= ``ConstructConfig.grammar_threshold`` and keeps the best-scored set
+per image. To plug in GRUEN or any other model, register a factory:
+
+    from builders.construct.grammar import SCORERS
+    SCORERS["gruen"] = lambda config: MyGruenScorer(...)   # any object with .score(list[str])
+
+and run with ``--grammar-scorer gruen --grammar-threshold 0.7``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from tqdm.auto import tqdm
+
+from builders.construct.config import ConstructConfig, resolve_model
+
+
+class AcceptabilityScorer(Protocol):
+    """Anything that scores sentences for grammatical acceptability (higher = better)."""
+
+    name: str
+
+    def score(self, sentences: Sequence[str]) -> list[float]: ...
+
+
+class LMScorer:
+    """Normalised log-probability from a causal language model (default: SmolLM2-135M, GGUF).
+
+    ``mode="slor"``: SLOR (Lau et al. 2017) with the model's own unigram estimate: the mean over
+    tokens of ``log p(token | prefix) - log p(token | <bos>)``; it discounts rare words, so it
+    tracks    acceptability rather than frequency. ``mode="mean"``: the mean token log-probability.
+    """
+
+    def __init__(self, model: str, mode: str = "slor", batch_size: int = 32) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if mode not in ("slor", "mean"):
+            raise ValueError(f"unknown LM scoring mode {mode!r}: use 'slor' or 'mean'")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        path = Path(resolve_model(model))
+        kwargs = {"gguf_file": path.name} if path.suffix == ".gguf" else {}
+        where = str(path.parent) if kwargs else str(path) if path.exists() else model
+        self.tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+        self.model = AutoModelForCausalLM.from_pretrained(where, **kwargs).eval()
+        self.name = f"lm-{mode}:{path.name if path.exists() else model}"
+        self.mode, self.batch_size, self._torch = mode, batch_size, torch
+        self.bos = self._bos_id()
+        with torch.no_grad():
+            start = torch.tensor([[self.bos]])
+            self.unigram = self.model(start).logits[0, -1].float().log_softmax(-1)
+
+    def _bos_id(self) -> int:
+        tok = self.tokenizer
+        document_start = tok.get_vocab().get("<|endoftext|>")  # GPT-2 / SmolLM2 style
+        for candidate in (document_start, tok.bos_token_id, tok.eos_token_id, tok.pad_token_id):
+            if candidate is not None:
+                return int(candidate)
+        raise ValueError("the grammar model's tokenizer has no bos/eos/pad token to start with")
+
+    def score(self, sentences: Sequence[str], progress: bool = True) -> list[float]:
+        """One score per sentence, in order."""
+        out: list[float] = []
+        starts = range(0, len(sentences), self.batch_size)
+        for start in tqdm(starts, desc="grammar scores", disable=not progress or len(starts) < 2):
+            out.extend(self._batch(sentences[start : start + self.batch_size]))
+        return out
+
+    def _batch(self, sentences: Sequence[str]) -> list[float]:
+        torch = self._torch
+        tokenize = self.tokenizer
+        encoded = [[self.bos] + tokenize(s, add_special_tokens=False).input_ids for s in sentences]
+        width = max(len(ids) for ids in encoded)
+        ids = torch.full((len(encoded), width), self.bos, dtype=torch.long)
+        mask = torch.zeros((len(encoded), width), dtype=torch.long)
+        for row, seq in enumerate(encoded):
+            ids[row, : len(seq)] = torch.tensor(seq)
+            mask[row, : len(seq)] = 1
+        with torch.no_grad():
+            logp = self.model(input_ids=ids, attention_mask=mask).logits.float().log_softmax(-1)
+        target = ids[:, 1:]
+        token_lp = logp[:, :-1].gather(2, target.unsqueeze(-1)).squeeze(-1)
+        if self.mode == "slor":
+            token_lp = token_lp - self.unigram[target]
+        valid = mask[:, 1:].float()
+        return ((token_lp * valid).sum(1) / valid.sum(1).clamp(min=1)).tolist()
+
+
+SCORERS: dict[str, Callable[[ConstructConfig], AcceptabilityScorer]] = {
+    "lm-slor": lambda c: LMScorer(c.grammar_model, "slor", c.grammar_batch_size),
+    "lm-mean": lambda c: LMScorer(c.grammar_model, "mean", c.grammar_batch_size),
+}
+"""Scorer name -> factory taking the configuration."""
+
+
+def make_scorer(config: ConstructConfig) -> AcceptabilityScorer:
+    """The scorer named by ``config.grammar_scorer`` (ValueError names the known ones)."""
+    try:
+        factory = SCORERS[config.grammar_scorer]
+    except KeyError:
+        raise ValueError(
+            f"unknown grammar scorer {config.grammar_scorer!r}; known: {', '.join(sorted(SCORERS))}"
+        ) from None
+    return factory(config)
