@@ -193,8 +193,12 @@ def test_compute_binary_modes_match_building_blocks():
 
 
 def test_compute_binary_hard_labels_and_json():
-    result = compute([[1, 1, 1, 1], [1.0, 0.0, 0.0, 0.0]], [TTFF, TTFF], mode="binary")
+    result = compute(
+        [[1, 1, 1, 1], [1.0, 0.0, 0.0, 0.0]], [TTFF, TTFF], mode="binary", caption_types=AP
+    )
     assert result["accuracy"] == pytest.approx(5 / 8)
+    assert result["pairwise"]["TA>FA"] == 0.5  # a tie, then 1 > 0
+    assert result["pairwise"]["TP>FP"] == 0.0
     assert json.loads(json.dumps(result)) == result
 
 
