@@ -1,0 +1,218 @@
+"""The Space end to end: headless Chromium drives a real run of a tiny random-weight CLIP, and
+gradio_client gets the same numbers as the ``bla-eval`` CLI.
+
+The screenshot of the page after the run is kept at ``test-artifacts/space.png``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "space"))  # the Space's modules sit beside app.py, as on the Hub
+
+from bla_space.config import SpaceConfig  # noqa: E402
+from bla_space.ui import build_demo, launch_kwargs  # noqa: E402
+
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+SCREENSHOT = ARTIFACTS / "space.png"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+TASKS = ["active_passive", "coordination", "relative_clause"]
+LIMIT = 4
+MAX_PARAMS = 1e6
+
+
+def save_tiny_clip(out: Path, merges: int = 2000) -> Path:
+    """A real CLIP architecture with random weights, saved like a Hub repo (model + processor).
+
+    The tokenizer is CLIP's BPE from the vocabulary that open_clip ships, cut to ``merges``
+    merges so that the embedding stays small.
+    """
+    import open_clip
+    import torch
+    from open_clip.tokenizer import bytes_to_unicode
+    from transformers import (
+        CLIPConfig,
+        CLIPImageProcessor,
+        CLIPModel,
+        CLIPProcessor,
+        CLIPTokenizer,
+    )
+
+    bpe = Path(open_clip.__file__).parent / "bpe_simple_vocab_16e6.txt.gz"
+    with gzip.open(bpe, "rt", encoding="utf-8") as lines:
+        rules = lines.read().split("\n")[1 : merges + 1]
+    byte_tokens = list(bytes_to_unicode().values())
+    vocab = byte_tokens + [t + "</w>" for t in byte_tokens] + ["".join(r.split()) for r in rules]
+    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(vocab)}))
+    (out / "merges.txt").write_text("#version: 0.2\n" + "\n".join(rules) + "\n")
+    tokenizer = CLIPTokenizer(vocab=str(out / "vocab.json"), merges=str(out / "merges.txt"))
+    small = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
+    text = dict(small, vocab_size=len(vocab), max_position_embeddings=77,
+                bos_token_id=len(vocab) - 2, eos_token_id=len(vocab) - 1,
+                pad_token_id=len(vocab) - 1)
+    torch.manual_seed(0)
+    model = CLIPModel(CLIPConfig(text_config=text, vision_config=dict(small, image_size=32,
+                                                                      patch_size=8),
+                                 projection_dim=16))
+    images = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    model.save_pretrained(out)
+    CLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_clip(tmp_path_factory) -> Path:
+    return save_tiny_clip(tmp_path_factory.mktemp("models") / "tiny-clip")
+
+
+@pytest.fixture(scope="module")
+def space(built_dataset, tmp_path_factory):
+    """The app served in-process on a free local port: (url, config)."""
+    config = SpaceConfig(
+        dataset=str(built_dataset),
+        results_dir=tmp_path_factory.mktemp("space-runs"),
+        allow_local_models=True,
+        max_params=MAX_PARAMS,
+        default_limit=LIMIT,
+    )
+    demo = build_demo(config)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True,
+                **launch_kwargs(config))
+    yield f"http://127.0.0.1:{port}/", config
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} not installed (Debian package chromium)")
+    with sync_playwright() as play:
+        chromium = play.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _run_in_page(page, model: str) -> None:
+    page.fill("#model-id textarea", model)
+    page.click("#run-button")
+
+
+def _task_metrics(results: dict) -> dict:
+    return {task: {k: v for k, v in m.items() if k in ("n", "ranking", "binary", "pairwise")}
+            for task, m in results["tasks"].items()}
+
+
+@pytest.mark.slow
+def test_browser_runs_a_tiny_clip_and_shows_table_plots_and_examples(space, browser, tiny_clip):
+    from playwright.sync_api import expect
+
+    url, config = space
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url)
+    page.wait_for_selector("#run-button", timeout=60_000)
+    assert page.locator("#limit input[type=number]").input_value() == str(LIMIT)
+
+    _run_in_page(page, "not a model!!")  # a bad id: a readable error, and the app keeps serving
+    page.get_by_text("is not a valid Hub model id").first.wait_for(timeout=30_000)
+
+    _run_in_page(page, str(tiny_clip))
+    status = page.locator("#run-status h3")
+    status.wait_for(timeout=120_000)
+    assert status.inner_text() == str(tiny_clip)
+    run = next(p for p in config.results_dir.iterdir() if not p.name.startswith("."))
+    results = json.loads((run / "results.json").read_text())
+    assert results["kind"] == "contrastive" and results["tasks"]["active_passive"]["n"] == LIMIT
+
+    first_row = page.locator("#metrics-table [role=row]").nth(1).inner_text()  # 0 = header
+    ap = results["tasks"]["active_passive"]["ranking"]
+    for value in (ap["sentence_accuracy"], ap["set_accuracy"], ap["set_error"]):
+        assert f"{round(100 * value, 2):g}" in first_row.split()
+    table_text = page.locator("#metrics-table").inner_text()
+    assert "Chance" in table_text and "thesis Table 6.3" in table_text
+    for task in TASKS:
+        plot = page.locator(f"#plot-{task}")
+        plot.locator("canvas, svg").first.wait_for(timeout=30_000)
+        assert "this run" in plot.inner_text()
+    href = page.locator("#results-file a").first.get_attribute("href")
+    assert href.endswith("results.json")
+    assert page.request.get(href if "://" in href else url + href.lstrip("/")).json() == results
+    page.screenshot(path=str(_artifact(SCREENSHOT)), full_page=True)
+
+    page.get_by_role("tab", name="Explore").click()
+    header = page.locator("#explore-header")
+    page.wait_for_function(
+        "() => document.querySelector('#explore-sentences').innerText.includes('yes') ||"
+        " document.querySelector('#explore-sentences').innerText.includes('no')",
+        timeout=30_000,
+    )
+    first_id = json.loads((run / "scores.jsonl").read_text().splitlines()[0])["id"]
+    assert header.inner_text().startswith(first_id)
+    assert page.locator("#explore-image img").count() == 1
+    sentences = page.locator("#explore-sentences").inner_text()
+    assert "ranked correctly" in sentences and "true" in sentences and "false" in sentences
+
+    set_errors = round(ap["set_error"] * LIMIT)
+    page.locator("#explore-failures input").check()
+    page.get_by_text(f"Datapoint (of {set_errors})").wait_for(timeout=30_000)
+    page.screenshot(path=str(_artifact(ARTIFACTS / "space-explore.png")), full_page=True)
+
+    page.get_by_role("tab", name="Leaderboard").click()
+    board = page.locator("#leaderboard-table")
+    expect(board).to_contain_text(str(tiny_clip), timeout=30_000)
+    assert "Experts" in board.inner_text()
+    page.close()
+
+
+@pytest.mark.slow
+def test_gradio_client_gives_the_cli_numbers(space, tiny_clip, built_dataset, tmp_path):
+    from bla_eval.cli import main
+    from gradio_client import Client
+
+    url, _ = space
+    client = Client(url, verbose=False)
+    outputs = client.predict(str(tiny_clip), "auto", TASKS, LIMIT, "ranking", api_name="/evaluate")
+    space_results = json.loads(Path(outputs[5]).read_text())
+
+    cli_out = tmp_path / "cli"
+    argv = ["--model", str(tiny_clip), "--output", str(cli_out), "--data", str(built_dataset),
+            "--limit", str(LIMIT)]
+    assert main(argv) == 0
+    cli_results = json.loads((cli_out / "results.json").read_text())
+    assert _task_metrics(space_results) == _task_metrics(cli_results)
+    assert space_results["kind"] == cli_results["kind"] == "contrastive"
+
+    too_big = tmp_path / "too-big"
+    too_big.mkdir()
+    import torch
+    from safetensors.torch import save_file
+
+    save_file({"w": torch.zeros(2000, 1000)}, too_big / "model.safetensors")
+    with pytest.raises(Exception, match="accepts models up to 1.0M"):
+        client.predict(str(too_big), "auto", TASKS, LIMIT, "ranking", api_name="/evaluate")
+
+
+def _artifact(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
