@@ -79,33 +79,41 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 elem_id="limit",
             )
             button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
-    status = gr.Markdown("", elem_id="run-status")
-    view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", elem_id="view")
-    table = gr.Dataframe(label="Metrics (%), this run first", interactive=False,
-                         elem_id="metrics-table", wrap=True)
-    with gr.Row():
-        plots = [
-            gr.BarPlot(x="model", y="value", color="group", label=label, show_label=False,
-                       visible=False, x_label_angle=-45, elem_id=f"plot-{config_}",
-                       y_lim=[0, 100], height=320, color_map=views.GROUP_COLORS,
-                       x_title=" ", y_title="%", color_title=" ")
-            for config_, label in TASK_LABELS.items()
-        ]
-    download = gr.File(label="Results JSON", elem_id="results-file")
+            gr.Markdown(
+                "One evaluation runs at a time; while you wait, your place in the queue is "
+                "shown here. Models are loaded without remote code.",
+                elem_id="queue-note",
+            )
+    with gr.Column(visible=False, elem_id="results") as results_box:
+        status = gr.Markdown("", elem_id="run-status")
+        view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", elem_id="view")
+        table = gr.Dataframe(label="Metrics (%), this run first", interactive=False,
+                             elem_id="metrics-table", wrap=True)
+        with gr.Row():
+            plots = [
+                gr.BarPlot(x="model", y="value", color="group", label=label, show_label=False,
+                           visible=False, x_label_angle=-45, elem_id=f"plot-{config_}",
+                           y_lim=[0, 100], height=320, color_map=views.GROUP_COLORS,
+                           x_title=" ", y_title="%", color_title=" ")
+                for config_, label in TASK_LABELS.items()
+            ]
+        download = gr.File(label="Results JSON", elem_id="results-file")
 
-    def detect(text: str) -> str:
-        return detect_message(config, text)
+    def detect(model: str) -> str:
+        """The model kind the engine detects for ``model``."""
+        return detect_message(config, model)
 
-    def run(text, kind_choice, chosen_tasks, n, view_choice, progress=gr.Progress()):  # noqa: B008
-        return evaluate_in_page(config, text, kind_choice, chosen_tasks, n, view_choice, progress)
+    def run(model, kind, tasks, limit, view, progress=gr.Progress()):  # noqa: B008
+        """Score a model on BLA; returns status, metrics table, plots and the results JSON."""
+        return evaluate_in_page(config, model, kind, tasks, limit, view, progress)
 
     def rerender(name: str, view_choice: str):
         found = results_store.find_run(config.results_dir, name)
         return render(found, view_choice)[1:6] if found else [gr.skip()] * 5
 
-    model.submit(detect, model, detected, concurrency_limit=4)
-    model.blur(detect, model, detected, concurrency_limit=4)
-    outputs = [status, table, *plots, download, run_name]
+    model.submit(detect, model, detected, concurrency_limit=4, api_name="detect_kind")
+    model.blur(detect, model, detected, concurrency_limit=4, api_name=False)
+    outputs = [status, table, *plots, download, run_name, results_box]
     event = button.click(run, [model, kind, tasks, limit, view], outputs,
                          api_name="evaluate", concurrency_limit=1, concurrency_id="gpu")
     view.change(rerender, [run_name, view], [table, *plots, download], api_name=False)
@@ -168,7 +176,7 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
     file = str(Path(run.path) / results_store.RESULTS_FILE)
     table = views.metrics_table(res, view)
     table = gr.Dataframe(table, column_widths=views.column_widths(table))
-    return (status, table, *plots, file, run.path.name)
+    return (status, table, *plots, file, run.path.name, gr.Column(visible=True))
 
 
 def _plot(results: dict, view: str, config: str) -> gr.BarPlot:

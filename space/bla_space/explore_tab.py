@@ -11,6 +11,12 @@ from . import results_store
 from .config import SpaceConfig
 
 NO_RUN = ""
+SENTENCE_WIDTHS = ["8%", "50%", "9%", "11%", "7%", "15%"]
+LEGEND = (
+    "Types: **T**/**F** true/false; **A**/**P** active/passive (AP); **P1**/**P2** person 1/2 "
+    "(CO, RC). Rank 1 = the model's highest score. A sentence is *ranked correctly* when a true "
+    "one is in the top two or a false one in the bottom two (ties count against true sentences)."
+)
 
 
 @dataclass
@@ -46,7 +52,8 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
             header = gr.Markdown("", elem_id="explore-header")
             sentences = gr.Dataframe(headers=ed.SENTENCE_COLUMNS, interactive=False, wrap=True,
                                      label="Sentences (2 true, 2 false, same words)",
-                                     elem_id="explore-sentences")
+                                     column_widths=SENTENCE_WIDTHS, elem_id="explore-sentences")
+            gr.Markdown(LEGEND, elem_id="explore-legend")
 
     def select(task_, run_, verb_, failures_):
         return select_datapoints(config, task_, run_, verb_, failures_)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -42,7 +43,7 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
             log.warning("could not pull runs from %s: %s", config.results_repo, err)
     with gr.Blocks(title="BLA benchmark") as demo:
         gr.Markdown(HEADER, elem_id="header")
-        gr.Markdown(f"Dataset: `{config.dataset}`", elem_id="dataset-line")
+        gr.Markdown(dataset_line(config.dataset), elem_id="dataset-line")
         with gr.Tabs():
             with gr.Tab("Evaluate", id="evaluate"):
                 evaluate = evaluate_tab.build(config)
@@ -55,6 +56,13 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
             board.refresh, board.view, board.table, api_name=False)
     demo.queue(default_concurrency_limit=1)
     return demo
+
+
+def dataset_line(dataset: str) -> str:
+    """Where the datapoints come from: a link for a Hub id, the folder for a local build."""
+    if Path(dataset).is_dir():
+        return f"Dataset: local build `{dataset}`"
+    return f"Dataset: [{dataset}](https://huggingface.co/datasets/{dataset}) on the Hub"
 
 
 def launch_kwargs(config: SpaceConfig) -> dict[str, Any]:
