@@ -10,6 +10,7 @@ import gzip
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -141,6 +142,8 @@ def test_browser_runs_a_tiny_clip_and_shows_table_plots_and_examples(space, brow
     status = page.locator("#run-status h3")
     status.wait_for(timeout=120_000)
     assert status.inner_text() == str(tiny_clip)
+    expect(page.locator("#detected-kind")).to_contain_text("Detected kind: contrastive")
+    expect(page.locator("#run-status")).to_contain_text("Kind contrastive (auto-detected)")
     run = next(p for p in config.results_dir.iterdir() if not p.name.startswith("."))
     results = json.loads((run / "results.json").read_text())
     assert results["kind"] == "contrastive" and results["tasks"]["active_passive"]["n"] == LIMIT
@@ -217,6 +220,44 @@ def test_gradio_client_gives_the_cli_numbers(space, tiny_clip, built_dataset, tm
     save_file({"w": torch.zeros(2000, 1000)}, too_big / "model.safetensors")
     with pytest.raises(Exception, match="accepts models up to 1.0M"):
         client.predict(str(too_big), "auto", TASKS, LIMIT, "ranking", api_name="/evaluate")
+
+
+def test_engine_progress_reaches_the_page_callback(tiny_clip, built_dataset, tmp_path):
+    from bla_space.gpu import evaluate_on_gpu
+
+    calls = []
+
+    def progress(fraction, desc=None):  # the call signature of gr.Progress
+        calls.append((fraction, desc))
+
+    options = {"data": str(built_dataset), "tasks": ("coordination",), "limit": 3,
+               "kind": "contrastive", "batch_size": 2, "device": "cpu"}
+    results = evaluate_on_gpu(str(tiny_clip), str(tmp_path / "run"), options, 3, progress)
+    assert results["tasks"]["coordination"]["n"] == 3
+    assert calls and calls[-1][0] == (3, 3) and all(isinstance(d, str) for _, d in calls)
+    assert [done for (done, _), _ in calls] == sorted(done for (done, _), _ in calls)
+
+
+def test_the_space_runs_without_builders(built_dataset):
+    """The deployed Space has app.py, bla_space/, bla_eval/ and bla_metric/ only."""
+    code = f"""
+import sys
+class NoBuilders:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "builders":
+            raise ImportError("builders is not deployed with the Space")
+sys.meta_path.insert(0, NoBuilders())
+sys.path.insert(0, {str(REPO_ROOT / "space")!r})
+from bla_space import explore_data
+from bla_space.config import SpaceConfig
+from bla_space.ui import build_demo
+build_demo(SpaceConfig(dataset={str(built_dataset)!r}))
+row = explore_data.datapoint({str(built_dataset)!r}, "active_passive", "ap-0000")
+assert len(row["captions"]) == 4 and "builders" not in sys.modules
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, cwd=REPO_ROOT / "space")
+    assert result.returncode == 0, result.stderr[-3000:]
 
 
 def _artifact(path: Path) -> Path:
