@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 from lemminflect import getLemma
@@ -53,20 +53,31 @@ class Embedder:
 
     def __init__(self, model: str) -> None:
         self.model_id = model
+        self._cache: dict[str, np.ndarray] = {}
 
     @cached_property
     def model(self):
-        from sentence_transformers import SentenceTransformer
-
-        from builders.construct.config import resolve_model
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        return SentenceTransformer(resolve_model(self.model_id), device="cpu")
+        return _load_sentence_model(self.model_id)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length embeddings, one row per text (each distinct text is encoded once)."""
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        return np.asarray(self.model.encode(list(texts), normalize_embeddings=True))
+        new = sorted({t for t in texts if t not in self._cache})
+        if new:
+            vectors = self.model.encode(new, normalize_embeddings=True)
+            self._cache.update(zip(new, np.asarray(vectors), strict=True))
+        return np.stack([self._cache[t] for t in texts])
+
+
+@lru_cache(maxsize=2)
+def _load_sentence_model(model_id: str):
+    from sentence_transformers import SentenceTransformer
+
+    from builders.construct.config import resolve_model
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return SentenceTransformer(resolve_model(model_id), device="cpu")
 
 
 def deduplicate(

@@ -8,7 +8,8 @@ from builders.construct.predicates import read_word_list, tokens_of
 from builders.construct.vg import VGImage, VGObject
 
 NUMBER_WORDS = frozenset(
-    "one two three four five six seven eight nine ten 1 2 3 4 5 6 7 8 9 10".split()
+    ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+    + tuple(str(n) for n in range(1, 11))
 )
 
 

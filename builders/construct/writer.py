@@ -3,16 +3,18 @@
 Layout (like the release build): ``out/README.md`` (card with ``configs``), ``out/manifest.json``,
 ``out/construct_report.json``, ``out/data/<config>/test-00000-of-00001.parquet``. Rows follow
 ``builders.schema.FEATURES``; ``image`` is null when no image folder is given or the image is not
-found in it. Parquet writing and the crash-safe folder swap are ``builders.io``'s.
+found in it. Parquet writing, the crash-safe folder swap, file names and checksums are reused from
+``builders.io``, ``builders.release`` and ``builders.manifest``; the card is this module's own.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from builders.construct.pipeline import CaptionSet, ConstructResult
 from builders.io import dump_json, staged_folder, write_parquet, write_text
+from builders.manifest import sha256_file
+from builders.release import data_file
 from builders.schema import CAPTION_TYPES, DATASET_VERSION, TASKS
 
 IMAGE_SUBFOLDERS = ("", "images", "VG_100K", "VG_100K_2")
@@ -57,7 +59,7 @@ configs:
 - config_name: {config}
   data_files:
   - split: test
-    path: data/{config}/test-00000-of-00001.parquet
+    path: {data_file(config, "test")}
 license: cc-by-4.0
 ---
 # BLA caption sets constructed from Visual Genome ({config})
@@ -85,7 +87,7 @@ def write_result(result: ConstructResult, task: str, out: Path, images: Path | N
     report = {"task": config, "scorer": result.scorer_name, "steps": result.report.to_json(),
               "config": config_json}
     with staged_folder(out) as stage:
-        parquet = stage / "data" / config / "test-00000-of-00001.parquet"
+        parquet = stage / data_file(config, "test")
         write_parquet(data_rows, parquet)
         write_text(stage / "README.md", card(config, len(data_rows), result.scorer_name, n_images))
         write_text(stage / "construct_report.json", dump_json(report))
@@ -95,7 +97,7 @@ def write_result(result: ConstructResult, task: str, out: Path, images: Path | N
             "configs": {config: {"test": len(data_rows)}},
             "images_embedded": n_images,
             "files": {
-                str(p.relative_to(stage)): hashlib.sha256(p.read_bytes()).hexdigest()
+                str(p.relative_to(stage)): sha256_file(p)
                 for p in sorted(stage.rglob("*")) if p.is_file()
             },
         }
