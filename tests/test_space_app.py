@@ -196,8 +196,11 @@ def test_browser_runs_a_tiny_clip_and_shows_table_plots_and_examples(space, brow
 
 @pytest.mark.slow
 def test_gradio_client_gives_the_cli_numbers(space, tiny_clip, built_dataset, tmp_path):
+    import torch
     from bla_eval.cli import main
     from gradio_client import Client
+    from gradio_client.exceptions import AppError
+    from safetensors.torch import save_file
 
     url, _ = space
     client = Client(url, verbose=False)
@@ -214,12 +217,18 @@ def test_gradio_client_gives_the_cli_numbers(space, tiny_clip, built_dataset, tm
 
     too_big = tmp_path / "too-big"
     too_big.mkdir()
-    import torch
-    from safetensors.torch import save_file
-
     save_file({"w": torch.zeros(2000, 1000)}, too_big / "model.safetensors")
-    with pytest.raises(Exception, match="accepts models up to 1.0M"):
+    with pytest.raises(AppError, match="accepts models up to 1.0M"):
         client.predict(str(too_big), "auto", TASKS, LIMIT, "ranking", api_name="/evaluate")
+
+    not_scorable = tmp_path / "resnet"
+    not_scorable.mkdir()
+    save_file({"w": torch.zeros(10)}, not_scorable / "model.safetensors")
+    config = {"model_type": "resnet", "architectures": ["ResNetForImageClassification"]}
+    (not_scorable / "config.json").write_text(json.dumps(config))
+    with pytest.raises(AppError, match="unknown model kind .* 'Model kind' menu"):
+        client.predict(str(not_scorable), "auto", TASKS, LIMIT, "ranking", api_name="/evaluate")
+    assert not any(p.name.startswith(".partial") for p in space[1].results_dir.iterdir())
 
 
 def test_engine_progress_reaches_the_page_callback(tiny_clip, built_dataset, tmp_path):

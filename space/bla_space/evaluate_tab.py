@@ -152,6 +152,8 @@ def failure_message(model: str, err: BaseException) -> str:
     """A readable sentence for an engine failure."""
     if "out of memory" in str(err).lower():
         return f"{model!r} ran out of memory; try a smaller model or a smaller limit."
+    if "unknown model kind" in str(err):
+        return f"{err} (here: pick the kind in the 'Model kind' menu)"
     if isinstance(err, (ValueError, FileNotFoundError, OSError)):
         return str(err)
     return f"{type(err).__name__} while evaluating {model!r}: {err}"
