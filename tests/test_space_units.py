@@ -169,7 +169,11 @@ def test_metrics_table_puts_the_run_above_the_published_rows():
     table = views.metrics_table(_results("org/a", 4, "2026"), "ranking")
     assert list(table["model"][:2]) == ["org/a", "Chance"]
     assert table.loc[0, "AP set acc"] == 25.0
-    assert "CO sent. acc" not in table.columns  # only the tasks of the run
+    assert list(table.columns) == views.METRICS_TABLE_COLUMNS
+    assert table.loc[0, "CO sent. acc"] is None  # not scored by the run; chance has it
+    assert table.loc[1, "CO sent. acc"] == 50.0
+    binary = views.metrics_table(_results("org/a", 4, "2026"), "binary")
+    assert len(binary.columns) == len(table.columns) and binary.loc[0, "AP acc"] == 50.0
     clip = table[(table["model"] == "CLIP")].iloc[0]
     published = references.reference_rows("active_passive", "ranking")
     expected = next(r for r in published if r["model"] == "CLIP")["set_accuracy"]
@@ -191,6 +195,7 @@ def test_leaderboard_keeps_the_most_complete_run_per_model_and_protocol():
         _results("org/b", 4, "2026-01-01"),
     ]
     board = views.leaderboard_table(runs, "ranking")
+    assert list(board.columns) == views.LEADERBOARD_COLUMNS
     mine = board[board["model"] == "org/a"]
     assert len(mine) == 1 and mine.iloc[0]["AP set acc"] == 10.0
     assert mine.iloc[0]["protocol"] == "zero-shot, top-k, cosine"

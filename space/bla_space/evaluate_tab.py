@@ -88,7 +88,8 @@ def build(config: SpaceConfig) -> EvaluateTab:
         status = gr.Markdown("", elem_id="run-status")
         view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", elem_id="view")
         table = gr.Dataframe(label="Metrics (%), this run first", interactive=False,
-                             elem_id="metrics-table", wrap=True)
+                             elem_id="metrics-table", wrap=True,
+                             column_widths=views.column_widths(views.METRICS_TABLE_COLUMNS))
         with gr.Row():
             plots = [
                 gr.BarPlot(x="model", y="value", color="group", label=label, show_label=False,
@@ -177,7 +178,6 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
     plots = [_plot(res, view, c) if c in configs else hidden for c in TASK_LABELS]
     file = str(Path(run.path) / results_store.RESULTS_FILE)
     table = views.metrics_table(res, view)
-    table = gr.Dataframe(table, column_widths=views.column_widths(table))
     return (status, table, *plots, file, run.path.name, gr.Column(visible=True))
 
 

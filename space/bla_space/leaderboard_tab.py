@@ -34,15 +34,14 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", scale=4,
                         elem_id="leaderboard-view")
         button = gr.Button("Refresh", size="sm", scale=1)
-    initial = leaderboard(config, "ranking")
-    table = gr.Dataframe(initial, interactive=False, wrap=True,
-                         column_widths=views.column_widths(initial),
+    table = gr.Dataframe(leaderboard(config, "ranking"), interactive=False, wrap=True,
+                         column_widths=views.column_widths(views.LEADERBOARD_COLUMNS),
                          label="Leaderboard (%)", elem_id="leaderboard-table",
                          show_search="search")
 
     def refresh(view_choice: str):
-        board = leaderboard(config, view_choice)
-        return gr.Dataframe(board, column_widths=views.column_widths(board))
+        """The leaderboard table in ``view_choice`` (ranking or binary), as percentages."""
+        return leaderboard(config, view_choice)
 
     view.change(refresh, view, table, api_name=False)
     button.click(refresh, view, table, api_name="leaderboard")

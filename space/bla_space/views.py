@@ -6,7 +6,7 @@ reference rows of ``bla_metric.references``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -100,24 +100,20 @@ def reference_row(ref: ReferenceRow, view: str) -> dict | None:
     return row
 
 
-def _frame(rows: Iterable[dict | None], configs: Sequence[str] | None = None) -> pd.DataFrame:
-    """Rows as a DataFrame, keeping only the metric columns of ``configs`` (default: all)."""
+def _frame(rows: Iterable[dict | None]) -> pd.DataFrame:
+    """Rows as a DataFrame of Python values (None where a source has no number)."""
     table = pd.DataFrame([r for r in rows if r is not None], dtype=object)
-    if configs is not None and not table.empty:
-        keep = [c for c in table.columns if c.split(" ")[0] not in _abbrs_except(configs)]
-        table = table[keep]
     return table.where(table.notna(), None)
 
 
-def _abbrs_except(configs: Sequence[str]) -> set[str]:
-    return {abbr for config, abbr in TASK_ABBR.items() if config not in configs}
-
-
 def metrics_table(results: dict, view: str) -> pd.DataFrame:
-    """The run's metrics above the reference rows (chance, humans, paper, thesis) of ``view``."""
-    configs = [c for c in TASK_ABBR if c in results.get("tasks", {})]
+    """The run's metrics above the reference rows (chance, humans, paper, thesis) of ``view``.
+
+    Every task has its columns (empty for the run where it did not score that task), so the
+    table keeps one shape.
+    """
     refs = [reference_row(r, view) for r in reference_rows()]
-    table = _frame([run_row(results, view), *refs], configs)
+    table = _frame([run_row(results, view), *refs])
     return table.drop(columns=["datapoints", "kind", "protocol"])
 
 
@@ -148,13 +144,24 @@ def _group(ref: ReferenceRow) -> str:
     return "chance" if not ref.kind else "published model"
 
 
-def column_widths(table: pd.DataFrame) -> list[str]:
+def column_widths(columns: Iterable[str]) -> list[str]:
     """Widths that fit a table of this module on one screen: text columns wide, numbers narrow."""
+    columns = list(columns)
     fixed = {"model": 16, "source": 12, "kind": 8, "protocol": 12, "datapoints": 6}
-    metric_columns = [c for c in table.columns if c not in fixed]
-    left = 100 - sum(fixed[c] for c in table.columns if c in fixed)
+    metric_columns = [c for c in columns if c not in fixed]
+    left = 100 - sum(fixed[c] for c in columns if c in fixed)
     share = left / max(1, len(metric_columns))
-    return [f"{fixed.get(c, share):.1f}%" for c in table.columns]
+    return [f"{fixed.get(c, share):.1f}%" for c in columns]
+
+
+def metric_columns(view: str) -> list[str]:
+    """The metric columns of every task in ``view``."""
+    return [column(config, metric) for config in TASK_ABBR for metric in VIEW_METRICS[view]]
+
+
+METRICS_TABLE_COLUMNS = ["model", "source", *metric_columns("ranking")]
+LEADERBOARD_COLUMNS = [*TABLE_FIXED_COLUMNS, *metric_columns("ranking")]
+"""Column layouts (the binary view has as many columns, so the same widths fit)."""
 
 
 def leaderboard_table(runs: Iterable[dict], view: str) -> pd.DataFrame:
