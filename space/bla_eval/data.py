@@ -62,11 +62,8 @@ def _load_split(data: str, config: str, split: str):
     if Path(data).is_dir():
         # Local folders go through the parquet builder: its cache key includes the files' metadata,
         # whereas a folder's cache key does not distinguish two folders of the same name.
-        builder = datasets.load_dataset_builder(data, config)
-        files = (builder.config.data_files or {}).get(split)
-        if not files:
-            raise ValueError(f"dataset {data!r} config {config!r} has no split {split!r}")
-        ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
+        ds = datasets.load_dataset("parquet", data_files={split: _local_files(data, config, split)})
+        ds = ds[split]
     else:
         ds = datasets.load_dataset(data, config, split=split)
     missing = [c for c in REQUIRED_COLUMNS if c not in ds.column_names]
@@ -78,6 +75,23 @@ def _load_split(data: str, config: str, split: str):
     if isinstance(ds.features["image"], datasets.Image):
         ds = ds.cast_column("image", datasets.Image(decode=False))
     return ds
+
+
+def _local_files(data: str, config: str, split: str) -> list[str]:
+    """Parquet files of one config and split in a local dataset folder (``data/<config>/`` layout,
+    else the folder's dataset card)."""
+    import datasets
+
+    files = sorted(str(f) for f in (Path(data) / "data" / config).glob(f"{split}-*.parquet"))
+    if not files:
+        try:
+            builder = datasets.load_dataset_builder(data, config)
+        except ValueError as err:
+            raise ValueError(f"dataset {data!r} has no config {config!r}: {err}") from err
+        files = list((builder.config.data_files or {}).get(split) or [])
+    if not files:
+        raise ValueError(f"dataset {data!r} config {config!r} has no split {split!r}")
+    return files
 
 
 def _image_key(row: dict[str, Any]) -> str:

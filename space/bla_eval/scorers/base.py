@@ -73,3 +73,12 @@ def resolve_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
     if not isinstance(value, torch.dtype):
         raise ValueError(f"unknown dtype {dtype!r} (use float32, float16 or bfloat16)")
     return value
+
+
+def regroup(values: Sequence[float], groups: Sequence[Sequence[str]]) -> list[list[float]]:
+    """Split a flat list of values back into the lengths of ``groups``."""
+    out, start = [], 0
+    for group in groups:
+        out.append(list(values[start : start + len(group)]))
+        start += len(group)
+    return out

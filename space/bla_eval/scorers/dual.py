@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ..batching import map_batches
-from .base import Scorer
+from .base import Scorer, regroup
 
 SIMILARITIES = ("cosine", "clipscore")
 
@@ -74,11 +74,7 @@ class DualEncoderScorer(Scorer):
             torch.arange(len(images)), torch.tensor([len(g) for g in sentences])
         )
         values = similarity_scores(image_feats[rows], text_feats, self.similarity).tolist()
-        out, start = [], 0
-        for group in sentences:
-            out.append(values[start : start + len(group)])
-            start += len(group)
-        return out
+        return regroup(values, sentences)
 
     def describe(self) -> dict[str, Any]:
         return {"similarity": self.similarity}

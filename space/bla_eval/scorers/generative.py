@@ -1,0 +1,135 @@
+"""Generative VLMs: the paper's yes/no question, P(yes) / (P(yes) + P(no)) from one forward pass."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from PIL import Image
+
+from ..batching import map_batches
+from .base import LoadOptions, Scorer, regroup, resolve_device, resolve_dtype
+
+PROMPT = "Question: Is the sentence {sentence} appropriate for this image? yes or no? Answer:"
+"""The paper's zero-shot prompt (§4.2)."""
+
+YES_WORDS = ("yes", "Yes", " yes", " Yes", "YES")
+NO_WORDS = ("no", "No", " no", " No", "NO")
+NESTED_IMAGE_PROCESSORS = ("Idefics", "SmolVLM", "Mllama")
+"""Processors that take one list of images per text."""
+
+
+def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
+    """Ids of the words that are one token each (duplicates removed)."""
+    ids = []
+    for word in words:
+        encoded = tokenizer.encode(word, add_special_tokens=False)
+        if len(encoded) == 1 and encoded[0] not in ids:
+            ids.append(encoded[0])
+    return ids
+
+
+def _model_class(model_id: str, trust_remote_code: bool):
+    import transformers
+    from transformers.models.auto import modeling_auto as auto
+
+    config = transformers.AutoConfig.from_pretrained(model_id, trust_remote_code=trust_remote_code)
+    known = set(auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.values())
+    for name in config.architectures or []:
+        if name in known and hasattr(transformers, name):
+            return getattr(transformers, name)
+    return transformers.AutoModelForImageTextToText
+
+
+class GenerativeScorer(Scorer):
+    """Image-text-to-text models; the chat template is used where the processor has one."""
+
+    kind = "generative"
+    probabilistic = True
+
+    def __init__(
+        self, model_id: str, batch_size: int = 8, options: LoadOptions | None = None
+    ) -> None:
+        from transformers import AutoProcessor
+
+        options = options or LoadOptions()
+        super().__init__(model_id, batch_size)
+        self.device = resolve_device(options.device)
+        self.dtype = resolve_dtype(options.dtype, self.device)
+        trust = options.trust_remote_code
+        self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
+        cls = _model_class(model_id, trust)
+        self.model = cls.from_pretrained(model_id, dtype=self.dtype, trust_remote_code=trust)
+        self.model.to(self.device).eval()
+        self.tokenizer = self.processor.tokenizer
+        self.tokenizer.padding_side = "left"
+        self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
+        self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
+        if not self.yes_ids or not self.no_ids:
+            raise ValueError(f"model {model_id!r}: its tokenizer has no single-token 'yes'/'no'")
+        self.chat = bool(getattr(self.processor, "chat_template", None))
+        self.nested = type(self.processor).__name__.startswith(NESTED_IMAGE_PROCESSORS)
+        config = self.model.config
+        self.encoder_decoder = bool(
+            getattr(config, "is_encoder_decoder", False)
+            or getattr(config, "use_decoder_only_language_model", True) is False
+        )
+        self._answers: dict[tuple[int, str], str] = {}
+
+    def prompt(self, sentence: str) -> str:
+        """The model input text for one sentence (the chat template wraps it when there is one)."""
+        text = PROMPT.format(sentence=sentence)
+        if not self.chat:
+            return text
+        messages = [
+            {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}
+        ]
+        return self.processor.apply_chat_template(messages, add_generation_prompt=True)
+
+    @torch.inference_mode()
+    def next_token_logits(self, images: Sequence[Image.Image], sentences: Sequence[str]):
+        """Logits of the first answer token, one row per (image, sentence)."""
+        image_arg = [[im] for im in images] if self.nested else list(images)
+        inputs = self.processor(
+            images=image_arg,
+            text=[self.prompt(s) for s in sentences],
+            padding=True,
+            return_tensors="pt",
+        ).to(self.device)
+        if "pixel_values" in inputs:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
+        if self.encoder_decoder:
+            start = self.model.config.text_config.decoder_start_token_id
+            inputs["decoder_input_ids"] = torch.full(
+                (len(sentences), 1), start, dtype=torch.long, device=self.device
+            )
+        return self.model(**inputs).logits[:, -1, :].float()
+
+    def score(self, images: Sequence[Any], sentences: Sequence[Sequence[str]]) -> list[list[float]]:
+        pairs = [(i, s) for i, group in enumerate(sentences) for s in group]
+
+        def run(batch: Sequence[tuple[int, str]]) -> list[tuple[float, str]]:
+            logits = self.next_token_logits([images[i] for i, _ in batch], [s for _, s in batch])
+            probs = logits.softmax(dim=-1)
+            p_yes = probs[:, self.yes_ids].sum(-1)
+            p_no = probs[:, self.no_ids].sum(-1)
+            score = (p_yes / (p_yes + p_no).clamp(min=1e-30)).tolist()
+            answers = self.tokenizer.batch_decode(logits.argmax(-1)[:, None])
+            return [(s, a.strip()) for s, a in zip(score, answers, strict=True)]
+
+        results = map_batches(run, pairs, self.batch_size)
+        self._answers = {pair: answer for pair, (_, answer) in zip(pairs, results, strict=True)}
+        return regroup([s for s, _ in results], sentences)
+
+    def answers(self) -> dict[tuple[int, str], str]:
+        return self._answers
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "prompt": PROMPT,
+            "chat_template": self.chat,
+            "score": "P(yes) / (P(yes) + P(no)), first answer token",
+            "yes_tokens": self.tokenizer.convert_ids_to_tokens(self.yes_ids),
+            "no_tokens": self.tokenizer.convert_ids_to_tokens(self.no_ids),
+        }

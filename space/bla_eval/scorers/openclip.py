@@ -1,0 +1,95 @@
+"""Dual encoders through open_clip: ``hf-hub:`` ids, ``local-dir:`` folders and built-in names."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from PIL import Image
+
+from .base import LoadOptions, resolve_device, resolve_dtype
+from .detect import OPEN_CLIP_PREFIXES, open_clip_name
+from .dual import DualEncoderScorer, unit_features
+
+logger = logging.getLogger(__name__)
+
+
+def split_pretrained(name: str) -> tuple[str, str | None]:
+    """``ViT-B-32:openai`` -> (``ViT-B-32``, ``openai``); prefixed ids keep their colon."""
+    if name.startswith(OPEN_CLIP_PREFIXES) or ":" not in name:
+        return name, None
+    model, tag = name.split(":", 1)
+    return model, tag
+
+
+class OpenClipScorer(DualEncoderScorer):
+    """open_clip models; causal CLIP text towers are run on the batch's real length, not 77."""
+
+    kind = "open_clip"
+
+    def __init__(
+        self, model_id: str, batch_size: int = 32, options: LoadOptions | None = None
+    ) -> None:
+        import open_clip
+
+        options = options or LoadOptions()
+        super().__init__(model_id, batch_size, options.similarity)
+        self.device = resolve_device(options.device)
+        self.dtype = resolve_dtype(options.dtype, self.device)
+        name, pretrained = split_pretrained(open_clip_name(model_id) or model_id)
+        if pretrained is None and not name.startswith(OPEN_CLIP_PREFIXES):
+            logger.warning("open_clip model %s without a pretrained tag: random weights", name)
+        self.model, _, self.preprocess = open_clip.create_model_and_transforms(
+            name, pretrained=pretrained, device=self.device
+        )
+        self.model.to(self.dtype).eval()
+        self.tokenizer = open_clip.get_tokenizer(name)
+        self.trim = self._can_trim(self.model)
+
+    @staticmethod
+    def _can_trim(model: Any) -> bool:
+        """True for CLIP text towers with a causal mask pooled at the EOT token."""
+        return (
+            getattr(model, "attn_mask", None) is not None
+            and getattr(model, "text_pool_type", None) in ("argmax", "eos")
+            and hasattr(model, "token_embedding")
+        )
+
+    def prepare_image(self, image: Image.Image) -> torch.Tensor:
+        return self.preprocess(image)
+
+    @torch.inference_mode()
+    def encode_images(self, images: Sequence[torch.Tensor]) -> torch.Tensor:
+        pixels = torch.stack(list(images)).to(self.device, self.dtype)
+        return unit_features(self.model.encode_image(pixels))
+
+    @torch.inference_mode()
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        tokens = self.tokenizer(list(texts)).to(self.device)
+        if not self.trim:
+            return unit_features(self.model.encode_text(tokens))
+        return unit_features(self.encode_trimmed(tokens))
+
+    def encode_trimmed(self, tokens: torch.Tensor) -> torch.Tensor:
+        """``CLIP.encode_text`` on the columns up to the longest sentence's EOT (same result:
+        the causal mask keeps padding out of every earlier position)."""
+        m = self.model
+        length = int((tokens != 0).sum(dim=1).max())
+        tokens = tokens[:, :length]
+        cast = m.transformer.get_cast_dtype()
+        x = m.token_embedding(tokens).to(cast) + m.positional_embedding[:length].to(cast)
+        x = m.transformer(x, attn_mask=m.attn_mask[:length, :length])
+        x = m.ln_final(x)
+        from open_clip.transformer import text_global_pool
+
+        x = text_global_pool(
+            x, tokens, m.text_pool_type, eos_token_id=getattr(m, "text_eos_id", None)
+        )
+        if isinstance(m.text_projection, torch.nn.Linear):
+            return m.text_projection(x)
+        return x if m.text_projection is None else x @ m.text_projection
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "text_padding": "longest" if self.trim else "context_length"}

@@ -1,0 +1,77 @@
+"""Text-only baseline: a causal LM's mean token log-probability of each sentence (no image)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..batching import map_batches
+from .base import LoadOptions, Scorer, resolve_device, resolve_dtype
+from .detect import is_gguf
+
+
+def model_source(model_id: str, gguf_file: str | None) -> tuple[str, str | None]:
+    """(folder or Hub id, GGUF file name): a path to a ``.gguf`` file is split into both."""
+    if gguf_file is None and is_gguf(model_id):
+        path = Path(model_id)
+        return str(path.parent), path.name
+    return model_id, gguf_file
+
+
+class TextScorer(Scorer):
+    """``AutoModelForCausalLM`` (also from GGUF); higher mean log-probability = lower perplexity."""
+
+    kind = "text"
+    needs_images = False
+
+    def __init__(
+        self, model_id: str, batch_size: int = 32, options: LoadOptions | None = None
+    ) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        options = options or LoadOptions()
+        super().__init__(model_id, batch_size)
+        self.device = resolve_device(options.device)
+        self.dtype = resolve_dtype(options.dtype, self.device)
+        source, self.gguf_file = model_source(model_id, options.gguf_file)
+        kwargs: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
+        if self.gguf_file:
+            kwargs["gguf_file"] = self.gguf_file
+        self.tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+        self.model = AutoModelForCausalLM.from_pretrained(source, dtype=self.dtype, **kwargs)
+        self.model.to(self.device).eval()
+        self.prefix = self.tokenizer.bos_token_id
+        if self.prefix is None:
+            self.prefix = self.tokenizer.eos_token_id
+        self._cache: dict[str, float] = {}
+
+    @torch.inference_mode()
+    def mean_log_probs(self, texts: Sequence[str]) -> list[float]:
+        """Mean log-probability of each text's tokens, each given a BOS (or EOS) token before it."""
+        encoded = [self.tokenizer.encode(t, add_special_tokens=False) for t in texts]
+        if self.prefix is not None:
+            encoded = [[self.prefix, *ids] for ids in encoded]
+        width = max(len(ids) for ids in encoded)
+        input_ids = torch.zeros(len(encoded), width, dtype=torch.long)
+        mask = torch.zeros(len(encoded), width, dtype=torch.long)
+        for row, ids in enumerate(encoded):
+            input_ids[row, : len(ids)] = torch.tensor(ids)
+            mask[row, : len(ids)] = 1
+        input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+        logits = self.model(input_ids=input_ids, attention_mask=mask).logits[:, :-1].float()
+        targets = input_ids[:, 1:]
+        token_lp = logits.log_softmax(-1).gather(-1, targets[..., None])[..., 0]
+        valid = mask[:, 1:].float()
+        return ((token_lp * valid).sum(1) / valid.sum(1).clamp(min=1)).tolist()
+
+    def score(self, images: Sequence[Any], sentences: Sequence[Sequence[str]]) -> list[list[float]]:
+        new = sorted({s for g in sentences for s in g if s not in self._cache}, key=len)
+        scores = map_batches(self.mean_log_probs, new, self.batch_size)
+        self._cache.update(zip(new, scores, strict=True))
+        return [[self._cache[s] for s in group] for group in sentences]
+
+    def describe(self) -> dict[str, Any]:
+        return {"score": "mean token log-probability", "gguf_file": self.gguf_file}

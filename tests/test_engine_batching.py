@@ -1,0 +1,95 @@
+"""Engine helpers without models: OOM halving, prefetching, score records, similarities."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import torch
+from bla_eval.batching import chunks, is_out_of_memory, map_batches, prefetch_map
+from bla_eval.results import read_records
+from bla_eval.scorers.base import regroup
+from bla_eval.scorers.dual import similarity_scores
+
+
+class LimitedDevice:
+    """A batch function that fails like a GPU when a batch holds more than ``capacity`` items."""
+
+    def __init__(self, capacity: int, error: type[BaseException] = torch.OutOfMemoryError) -> None:
+        self.capacity = capacity
+        self.error = error
+        self.calls: list[int] = []
+
+    def __call__(self, batch):
+        self.calls.append(len(batch))
+        if len(batch) > self.capacity:
+            if self.error is RuntimeError:
+                raise RuntimeError("CUDA error: out of memory")
+            raise self.error("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return [x * x for x in batch]
+
+
+def test_out_of_memory_halves_the_batch_and_keeps_the_smaller_size():
+    device = LimitedDevice(capacity=3)
+    assert map_batches(device, list(range(10)), batch_size=16) == [x * x for x in range(10)]
+    # 16 -> 8 -> 4 fail on 10 items; then batches of 2 for the rest
+    assert device.calls == [10, 8, 4, 2, 2, 2, 2, 2]
+
+
+def test_out_of_memory_runtime_error_message_is_recognised():
+    device = LimitedDevice(capacity=1, error=RuntimeError)
+    assert map_batches(device, [1, 2, 3], batch_size=4) == [1, 4, 9]
+    assert is_out_of_memory(RuntimeError("CUDA out of memory."))
+    assert not is_out_of_memory(RuntimeError("shape mismatch"))
+
+
+def test_out_of_memory_at_batch_size_one_is_raised():
+    with pytest.raises(torch.OutOfMemoryError):
+        map_batches(LimitedDevice(capacity=0), [1, 2], batch_size=4)
+
+
+def test_other_errors_are_not_retried():
+    device = LimitedDevice(capacity=1, error=ValueError)
+    with pytest.raises(ValueError):
+        map_batches(device, [1, 2, 3], batch_size=2)
+    assert device.calls == [2]
+
+
+def test_prefetch_map_keeps_order_and_runs_in_worker_threads():
+    threads = set()
+
+    def work(x):
+        threads.add(threading.get_ident())
+        return x + 1
+
+    batches = list(chunks(list(range(23)), 5))
+    out = list(prefetch_map(work, batches, workers=2))
+    assert out == [[x + 1 for x in b] for b in batches]
+    assert threading.get_ident() not in threads
+
+
+def test_read_records_drops_a_cut_off_last_line(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    good = [{"task": "t", "id": str(i), "scores": [i]} for i in range(3)]
+    text = "".join(json.dumps(r) + "\n" for r in good)
+    path.write_text(text + '{"task": "t", "id": "3", "sco', encoding="utf-8")
+    assert read_records(path) == good
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_read_records_rejects_a_broken_middle_line(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    path.write_text('{"id": 1}\nnot json\n{"id": 2}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2"):
+        read_records(path)
+
+
+def test_similarities_and_regroup():
+    image = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    text = torch.tensor([[0.6, 0.8], [-1.0, 0.0]])
+    assert similarity_scores(image, text, "cosine").tolist() == pytest.approx([0.6, -1.0])
+    assert similarity_scores(image, text, "clipscore").tolist() == pytest.approx([1.5, 0.0])
+    with pytest.raises(ValueError, match="similarity"):
+        similarity_scores(image, text, "dot")
+    assert regroup([1, 2, 3, 4, 5], [["a", "b"], [], ["c", "d", "e"]]) == [[1, 2], [], [3, 4, 5]]
