@@ -236,7 +236,7 @@ def test_engine_progress_reaches_the_page_callback(tiny_clip, built_dataset, tmp
 
     calls = []
 
-    def progress(fraction, desc=None):  # the call signature of gr.Progress
+    def progress(fraction, desc=None, unit="steps"):  # the call signature of gr.Progress
         calls.append((fraction, desc))
 
     options = {"data": str(built_dataset), "tasks": ("coordination",), "limit": 3,

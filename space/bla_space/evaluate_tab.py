@@ -32,6 +32,10 @@ KIND_HELP: dict[str, str] = {
     "generative": "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
     "text": "text-only language model (no image): sentence likelihood, a blind baseline",
 }
+WAITING = (
+    "*After a run: the metrics beside chance, humans and the paper's models, a plot per task, "
+    "and the results JSON. Progress and your place in the queue show here.*"
+)
 VIEW_CHOICES = [("Ranking view (thesis)", "ranking"), ("Binary view (paper)", "binary")]
 
 
@@ -80,12 +84,11 @@ def build(config: SpaceConfig) -> EvaluateTab:
             )
             button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
             gr.Markdown(
-                "One evaluation runs at a time; while you wait, your place in the queue is "
-                "shown here. Models are loaded without remote code.",
+                "One evaluation runs at a time (queued). Models load without remote code.",
                 elem_id="queue-note",
             )
+    status = gr.Markdown(WAITING, container=True, min_height=90, elem_id="run-status")
     with gr.Column(visible=False, elem_id="results") as results_box:
-        status = gr.Markdown("", elem_id="run-status")
         view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", elem_id="view")
         table = gr.Dataframe(label="Metrics (%), this run first", interactive=False,
                              elem_id="metrics-table", wrap=True,

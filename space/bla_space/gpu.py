@@ -44,7 +44,7 @@ def evaluate_on_gpu(model: str, output_dir: str, options: dict[str, Any], n_data
 
     def report(done: int, total: int, desc: str) -> None:
         if progress is not None:
-            progress((done, total), desc=desc)
+            progress((done, total), desc=desc, unit="datapoints")
 
     return evaluate(model, Path(output_dir), **options, trust_remote_code=False, progress=report)
 
