@@ -19,7 +19,7 @@ from .results import (
     task_metrics,
     write_json_atomic,
 )
-from .scorers import LoadOptions, detect_kind, load_scorer, scorer_class
+from .scorers import LoadOptions, Scorer, detect_kind, load_scorer, scorer_class
 from .scoring import Progress, score_datapoints
 
 DEFAULT_TASKS = ("ap", "co", "rc")
@@ -41,7 +41,7 @@ def _dataset_revision(data: str) -> str | None:
     manifest = Path(data) / "manifest.json"
     if manifest.is_file():
         doc = json.loads(manifest.read_text(encoding="utf-8"))
-        return doc.get("version") or doc.get("dataset_version")
+        return doc.get("dataset_version") or doc.get("version")
     return None
 
 
@@ -68,100 +68,86 @@ def evaluate(
     ``progress(done, total, desc)`` is called after each batch. With ``resume``, datapoints
     already in ``scores.jsonl`` are not scored again. Returns the results document.
     """
-    started = time.perf_counter()
+    clock = {"start": time.perf_counter()}
     data = data or default_data()
     configs = [config_name(t) for t in tasks]
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-
     points = load_datapoints(data, configs, split, limit)
-    loaded_data = time.perf_counter()
-    kind = kind or detect_kind(model, trust_remote_code)
-    options = LoadOptions(device, dtype, trust_remote_code, similarity, gguf_file)
-    settings = dict(
-        model=model,
-        gguf_file=gguf_file,
-        kind=kind,
-        data=data,
-        split=split,
-        dtype=dtype,
-        similarity=similarity if kind in ("contrastive", "open_clip") else None,
-    )
-    _check_resume(out, settings, resume)
+    clock["data"] = time.perf_counter()
 
+    kind = kind or detect_kind(model, trust_remote_code)
+    dual = kind in ("contrastive", "open_clip")
+    settings = {
+        "model": model, "gguf_file": gguf_file, "kind": kind, "data": data, "split": split,
+        "dtype": dtype, "similarity": similarity if dual else None,
+    }  # fmt: skip
+    _check_resume(out, settings, resume)
     store = ScoreStore(out / SCORES_FILE, resume)
     pending = [p for p in points if not store.done(p)]
-    scorer_cls = scorer_class(kind)
+    scorer = None
     try:
-        scorer = load_scorer(model, kind, batch_size, options) if pending else None
-        loaded_model = time.perf_counter()
+        if pending:
+            if progress is not None:
+                progress(0, len(pending), f"loading {kind} model")
+            options = LoadOptions(device, dtype, trust_remote_code, similarity, gguf_file)
+            scorer = load_scorer(model, kind, batch_size, options)
+        clock["model"] = time.perf_counter()
         if scorer is not None:
             score_datapoints(scorer, pending, store.add, batch_size, progress)
     finally:
         store.close()
-    scored = time.perf_counter()
+    clock["scored"] = time.perf_counter()
 
-    results = _results_document(
-        model=model,
-        kind=kind,
-        data=data,
-        split=split,
-        configs=configs,
-        points=points,
-        records=store.records,
-        probabilistic=scorer_cls.probabilistic,
-        protocol={
-            "tasks": configs,
-            "limit": limit,
-            "batch_size": batch_size,
-            "device": device,
-            "dtype": dtype,
-            "binary_view": "threshold 0.5" if scorer_cls.probabilistic else "top-k",
-            **(scorer.describe() if scorer is not None else {}),
-        },
-        revision=getattr(scorer, "revision", None),
-        timings={
-            "load_data_s": round(loaded_data - started, 3),
-            "load_model_s": round(loaded_model - loaded_data, 3),
-            "scoring_s": round(scored - loaded_model, 3),
-            "total_s": round(time.perf_counter() - started, 3),
-            "datapoints_scored": len(pending),
-            "datapoints_resumed": len(points) - len(pending),
-        },
-    )
-    write_json_atomic(out / RESULTS_FILE, results)
-    return results
-
-
-def _results_document(
-    *,
-    model: str,
-    kind: str,
-    data: str,
-    split: str,
-    configs: list[str],
-    points: list[Datapoint],
-    records: dict[tuple[str, str], dict[str, Any]],
-    probabilistic: bool,
-    protocol: dict[str, Any],
-    revision: str | None,
-    timings: dict[str, Any],
-) -> dict[str, Any]:
-    tasks = {}
-    for config in configs:
-        task_records = [records[(p.task, p.id)] for p in points if p.task == config]
-        tasks[config] = task_metrics(task_records, probabilistic)
-    return {
+    probabilistic = scorer_class(kind).probabilistic
+    protocol = {
+        "tasks": configs, "limit": limit, "batch_size": batch_size,
+        "device": str(getattr(scorer, "device", device)), "dtype": dtype,
+        "binary_view": "threshold 0.5" if probabilistic else "top-k",
+        **(scorer.describe() if scorer is not None else {}),
+    }  # fmt: skip
+    timings = {
+        "load_data_s": round(clock["data"] - clock["start"], 3),
+        "load_model_s": round(clock["model"] - clock["data"], 3),
+        "scoring_s": round(clock["scored"] - clock["model"], 3),
+        "total_s": round(time.perf_counter() - clock["start"], 3),
+        "datapoints_scored": len(pending),
+        "datapoints_resumed": len(points) - len(pending),
+    }
+    results = {
         "model": model,
-        "model_revision": revision,
+        "model_revision": _model_revision(scorer),
         "kind": kind,
         "dataset": data,
         "dataset_revision": _dataset_revision(data),
         "split": split,
         "protocol": protocol,
-        "tasks": tasks,
+        "tasks": _task_results(configs, points, store.records, probabilistic),
         "timings": timings,
         "scores_file": SCORES_FILE,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "bla_eval_version": __version__,
+    }
+    write_json_atomic(out / RESULTS_FILE, results)
+    return results
+
+
+def _model_revision(scorer: Scorer | None) -> str | None:
+    """The Hub commit the weights came from, when transformers recorded one."""
+    config = getattr(getattr(scorer, "model", None), "config", None)
+    return getattr(config, "_commit_hash", None)
+
+
+def _task_results(
+    configs: list[str],
+    points: list[Datapoint],
+    records: dict[tuple[str, str], dict[str, Any]],
+    probabilistic: bool,
+) -> dict[str, Any]:
+    """Metrics per task over the run's datapoints, in dataset order."""
+    return {
+        config: task_metrics(
+            [records[(p.task, p.id)] for p in points if p.task == config], probabilistic
+        )
+        for config in configs
     }

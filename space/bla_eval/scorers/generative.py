@@ -100,7 +100,8 @@ class GenerativeScorer(Scorer):
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
         if self.encoder_decoder:
-            start = self.model.config.text_config.decoder_start_token_id
+            config = self.model.config
+            start = getattr(getattr(config, "text_config", config), "decoder_start_token_id", 0)
             inputs["decoder_input_ids"] = torch.full(
                 (len(sentences), 1), start, dtype=torch.long, device=self.device
             )
