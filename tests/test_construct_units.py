@@ -132,3 +132,13 @@ def test_reasoning_language_and_overlap():
     assert box_overlap(a, vg.VGObject(2, ["man"], [], 1, 1, 8, 8)) == 1.0
     assert box_overlap(a, vg.VGObject(3, ["man"], [], 5, 0, 10, 10)) == 0.5
     assert box_overlap(a, vg.VGObject(4, ["man"], [], 20, 20, 5, 5)) == 0.0
+
+
+def test_calibration_threshold_keeps_the_asked_share():
+    from builders.construct.calibrate import choose_threshold
+
+    minima = [float(i) for i in range(1, 101)]  # sets whose lowest sentence scores 1..100
+    threshold = choose_threshold(minima, keep=0.95)
+    assert sum(m > threshold for m in minima) >= 95
+    assert sum(m > threshold + 1 for m in minima) < 95  # and not lower than it needs to be
+    assert choose_threshold([5.0, 6.0], keep=1.0) < 5.0

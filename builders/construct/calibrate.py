@@ -1,10 +1,13 @@
 """Calibrate the grammar threshold on the release sentences (all of which passed GRUEN > 0.7).
 
-Scores every release sentence with the configured scorer and picks the largest threshold that keeps
-at least ``--keep`` of the release caption SETS (a set is kept when all four sentences score above
-the threshold, the paper's rule). Run:
+Scores every release sentence with the configured scorer and picks, per task, the largest threshold
+that keeps at least ``--keep`` of that task's release caption SETS (a set is kept when all four
+sentences score above the threshold, the paper's rule); also the one threshold that does so for
+all three tasks at once (the smallest of the three). Run:
 
     python -m builders.construct.calibrate --release ../shared/data/BLA_Benchmark --out calib.json
+
+``--scores calib.json`` reuses the sentence scores of an earlier run (no model is loaded).
 """
 
 from __future__ import annotations
@@ -48,9 +51,8 @@ def choose_threshold(set_minima: list[float], keep: float) -> float:
     return round(threshold, 2)
 
 
-def calibrate(release: Path, config: ConstructConfig, keep: float, limit: int | None) -> dict:
-    """Score the release, choose the threshold, and return the figures."""
-    sets = release_sets(release, limit)
+def score_release(sets: dict[str, list[list[str]]], config: ConstructConfig) -> dict:
+    """Score every distinct release sentence; returns scores, scorer name and timings."""
     started = time.perf_counter()
     scorer = make_scorer(config)
     load_s = time.perf_counter() - started
@@ -58,23 +60,32 @@ def calibrate(release: Path, config: ConstructConfig, keep: float, limit: int | 
     sentences = sorted(unique, key=lambda s: (len(s), s))  # similar lengths batch together
     started = time.perf_counter()
     scores = dict(zip(sentences, scorer.score(sentences), strict=True))
-    score_s = time.perf_counter() - started
+    return {"scorer": scorer.name, "sentence_scores": scores, "model_load_s": round(load_s, 1),
+            "scoring_s": round(time.perf_counter() - started, 1)}
+
+
+def calibrate(release: Path, config: ConstructConfig, keep: float, limit: int | None,
+              previous: dict | None = None) -> dict:
+    """Score the release (or reuse ``previous`` scores), choose the thresholds, return figures."""
+    sets = release_sets(release, limit)
+    scored = previous or score_release(sets, config)
+    scores = scored["sentence_scores"]
     minima = {t: [min(scores[s] for s in g) for g in groups] for t, groups in sets.items()}
-    threshold = choose_threshold([m for ms in minima.values() for m in ms], keep)
-    all_scores = list(scores.values())
+    per_task = {t: choose_threshold(ms, keep) for t, ms in minima.items()}
+    single = min(per_task.values())
+    values = [scores[s] for task in sets.values() for group in task for s in group]
     return {
-        "scorer": scorer.name,
-        "sentence_scores": scores,
-        "threshold": threshold,
+        **scored,
         "target_keep_sets": keep,
         "unit": "caption sets (a set is kept when all 4 sentences score > threshold)",
-        "kept_sets": {t: sum(m > threshold for m in ms) / len(ms) for t, ms in minima.items()},
-        "kept_sentences": sum(v > threshold for v in all_scores) / len(all_scores),
+        "thresholds": per_task,
+        "kept_sets": {t: sum(m > per_task[t] for m in ms) / len(ms) for t, ms in minima.items()},
+        "single_threshold": single,
+        "kept_sets_single": {t: sum(m > single for m in ms) / len(ms) for t, ms in minima.items()},
+        "kept_sentences_single": sum(v > single for v in values) / len(values),
         "n_sets": {t: len(ms) for t, ms in minima.items()},
-        "n_unique_sentences": len(sentences),
-        "model_load_s": round(load_s, 1),
-        "scoring_s": round(score_s, 1),
-        "score_range": [min(all_scores), max(all_scores)],
+        "n_unique_sentences": len(scores),
+        "score_range": [min(values), max(values)],
     }
 
 
@@ -84,11 +95,16 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", type=Path, help="write the figures here as JSON")
     parser.add_argument("--keep", type=float, default=0.95, help="share of release sets to keep")
     parser.add_argument("--limit", type=int, help="only the first N sets per task (quick check)")
+    parser.add_argument("--scores", type=Path, help="reuse sentence scores from an earlier --out")
     parser.add_argument("--grammar-scorer", default=ConstructConfig.grammar_scorer)
     parser.add_argument("--grammar-model", default=ConstructConfig.grammar_model)
     args = parser.parse_args(argv)
     config = ConstructConfig(grammar_scorer=args.grammar_scorer, grammar_model=args.grammar_model)
-    figures = calibrate(args.release, config, args.keep, args.limit)
+    previous = json.loads(args.scores.read_text(encoding="utf-8")) if args.scores else None
+    if previous is not None:
+        previous = {k: previous[k] for k in ("scorer", "sentence_scores", "model_load_s",
+                                              "scoring_s")}
+    figures = calibrate(args.release, config, args.keep, args.limit, previous)
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in figures.items() if k != "sentence_scores"}, indent=2))

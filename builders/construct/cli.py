@@ -40,7 +40,9 @@ def add_parser(subparsers) -> None:
                         help="sentence-transformers id or folder")
     parser.add_argument("--grammar-scorer", default=defaults.grammar_scorer)
     parser.add_argument("--grammar-model", default=defaults.grammar_model)
-    parser.add_argument("--grammar-threshold", type=float, default=defaults.grammar_threshold)
+    parser.add_argument("--grammar-threshold", type=float, default=None,
+                        help="one threshold for every task (default: the calibrated per-task "
+                             f"values of the default scorer, {defaults.grammar_thresholds})")
     parser.add_argument("--transitive-verbs", type=Path, default=defaults.transitive_verbs)
     parser.add_argument("--positional-words", type=Path, default=defaults.positional_words)
     parser.add_argument("--body-parts", type=Path, default=defaults.body_parts)

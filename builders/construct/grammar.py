@@ -1,13 +1,14 @@
 """Grammar acceptability scorers (step 5): a small interface, a registry, and the default LM scorer.
 
 A scorer maps sentences to floats, higher = more acceptable. The pipeline drops a caption set when
-any of its sentences scores <= ``ConstructConfig.grammar_threshold`` and keeps the best-scored set
+any of its sentences scores <= ``ConstructConfig.threshold(task)`` and keeps the best-scored set
 per image. To plug in GRUEN or any other model, register a factory:
 
     from builders.construct.grammar import SCORERS
     SCORERS["gruen"] = lambda config: MyGruenScorer(...)   # any object with .score(list[str])
 
-and run with ``--grammar-scorer gruen --grammar-threshold 0.7``.
+and run with ``--grammar-scorer gruen --grammar-threshold 0.7`` (one threshold for every task;
+the defaults in ``config.CALIBRATED_THRESHOLDS`` are per task and belong to the default scorer).
 """
 
 from __future__ import annotations

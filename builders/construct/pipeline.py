@@ -297,7 +297,7 @@ def candidates(image: VGImage, task: str, res: Resources, report: Report) -> lis
 
 
 def select(
-    by_image: dict[int, list[CaptionSet]], res: Resources, report: Report
+    by_image: dict[int, list[CaptionSet]], task: str, res: Resources, report: Report
 ) -> list[CaptionSet]:
     """Step 5: score every sentence; drop sets with a sentence <= threshold; best mean per image.
 
@@ -314,7 +314,7 @@ def select(
     sentences = sorted({c for sets in by_image.values() for s in sets for c in s.captions},
                        key=lambda s: (len(s), s))
     scores = dict(zip(sentences, res.grammar.score(sentences), strict=True))
-    threshold, kept = res.config.grammar_threshold, []
+    threshold, kept = res.config.threshold(task), []
     for sets in by_image.values():
         for s in sets:
             s.scores = [float(scores[c]) for c in s.captions]
@@ -354,7 +354,7 @@ def construct(
         made = candidates(image, task, res, report)
         if made:
             by_image[image.image_id] = made
-    kept = select(by_image, res, report) if by_image else []
+    kept = select(by_image, task, res, report) if by_image else []
     name = "" if not by_image or res.config.grammar_scorer == NO_GRAMMAR and scorer is None else (
         getattr(res.grammar, "name", type(res.grammar).__name__))
     return ConstructResult(kept, by_image, report, name)
