@@ -56,7 +56,8 @@ def config_name(task: str) -> str:
     raise ValueError(f"unknown task {task!r}: use one of {', '.join(TASKS)} or a config name")
 
 
-def _load_split(data: str, config: str, split: str):
+def load_split(data: str, config: str, split: str = "test"):
+    """One config and split as a ``datasets.Dataset``, fields checked, images left encoded."""
     import datasets
 
     if Path(data).is_dir():
@@ -94,6 +95,9 @@ def _local_files(data: str, config: str, split: str) -> list[str]:
     return files
 
 
+_load_split = load_split  # the Space imported the earlier private name
+
+
 def _image_key(row: dict[str, Any]) -> str:
     image_id = row.get("image_id")
     if image_id not in (None, ""):
@@ -111,7 +115,7 @@ def load_datapoints(
     points: list[Datapoint] = []
     for task in tasks:
         config = config_name(task)
-        ds = _load_split(data, config, split)
+        ds = load_split(data, config, split)
         if limit is not None:
             ds = ds.select(range(min(limit, len(ds))))
         for row in ds:
