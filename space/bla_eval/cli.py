@@ -27,12 +27,23 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"Hub dataset id or local dataset folder (default: bla_dataset/ if built, "
         f"else {HUB_DATASET_ID})",
     )
-    p.add_argument("--tasks", nargs="+", default=list(DEFAULT_TASKS), choices=list(TASKS))
-    p.add_argument("--split", default="test")
+    p.add_argument(
+        "--tasks",
+        nargs="+",
+        default=list(DEFAULT_TASKS),
+        choices=list(TASKS),
+        help="active-passive, coordination, relative clause (default: all)",
+    )
+    p.add_argument("--split", default="test", help="dataset split (test = the whole benchmark)")
     p.add_argument(
         "--limit", type=int, default=None, help="score only the first N datapoints per task"
     )
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="images / sentences / pairs per forward pass (halved on out-of-memory)",
+    )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     p.add_argument(
         "--dtype",
@@ -43,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", action="store_true", help="keep scores.jsonl and score only the rest"
     )
-    p.add_argument("--trust-remote-code", action="store_true")
+    p.add_argument(
+        "--trust-remote-code", action="store_true", help="allow the model repo's own code"
+    )
     p.add_argument(
         "--similarity",
         choices=SIMILARITIES,
