@@ -63,6 +63,14 @@ def test_iter_images_refuses_files_in_different_order(tmp_path):
         list(vg.iter_images(tmp_path))
 
 
+def test_iter_images_refuses_a_file_with_fewer_images(tmp_path):
+    for name in vg.FILES:
+        data = json.loads((FIXTURES / "release" / f"{name}.json").read_text())
+        (tmp_path / f"{name}.json").write_text(json.dumps(data[:-1] if name == "objects" else data))
+    with pytest.raises(vg.VGError, match="objects ended after 12 images"):
+        list(vg.iter_images(tmp_path))
+
+
 def test_iter_images_merges_attributes_into_objects():
     image = next(vg.iter_images(FIXTURES / "release"))
     assert (image.image_id, image.width, image.height) == (411, 256, 256)
@@ -142,3 +150,12 @@ def test_calibration_threshold_keeps_the_asked_share():
     assert sum(m > threshold for m in minima) >= 95
     assert sum(m > threshold + 1 for m in minima) < 95  # and not lower than it needs to be
     assert choose_threshold([5.0, 6.0], keep=1.0) < 5.0
+
+
+def test_default_thresholds_are_the_recorded_calibration():
+    from builders.construct.config import CALIBRATED_THRESHOLDS, DATA_DIR
+    from builders.schema import TASKS
+
+    recorded = json.loads((DATA_DIR / "grammar_calibration.json").read_text())
+    assert {t: recorded["thresholds"][TASKS[t]] for t in TASKS} == CALIBRATED_THRESHOLDS
+    assert min(recorded["kept_sets"].values()) >= recorded["target_keep_sets"]

@@ -38,7 +38,7 @@ from builders.construct.templates import (
     relative_clause,
     same_words,
 )
-from builders.construct.vg import VGImage, VGObject, iter_images
+from builders.construct.vg import VGImage, VGObject, VGRelationship, iter_images
 
 PLURAL_ONLY = frozenset({"people", "police", "clothes", "jeans", "trousers", "pants", "shorts"})
 TASK_CODES = ("ap", "co", "rc")
@@ -124,7 +124,7 @@ def ap_sets(image: VGImage, res: Resources, report: Report) -> list[CaptionSet]:
     return sets
 
 
-def _ap_set(image: VGImage, rel, res: Resources) -> CaptionSet | str:
+def _ap_set(image: VGImage, rel: VGRelationship, res: Resources) -> CaptionSet | str:
     """The AP set of one relationship, or the reason it is dropped."""
     subject, obj = image.objects[rel.subject_id], image.objects[rel.object_id]
     if not res.is_person(subject):
@@ -220,7 +220,7 @@ def _persons_with_attributes(
     image: VGImage, res: Resources, report: Report
 ) -> list[tuple[VGObject, list[Attribute]]]:
     """Persons (subjects, in order of first appearance) with >= 2 deduplicated attributes."""
-    by_subject: dict[int, list] = {}
+    by_subject: dict[int, list[VGRelationship]] = {}
     for rel in image.relationships:
         report.add("relationships", "read")
         if not res.is_person(image.objects[rel.subject_id]):
@@ -256,12 +256,14 @@ def _persons_with_attributes(
     return people
 
 
-def _drop_person(report: Report, rels: list, reason: str) -> None:
+def _drop_person(report: Report, rels: list[VGRelationship], reason: str) -> None:
     report.add("persons", f"dropped: {reason}")
     report.add("relationships", f"dropped: {reason} (person)", len(rels))
 
 
-def _attribute(image: VGImage, rel, person: VGObject, res: Resources) -> Attribute | str:
+def _attribute(
+    image: VGImage, rel: VGRelationship, person: VGObject, res: Resources
+) -> Attribute | str:
     """The attribute phrase of one relationship of ``person``, or the reason it is dropped."""
     obj = image.objects[rel.object_id]
     clean = clean_predicate(rel.predicate, tuple(tokens_of(obj.name)))

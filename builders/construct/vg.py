@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import zipfile
 from collections.abc import Iterator
@@ -149,10 +150,14 @@ def iter_images(vg_dir: Path, limit: int | None = None) -> Iterator[VGImage]:
     """
     sizes = read_image_sizes(vg_dir)
     streams = {name: iter_array(find_file(vg_dir, name)) for name in FILES[1:]}
-    for count, records in enumerate(zip(*streams.values(), strict=False)):
+    for count, records in enumerate(itertools.zip_longest(*streams.values())):
         if limit is not None and count >= limit:
             return
         by_name = dict(zip(streams, records, strict=True))
+        ended = [name for name, record in by_name.items() if record is None]
+        if ended:
+            raise VGError(f"{vg_dir}: {', '.join(ended)} ended after {count} images, before the "
+                          "other files (truncated or mismatched files?)")
         ids = {name: _image_id(record, name) for name, record in by_name.items()}
         if len(set(ids.values())) != 1:
             raise VGError(f"{vg_dir}: files not in the same image order at record {count}: {ids}")
