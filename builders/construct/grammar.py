@@ -50,12 +50,13 @@ class LMScorer:
         kwargs = {"gguf_file": path.name} if path.suffix == ".gguf" else {}
         where = str(path.parent) if kwargs else str(path) if path.exists() else model
         self.tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
-        self.model = AutoModelForCausalLM.from_pretrained(where, **kwargs).eval()
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model = AutoModelForCausalLM.from_pretrained(where, **kwargs).eval().to(self.device)
         self.name = f"lm-{mode}:{path.name if path.exists() else model}"
         self.mode, self.batch_size, self._torch = mode, batch_size, torch
         self.bos = self._bos_id()
         with torch.no_grad():
-            start = torch.tensor([[self.bos]])
+            start = torch.tensor([[self.bos]], device=self.device)
             self.unigram = self.model(start).logits[0, -1].float().log_softmax(-1)
 
     def _bos_id(self) -> int:
@@ -84,6 +85,7 @@ class LMScorer:
         for row, seq in enumerate(encoded):
             ids[row, : len(seq)] = torch.tensor(seq)
             mask[row, : len(seq)] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
         with torch.no_grad():
             logp = self.model(input_ids=ids, attention_mask=mask).logits.float().log_softmax(-1)
         target = ids[:, 1:]
@@ -91,7 +93,7 @@ class LMScorer:
         if self.mode == "slor":
             token_lp = token_lp - self.unigram[target]
         valid = mask[:, 1:].float()
-        return ((token_lp * valid).sum(1) / valid.sum(1).clamp(min=1)).tolist()
+        return ((token_lp * valid).sum(1) / valid.sum(1).clamp(min=1)).cpu().tolist()
 
 
 SCORERS: dict[str, Callable[[ConstructConfig], AcceptabilityScorer]] = {
