@@ -31,7 +31,6 @@ class ConstructConfig:
     are not GRUEN's 0.7, because the default scorer is not GRUEN.
     """
 
-
     # step 1: persons and predicates
     wordnet_dir: Path = Path("/usr/share/wordnet")
     person_lexfile: int = 18  # noun.person
