@@ -163,6 +163,35 @@ def build_blip2_generative(out: Path, texts: list[str]) -> None:
     processor.save_pretrained(out)
 
 
+def build_blip2_t5_generative(out: Path, texts: list[str]) -> None:
+    """BLIP-2 with an encoder-decoder (T5) language model, as Salesforce/blip2-flan-t5-xl."""
+    tok = bpe_tokenizer(texts)
+    processor = tf.Blip2Processor(
+        image_processor=image_processor(), tokenizer=tok, num_query_tokens=4
+    )
+    t5 = tf.T5Config(
+        d_model=32,
+        d_kv=16,
+        d_ff=64,
+        num_layers=1,
+        num_decoder_layers=1,
+        num_heads=2,
+        vocab_size=len(processor.tokenizer),
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+    )
+    config = tf.Blip2Config(
+        vision_config=VISION,
+        qformer_config=dict(LAYERS, vocab_size=64, encoder_hidden_size=32),
+        text_config=t5.to_dict(),
+        num_query_tokens=4,
+        image_token_index=processor.tokenizer.convert_tokens_to_ids("<image>"),
+    )
+    tf.Blip2ForConditionalGeneration(config).save_pretrained(out)
+    processor.save_pretrained(out)
+
+
 def build_llava_chat(out: Path, texts: list[str]) -> None:
     tok = bpe_tokenizer(texts)
     tok.add_tokens(["<image>"], special_tokens=True)
@@ -207,6 +236,7 @@ BUILDERS = {
     "blip_itm": (build_blip_itm, "itm"),
     "blip2_itm": (build_blip2_itm, "itm"),
     "blip2_generative": (build_blip2_generative, "generative"),
+    "blip2_t5_generative": (build_blip2_t5_generative, "generative"),
     "llava_chat": (build_llava_chat, "generative"),
     "llama_text": (build_llama_text, "text"),
 }
@@ -259,6 +289,7 @@ def test_cli_runs_every_kind_end_to_end(models, name, built_dataset, tmp_path, c
             assert "binary_answers" in metrics
     if kind == "generative":
         assert results["protocol"]["chat_template"] is (name == "llava_chat")
+        assert results["protocol"]["encoder_decoder"] is (name == "blip2_t5_generative")
 
 
 def test_itm_scores_equal_the_models_own_forward(models, built_dataset):

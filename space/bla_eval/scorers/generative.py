@@ -130,6 +130,7 @@ class GenerativeScorer(Scorer):
         return {
             "prompt": PROMPT,
             "chat_template": self.chat,
+            "encoder_decoder": self.encoder_decoder,
             "score": "P(yes) / (P(yes) + P(no)), first answer token",
             "yes_tokens": self.tokenizer.convert_ids_to_tokens(self.yes_ids),
             "no_tokens": self.tokenizer.convert_ids_to_tokens(self.no_ids),
