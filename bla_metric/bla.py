@@ -4,24 +4,9 @@ import datasets
 import evaluate
 
 from .formulas import compute
+from .references import CITATION
 
-_CITATION = """\
-@inproceedings{chen-etal-2023-bla,
-    title = "The {BLA} Benchmark: Investigating Basic Language Abilities
-             of Pre-Trained Multimodal Models",
-    author = "Chen, Xinyi and Fern{\\'a}ndez, Raquel and Pezzelle, Sandro",
-    editor = "Bouamor, Houda and Pino, Juan and Bali, Kalika",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods
-                 in Natural Language Processing",
-    month = dec,
-    year = "2023",
-    address = "Singapore",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2023.emnlp-main.356/",
-    doi = "10.18653/v1/2023.emnlp-main.356",
-    pages = "5817--5830",
-}
-"""
+_CITATION = CITATION
 
 _DESCRIPTION = """\
 BLA (Basic Language Abilities) tests whether vision-and-language models understand active-passive

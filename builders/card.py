@@ -7,6 +7,7 @@ from statistics import mean
 import yaml
 from datasets.splits import SplitDict, SplitInfo
 
+from bla_metric.references import CITATION
 from builders.records import Datapoint
 from builders.schema import DATASET_VERSION, FEATURES, LEARNING_SUFFIX, TASKS
 
@@ -30,21 +31,6 @@ TASK_TITLES = {
     "relative_clause": "Relative clauses (RC)",
 }
 
-CITATION = """@inproceedings{chen-etal-2023-bla,
-    title = "The {BLA} Benchmark: Investigating Basic Language Abilities of Pre-Trained
-             Multimodal Models",
-    author = "Chen, Xinyi and Fern{\\'a}ndez, Raquel and Pezzelle, Sandro",
-    editor = "Bouamor, Houda and Pino, Juan and Bali, Kalika",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language
-                 Processing",
-    month = dec,
-    year = "2023",
-    address = "Singapore",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2023.emnlp-main.356/",
-    doi = "10.18653/v1/2023.emnlp-main.356",
-    pages = "5817--5830",
-}"""
 
 Tables = dict[str, dict[str, list[Datapoint]]]
 Info = dict[str, dict[str, dict[str, int]]]
@@ -121,18 +107,33 @@ LICENCE = (
 )
 
 FIELDS: list[tuple[str, str, str]] = [
-    ("id", "string", "stable id: task + position in the release file (`ap-0000`); "
-     "learning rows keep the id of their benchmark row"),
+    (
+        "id",
+        "string",
+        "stable id: task + position in the release file (`ap-0000`); "
+        "learning rows keep the id of their benchmark row",
+    ),
     ("image", "Image", "the Visual Genome JPEG (original bytes)"),
     ("image_id", "string", "the Visual Genome image id"),
-    ("captions", "list of string", "release order True1, True2, False1, False2 "
-     "(train rows of `*_learning`: one true, one false)"),
+    (
+        "captions",
+        "list of string",
+        "release order True1, True2, False1, False2 "
+        "(train rows of `*_learning`: one true, one false)",
+    ),
     ("labels", "list of int8", "1 = true, 0 = false, one per caption"),
-    ("caption_types", "list of string", "AP: TA, TP, FA, FP (true/false, active/passive); "
-     "CO, RC: TP1, TP2, FP1, FP2 (true/false, person 1/2)"),
+    (
+        "caption_types",
+        "list of string",
+        "AP: TA, TP, FA, FP (true/false, active/passive); "
+        "CO, RC: TP1, TP2, FP1, FP2 (true/false, person 1/2)",
+    ),
     ("predicate", "string", "the verb (AP only; empty otherwise)"),
-    ("grammar_scores", "list of float64 or null", "GRUEN acceptability score per caption, "
-     "as released (CO and RC; null for AP)"),
+    (
+        "grammar_scores",
+        "list of float64 or null",
+        "GRUEN acceptability score per caption, as released (CO and RC; null for AP)",
+    ),
 ]
 
 
@@ -140,14 +141,15 @@ def card_body(tables: Tables, info: Info) -> str:
     """Markdown body: tasks, fields, splits, statistics, loading, licence, citation."""
     parts = [
         f"# BLA: a benchmark of Basic Language Abilities\n\nDataset version {DATASET_VERSION}. "
-        + INTRO + "\n",
+        + INTRO
+        + "\n",
         _tasks_section(tables),
         _fields_section(),
         _splits_section(info),
         _statistics_section(tables),
         _loading_section(),
         "## Licence\n\n" + LICENCE + "\n",
-        "## Citation\n\n```bibtex\n" + CITATION + "\n```\n",
+        "## Citation\n\n```bibtex\n" + CITATION + "```\n",
     ]
     return "\n".join(parts)
 
@@ -181,12 +183,14 @@ def _splits_section(info: Info) -> str:
     for config, splits in info.items():
         for split, v in splits.items():
             lines.append(f"| `{config}` | {split} | {v['num_examples']} | {v['file_bytes']:,} |")
-    learning_validation = {c: s["validation"]["num_examples"] for c, s in info.items()
-                           if c.endswith(LEARNING_SUFFIX)}
+    learning_validation = {
+        c: s["validation"]["num_examples"] for c, s in info.items() if c.endswith(LEARNING_SUFFIX)
+    }
     if any(n != 100 for n in learning_validation.values()):
         lines.append(
             "\nThe paper describes 100 validation datapoints per task; the release's `valid.json` "
-            "files hold " + ", ".join(f"{n} ({c})" for c, n in learning_validation.items())
+            "files hold "
+            + ", ".join(f"{n} ({c})" for c, n in learning_validation.items())
             + ". This repo keeps the release as it is."
         )
     return "\n".join(lines) + "\n"

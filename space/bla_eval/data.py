@@ -95,7 +95,6 @@ def _local_files(data: str, config: str, split: str) -> list[str]:
     return files
 
 
-_load_split = load_split  # the Space imported the earlier private name
 
 
 def _image_key(row: dict[str, Any]) -> str:

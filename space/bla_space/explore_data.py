@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from bla_eval.data import TASKS, _load_split, config_name
+from bla_eval.data import TASKS, config_name, load_split
 from PIL import Image
 
 from bla_metric.formulas import ranking_metrics, top_k_labels
@@ -30,7 +30,7 @@ SENTENCE_COLUMNS = ["type", "sentence", "truth", "score", "rank", "ranked correc
 @lru_cache(maxsize=8)
 def load_task(data: str, config: str, split: str = "test") -> Any:
     """The rows of one task config (images left encoded until shown); cached per process."""
-    return _load_split(data, config_name(config), split)
+    return load_split(data, config_name(config), split)
 
 
 @lru_cache(maxsize=8)

@@ -35,9 +35,14 @@ class Scorer(ABC):
     """True when scores are probabilities (binary view: threshold 0.5), else top-k (binary view)."""
     needs_images: ClassVar[bool] = True
 
-    def __init__(self, model_id: str, batch_size: int = 32) -> None:
+    def __init__(
+        self, model_id: str, batch_size: int = 32, options: LoadOptions | None = None
+    ) -> None:
         self.model_id = model_id
         self.batch_size = batch_size
+        self.options = options or LoadOptions()
+        self.device = resolve_device(self.options.device)
+        self.dtype = resolve_dtype(self.options.dtype, self.device)
 
     def prepare_image(self, image: Image.Image) -> Any:
         """Per-image preprocessing that can run in a worker thread (default: the image itself)."""

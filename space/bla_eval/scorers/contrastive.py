@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from PIL import Image
 
-from .base import LoadOptions, resolve_device, resolve_dtype
+from .base import LoadOptions
 from .dual import DualEncoderScorer, unit_features
 
 FIXED_LENGTH_MODEL_TYPES = {"siglip", "siglip2"}
@@ -25,11 +25,8 @@ class ContrastiveScorer(DualEncoderScorer):
     ) -> None:
         from transformers import AutoModel, AutoProcessor
 
-        options = options or LoadOptions()
-        super().__init__(model_id, batch_size, options.similarity)
-        self.device = resolve_device(options.device)
-        self.dtype = resolve_dtype(options.dtype, self.device)
-        trust = options.trust_remote_code
+        super().__init__(model_id, batch_size, options)
+        trust = self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
         self.model = AutoModel.from_pretrained(model_id, dtype=self.dtype, trust_remote_code=trust)
         self.model.to(self.device).eval()

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ..batching import map_batches
-from .base import Scorer, regroup
+from .base import LoadOptions, Scorer, regroup
 
 SIMILARITIES = ("cosine", "clipscore")
 
@@ -36,8 +36,11 @@ def unit_features(output: Any) -> torch.Tensor:
 class DualEncoderScorer(Scorer):
     """Encodes each image once and each distinct sentence once (cached across calls)."""
 
-    def __init__(self, model_id: str, batch_size: int = 32, similarity: str = "cosine") -> None:
-        super().__init__(model_id, batch_size)
+    def __init__(
+        self, model_id: str, batch_size: int = 32, options: LoadOptions | None = None
+    ) -> None:
+        super().__init__(model_id, batch_size, options)
+        similarity = self.options.similarity
         if similarity not in SIMILARITIES:
             raise ValueError(
                 f"unknown similarity {similarity!r}: use one of {', '.join(SIMILARITIES)}"

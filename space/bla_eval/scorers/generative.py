@@ -9,7 +9,7 @@ import torch
 from PIL import Image
 
 from ..batching import map_batches
-from .base import LoadOptions, Scorer, regroup, resolve_device, resolve_dtype
+from .base import LoadOptions, Scorer, regroup
 
 PROMPT = "Question: Is the sentence {sentence} appropriate for this image? yes or no? Answer:"
 """The paper's zero-shot prompt (§4.2)."""
@@ -53,11 +53,8 @@ class GenerativeScorer(Scorer):
     ) -> None:
         from transformers import AutoProcessor
 
-        options = options or LoadOptions()
-        super().__init__(model_id, batch_size)
-        self.device = resolve_device(options.device)
-        self.dtype = resolve_dtype(options.dtype, self.device)
-        trust = options.trust_remote_code
+        super().__init__(model_id, batch_size, options)
+        trust = self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
         cls = _model_class(model_id, trust)
         self.model = cls.from_pretrained(model_id, dtype=self.dtype, trust_remote_code=trust)

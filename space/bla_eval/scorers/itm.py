@@ -12,7 +12,7 @@ import torch
 from PIL import Image
 
 from ..batching import map_batches
-from .base import LoadOptions, Scorer, regroup, resolve_device, resolve_dtype
+from .base import LoadOptions, Scorer, regroup
 
 ITM_CLASSES = ("BlipForImageTextRetrieval", "Blip2ForImageTextRetrieval")
 
@@ -41,11 +41,8 @@ class MatchingScorer(Scorer):
     ) -> None:
         from transformers import AutoProcessor
 
-        options = options or LoadOptions()
-        super().__init__(model_id, batch_size)
-        self.device = resolve_device(options.device)
-        self.dtype = resolve_dtype(options.dtype, self.device)
-        trust = options.trust_remote_code
+        super().__init__(model_id, batch_size, options)
+        trust = self.options.trust_remote_code
         cls = _model_class(model_id, trust)
         self.model = cls.from_pretrained(model_id, dtype=self.dtype, trust_remote_code=trust)
         self.model.to(self.device).eval()

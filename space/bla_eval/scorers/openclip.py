@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from PIL import Image
 
-from .base import LoadOptions, resolve_device, resolve_dtype
+from .base import LoadOptions
 from .detect import OPEN_CLIP_PREFIXES, open_clip_name
 from .dual import DualEncoderScorer, unit_features
 
@@ -34,10 +34,7 @@ class OpenClipScorer(DualEncoderScorer):
     ) -> None:
         import open_clip
 
-        options = options or LoadOptions()
-        super().__init__(model_id, batch_size, options.similarity)
-        self.device = resolve_device(options.device)
-        self.dtype = resolve_dtype(options.dtype, self.device)
+        super().__init__(model_id, batch_size, options)
         name, pretrained = split_pretrained(open_clip_name(model_id) or model_id)
         if pretrained is None and not name.startswith(OPEN_CLIP_PREFIXES):
             logger.warning("open_clip model %s without a pretrained tag: random weights", name)

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ..batching import map_batches
-from .base import LoadOptions, Scorer, resolve_device, resolve_dtype
+from .base import LoadOptions, Scorer
 from .detect import is_gguf
 
 
@@ -32,12 +32,9 @@ class TextScorer(Scorer):
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        options = options or LoadOptions()
-        super().__init__(model_id, batch_size)
-        self.device = resolve_device(options.device)
-        self.dtype = resolve_dtype(options.dtype, self.device)
-        source, self.gguf_file = model_source(model_id, options.gguf_file)
-        kwargs: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
+        super().__init__(model_id, batch_size, options)
+        source, self.gguf_file = model_source(model_id, self.options.gguf_file)
+        kwargs: dict[str, Any] = {"trust_remote_code": self.options.trust_remote_code}
         if self.gguf_file:
             kwargs["gguf_file"] = self.gguf_file
         self.tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
