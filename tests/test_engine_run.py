@@ -8,18 +8,17 @@ from pathlib import Path
 
 import datasets
 import pytest
-from bla_eval.benchmark import per_datapoint_loop, save_random_clip
+from bla_eval.benchmark import per_datapoint_loop
 from bla_eval.data import decode_image, load_datapoints
 from bla_eval.results import RESULTS_FILE, SCORES_FILE
 from bla_eval.run import evaluate
 from bla_eval.scorers import detect_kind
 from bla_eval.scorers.base import Scorer
 from bla_eval.scoring import score_datapoints
-from transformers import CLIPConfig, CLIPModel
+from transformers import CLIPModel
 
 from bla_metric import formulas
 
-LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
 RESULT_KEYS = {
     "model",
     "model_revision",
@@ -34,19 +33,6 @@ RESULT_KEYS = {
     "created",
     "bla_eval_version",
 }
-
-
-@pytest.fixture(scope="module")
-def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random CLIP with a BPE tokenizer trained on the release sentences."""
-    points = load_datapoints(str(built_dataset), ["ap", "co", "rc"])
-    config = CLIPConfig(
-        text_config=dict(LAYERS, vocab_size=2000),
-        vision_config=dict(LAYERS, image_size=32, patch_size=8),
-        projection_dim=16,
-    )
-    out = tmp_path_factory.mktemp("tiny_clip") / "clip"
-    return save_random_clip(out, [c for p in points for c in p.captions], config)
 
 
 @pytest.fixture(scope="module")

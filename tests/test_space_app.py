@@ -6,7 +6,6 @@ The screenshot of the page after the run is kept at ``test-artifacts/space.png``
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import socket
@@ -35,52 +34,6 @@ CHROMIUM_ARGS = [
 TASKS = ["active_passive", "coordination", "relative_clause"]
 LIMIT = 4
 MAX_PARAMS = 1e6
-
-
-def save_tiny_clip(out: Path, merges: int = 2000) -> Path:
-    """A real CLIP architecture with random weights, saved like a Hub repo (model + processor).
-
-    The tokenizer is CLIP's BPE from the vocabulary that open_clip ships, cut to ``merges``
-    merges so that the embedding stays small.
-    """
-    import open_clip
-    import torch
-    from open_clip.tokenizer import bytes_to_unicode
-    from transformers import (
-        CLIPConfig,
-        CLIPImageProcessor,
-        CLIPModel,
-        CLIPProcessor,
-        CLIPTokenizer,
-    )
-
-    bpe = Path(open_clip.__file__).parent / "bpe_simple_vocab_16e6.txt.gz"
-    with gzip.open(bpe, "rt", encoding="utf-8") as lines:
-        rules = lines.read().split("\n")[1 : merges + 1]
-    byte_tokens = list(bytes_to_unicode().values())
-    vocab = byte_tokens + [t + "</w>" for t in byte_tokens] + ["".join(r.split()) for r in rules]
-    vocab += ["<|startoftext|>", "<|endoftext|>"]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(vocab)}))
-    (out / "merges.txt").write_text("#version: 0.2\n" + "\n".join(rules) + "\n")
-    tokenizer = CLIPTokenizer(vocab=str(out / "vocab.json"), merges=str(out / "merges.txt"))
-    small = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
-    text = dict(small, vocab_size=len(vocab), max_position_embeddings=77,
-                bos_token_id=len(vocab) - 2, eos_token_id=len(vocab) - 1,
-                pad_token_id=len(vocab) - 1)
-    torch.manual_seed(0)
-    model = CLIPModel(CLIPConfig(text_config=text, vision_config=dict(small, image_size=32,
-                                                                      patch_size=8),
-                                 projection_dim=16))
-    images = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
-    model.save_pretrained(out)
-    CLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(out)
-    return out
-
-
-@pytest.fixture(scope="module")
-def tiny_clip(tmp_path_factory) -> Path:
-    return save_tiny_clip(tmp_path_factory.mktemp("models") / "tiny-clip")
 
 
 @pytest.fixture(scope="module")
