@@ -138,11 +138,28 @@ def build_blip2_itm(out: Path, texts: list[str]) -> None:
     tf.Blip2Processor(image_processor=image_processor(), tokenizer=tok).save_pretrained(out)
 
 
-def build_blip2_generative(out: Path, texts: list[str]) -> None:
-    tok = bpe_tokenizer(texts)
-    processor = tf.Blip2Processor(
-        image_processor=image_processor(), tokenizer=tok, num_query_tokens=4
+def blip2_processor(texts: list[str]) -> tf.Blip2Processor:
+    """A BLIP-2 processor (4 query tokens) around a BPE tokenizer trained on ``texts``."""
+    return tf.Blip2Processor(
+        image_processor=image_processor(), tokenizer=bpe_tokenizer(texts), num_query_tokens=4
     )
+
+
+def save_blip2_generative(out: Path, processor: tf.Blip2Processor, lm) -> None:
+    """A tiny ``Blip2ForConditionalGeneration`` around the language model config ``lm``."""
+    config = tf.Blip2Config(
+        vision_config=VISION,
+        qformer_config=dict(LAYERS, vocab_size=64, encoder_hidden_size=32),
+        text_config=lm.to_dict(),
+        num_query_tokens=4,
+        image_token_index=processor.tokenizer.convert_tokens_to_ids("<image>"),
+    )
+    tf.Blip2ForConditionalGeneration(config).save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def build_blip2_generative(out: Path, texts: list[str]) -> None:
+    processor = blip2_processor(texts)
     opt = tf.OPTConfig(
         hidden_size=32,
         ffn_dim=64,
@@ -152,23 +169,12 @@ def build_blip2_generative(out: Path, texts: list[str]) -> None:
         max_position_embeddings=256,
         **lm_config(processor.tokenizer),
     )
-    config = tf.Blip2Config(
-        vision_config=VISION,
-        qformer_config=dict(LAYERS, vocab_size=64, encoder_hidden_size=32),
-        text_config=opt.to_dict(),
-        num_query_tokens=4,
-        image_token_index=processor.tokenizer.convert_tokens_to_ids("<image>"),
-    )
-    tf.Blip2ForConditionalGeneration(config).save_pretrained(out)
-    processor.save_pretrained(out)
+    save_blip2_generative(out, processor, opt)
 
 
 def build_blip2_t5_generative(out: Path, texts: list[str]) -> None:
     """BLIP-2 with an encoder-decoder (T5) language model, as Salesforce/blip2-flan-t5-xl."""
-    tok = bpe_tokenizer(texts)
-    processor = tf.Blip2Processor(
-        image_processor=image_processor(), tokenizer=tok, num_query_tokens=4
-    )
+    processor = blip2_processor(texts)
     t5 = tf.T5Config(
         d_model=32,
         d_kv=16,
@@ -177,19 +183,11 @@ def build_blip2_t5_generative(out: Path, texts: list[str]) -> None:
         num_decoder_layers=1,
         num_heads=2,
         vocab_size=len(processor.tokenizer),
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-        decoder_start_token_id=tok.pad_token_id,
+        pad_token_id=processor.tokenizer.pad_token_id,
+        eos_token_id=processor.tokenizer.eos_token_id,
+        decoder_start_token_id=processor.tokenizer.pad_token_id,
     )
-    config = tf.Blip2Config(
-        vision_config=VISION,
-        qformer_config=dict(LAYERS, vocab_size=64, encoder_hidden_size=32),
-        text_config=t5.to_dict(),
-        num_query_tokens=4,
-        image_token_index=processor.tokenizer.convert_tokens_to_ids("<image>"),
-    )
-    tf.Blip2ForConditionalGeneration(config).save_pretrained(out)
-    processor.save_pretrained(out)
+    save_blip2_generative(out, processor, t5)
 
 
 def build_llava_chat(out: Path, texts: list[str]) -> None:
