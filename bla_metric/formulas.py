@@ -78,9 +78,7 @@ def _stack(values: Any) -> np.ndarray | None:
         array = np.asarray(values)
     except (ValueError, TypeError):
         return None
-    if array.dtype == object and array.ndim == 2 and any(
-        _is_sequence(v) for v in array.ravel()
-    ):
+    if array.dtype == object and array.ndim == 2 and any(_is_sequence(v) for v in array.ravel()):
         return None  # rows of lists that happen to stack: not flat
     return array
 

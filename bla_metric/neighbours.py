@@ -133,37 +133,50 @@ def valse_binary(
 # ----------------------------------------------------------------------------- VL-CheckList
 
 VL_CHECKLIST_CORPUS: dict[str, dict[str, list[str]]] = {
-    "large": {"vg": ["Object_Size_large_vg_obj", "Object_Size_large_vg_subj"],
-              "swig": [f"Object_Size_large_swig_{r}" for r in
-                       ("agent", "destination", "item", "tool")],
-              "hake": ["Object_Size_large_hake"]},
-    "medium": {"vg": ["Object_Size_medium_vg_obj", "Object_Size_medium_vg_subj"],
-               "swig": [f"Object_Size_medium_swig_{r}" for r in
-                        ("agent", "destination", "item", "tool")],
-               "hake": ["Object_Size_medium_hake"]},
-    "small": {"vg": ["Object_Size_small_vg_obj", "Object_Size_small_vg_subj"],
-              "swig": [f"Object_Size_small_swig_{r}" for r in
-                       ("agent", "destination", "item", "tool")],
-              "hake": ["Object_Size_small_hake"]},
-    "center": {"vg": ["Object_Location_center_vg_obj", "Object_Location_center_vg_subj"],
-               "swig": [f"Object_Location_center_swig_{r}" for r in
-                        ("agent", "destination", "item", "tool")],
-               "hake": ["Object_Location_center_hake"]},
-    "mid": {"vg": ["Object_Location_mid_vg_obj", "Object_Location_mid_vg_subj"],
-            "swig": [f"Object_Location_mid_swig_{r}" for r in
-                     ("agent", "destination", "item", "tool")],
-            "hake": ["Object_Location_mid_hake"]},
-    "margin": {"vg": ["Object_Location_margin_vg_obj", "Object_Location_margin_vg_subj"],
-               "swig": [f"Object_Location_margin_swig_{r}" for r in
-                        ("agent", "destination", "item", "tool")],
-               "hake": ["Object_Location_margin_hake"]},
+    "large": {
+        "vg": ["Object_Size_large_vg_obj", "Object_Size_large_vg_subj"],
+        "swig": [f"Object_Size_large_swig_{r}" for r in ("agent", "destination", "item", "tool")],
+        "hake": ["Object_Size_large_hake"],
+    },
+    "medium": {
+        "vg": ["Object_Size_medium_vg_obj", "Object_Size_medium_vg_subj"],
+        "swig": [f"Object_Size_medium_swig_{r}" for r in ("agent", "destination", "item", "tool")],
+        "hake": ["Object_Size_medium_hake"],
+    },
+    "small": {
+        "vg": ["Object_Size_small_vg_obj", "Object_Size_small_vg_subj"],
+        "swig": [f"Object_Size_small_swig_{r}" for r in ("agent", "destination", "item", "tool")],
+        "hake": ["Object_Size_small_hake"],
+    },
+    "center": {
+        "vg": ["Object_Location_center_vg_obj", "Object_Location_center_vg_subj"],
+        "swig": [
+            f"Object_Location_center_swig_{r}" for r in ("agent", "destination", "item", "tool")
+        ],
+        "hake": ["Object_Location_center_hake"],
+    },
+    "mid": {
+        "vg": ["Object_Location_mid_vg_obj", "Object_Location_mid_vg_subj"],
+        "swig": [f"Object_Location_mid_swig_{r}" for r in ("agent", "destination", "item", "tool")],
+        "hake": ["Object_Location_mid_hake"],
+    },
+    "margin": {
+        "vg": ["Object_Location_margin_vg_obj", "Object_Location_margin_vg_subj"],
+        "swig": [
+            f"Object_Location_margin_swig_{r}" for r in ("agent", "destination", "item", "tool")
+        ],
+        "hake": ["Object_Location_margin_hake"],
+    },
     "color": {"vg": ["Attribute_color_vg"], "vaw": ["Attribute_color_vaw"]},
     "material": {"vg": ["Attribute_material_vg"], "vaw": ["Attribute_material_vaw"]},
     "action_a": {"vg": ["Attribute_action_vg"], "vaw": ["Attribute_action_vaw"]},
     "size": {"vg": ["Attribute_size_vg"], "vaw": ["Attribute_size_vaw"]},
     "state": {"vg": ["Attribute_state_vg"], "vaw": ["Attribute_state_vaw"]},
-    "action_r": {"vg": ["Relation_action_vg"], "swig": ["Relation_action_swig"],
-                 "hake": ["Relation_action_hake"]},
+    "action_r": {
+        "vg": ["Relation_action_vg"],
+        "swig": ["Relation_action_swig"],
+        "hake": ["Relation_action_hake"],
+    },
     "spatial": {"vg": ["Relation_spatial_vg"]},
 }
 """Upstream ``corpus.json`` (om-ai-lab/VL-CheckList @ 6f8d6a3): taxonomy leaf -> data source ->
@@ -242,8 +255,11 @@ def vl_checklist_rollup(leaf_accuracy: Mapping[str, float]) -> dict[str, float]:
     nodes: dict[tuple[str, ...], list[float]] = {}
 
     def mean_of(path: tuple[str, ...]) -> float | None:
-        children = {p[: len(path) + 1] for _, (_, p) in VL_CHECKLIST_LEAVES.items()
-                    if p[: len(path)] == path and len(p) > len(path)}
+        children = {
+            p[: len(path) + 1]
+            for _, (_, p) in VL_CHECKLIST_LEAVES.items()
+            if p[: len(path)] == path and len(p) > len(path)
+        }
         values = []
         for child in sorted(children):
             leaf = [c for c, (_, p) in VL_CHECKLIST_LEAVES.items() if p == child]
@@ -311,8 +327,10 @@ def winoground_metrics(scores: Any, groups: Sequence[Any] | None = None) -> dict
             raise ValueError(f"groups has {len(groups)} labels but there are {n} examples")
         names = np.asarray([str(g) for g in groups])
         result["per_group"] = {
-            name: {**{k: float(v[names == name].mean()) for k, v in outcomes.items()},
-                   "n": int((names == name).sum())}
+            name: {
+                **{k: float(v[names == name].mean()) for k, v in outcomes.items()},
+                "n": int((names == name).sum()),
+            }
             for name in sorted(set(names.tolist()))
         }
     return result

@@ -84,33 +84,44 @@ def config_names() -> list[str]:
 
 _PERSON_TYPES = ("TP1", "TP2", "FP1", "FP2")
 _PERSON_PAIRS = (
-    ("TP1", "FP1"), ("TP2", "FP2"), ("TP2", "FP1"), ("TP1", "FP2"), ("TP1", "TP2"), ("FP1", "FP2"),
-)  # fmt: skip
+    ("TP1", "FP1"),
+    ("TP2", "FP2"),
+    ("TP2", "FP1"),
+    ("TP1", "FP2"),
+    ("TP1", "TP2"),
+    ("FP1", "FP2"),
+)
 
-register_task(Task(
-    code="ap",
-    config="active_passive",
-    title="Active-passive voice",
-    abbreviation="AP",
-    caption_types=("TA", "TP", "FA", "FP"),
-    pairs=(("TA", "FA"), ("TP", "FP"), ("TP", "FA"), ("TA", "FP"), ("TA", "TP"), ("FA", "FP")),
-    release_dir="active_passive",
-))  # fmt: skip
-register_task(Task(
-    code="co",
-    config="coordination",
-    title="Coordination",
-    abbreviation="CO",
-    caption_types=_PERSON_TYPES,
-    pairs=_PERSON_PAIRS,
-    release_dir="coord",
-))  # fmt: skip
-register_task(Task(
-    code="rc",
-    config="relative_clause",
-    title="Relative clauses",
-    abbreviation="RC",
-    caption_types=_PERSON_TYPES,
-    pairs=_PERSON_PAIRS,
-    release_dir="rc",
-))  # fmt: skip
+register_task(
+    Task(
+        code="ap",
+        config="active_passive",
+        title="Active-passive voice",
+        abbreviation="AP",
+        caption_types=("TA", "TP", "FA", "FP"),
+        pairs=(("TA", "FA"), ("TP", "FP"), ("TP", "FA"), ("TA", "FP"), ("TA", "TP"), ("FA", "FP")),
+        release_dir="active_passive",
+    )
+)
+register_task(
+    Task(
+        code="co",
+        config="coordination",
+        title="Coordination",
+        abbreviation="CO",
+        caption_types=_PERSON_TYPES,
+        pairs=_PERSON_PAIRS,
+        release_dir="coord",
+    )
+)
+register_task(
+    Task(
+        code="rc",
+        config="relative_clause",
+        title="Relative clauses",
+        abbreviation="RC",
+        caption_types=_PERSON_TYPES,
+        pairs=_PERSON_PAIRS,
+        release_dir="rc",
+    )
+)

@@ -60,8 +60,14 @@ OTHER = "other"
 MIN_VERB_SETS = 20
 
 VERB_COUNTS: dict[str, int] = {
-    "watch": 247, "look at": 73, "hold": 59, "help": 51, "carry": 24, "feed": 20, "other": 139,
-}  # fmt: skip
+    "watch": 247,
+    "look at": 73,
+    "hold": 59,
+    "help": 51,
+    "carry": 24,
+    "feed": 20,
+    "other": 139,
+}
 """Caption sets per verb (thesis §7.1.3); the release gives exactly these counts."""
 
 _VERB_COLUMNS = ("ALL", *VERBS, OTHER)

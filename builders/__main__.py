@@ -81,15 +81,22 @@ def _publish(args: argparse.Namespace) -> int:
 def add_release_parser(sub: argparse._SubParsersAction) -> None:
     """``release``: release folder or zip -> dataset repo."""
     p = sub.add_parser("release", help="build the dataset repo from the BLA release (folder, zip)")
-    p.add_argument("--source", default=None,
-                   help="release folder, zip file, or URL of the zip (default: $BLA_RELEASE_DIR, "
-                   "else ../shared/data/BLA_Benchmark beside the repo, else the authors' public "
-                   "release zip ($BLA_RELEASE_URL overrides its URL); a download is checked file "
-                   "by file against builders/data/release_sha256.json and cached in "
-                   "$BLA_CACHE_DIR, else ~/.cache/bla)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help=f"output folder, replaced only after a successful build and only when it "
-                   f"holds nothing but a previous build (default: {DEFAULT_OUT})")
+    p.add_argument(
+        "--source",
+        default=None,
+        help="release folder, zip file, or URL of the zip (default: $BLA_RELEASE_DIR, "
+        "else ../shared/data/BLA_Benchmark beside the repo, else the authors' public "
+        "release zip ($BLA_RELEASE_URL overrides its URL); a download is checked file "
+        "by file against builders/data/release_sha256.json and cached in "
+        "$BLA_CACHE_DIR, else ~/.cache/bla)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"output folder, replaced only after a successful build and only when it "
+        f"holds nothing but a previous build (default: {DEFAULT_OUT})",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_release)
 
@@ -99,10 +106,17 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("publish", help="upload the built dataset repo to the Hub and tag it")
     p.add_argument("--repo-id", required=True, help="Hub dataset repo, e.g. ORG/bla")
     p.add_argument("--tag", required=True, help="tag: v<dataset_version>, e.g. v1.0.0")
-    p.add_argument("--source", type=Path, default=DEFAULT_OUT,
-                   help=f"built dataset folder (release or construct; default: {DEFAULT_OUT})")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the exact Hub operations instead of running them")
+    p.add_argument(
+        "--source",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"built dataset folder (release or construct; default: {DEFAULT_OUT})",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the exact Hub operations instead of running them",
+    )
     p.add_argument("--private", action="store_true", help="create the Hub repo as private")
     p.set_defaults(func=_publish)
 
@@ -123,10 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module(module).add_parser for module in SUBCOMMAND_MODULES
     ]
     debug = OneLineParser(add_help=False)
-    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                       help="show the Python traceback of an error")
+    debug.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the Python traceback of an error",
+    )
     parser = OneLineParser(
-        prog="python -m builders", description="Build and publish the BLA dataset repo.",
+        prog="python -m builders",
+        description="Build and publish the BLA dataset repo.",
         parents=[debug],
     )
     sub = parser.add_subparsers(dest="command", required=True)

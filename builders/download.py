@@ -73,8 +73,7 @@ def verify_release(path: Path) -> None:
                 )
 
 
-def fetch_release(url: str | None = None, cache: Path | None = None,
-                  progress: bool = True) -> Path:
+def fetch_release(url: str | None = None, cache: Path | None = None, progress: bool = True) -> Path:
     """The checked release zip in the cache, downloaded from ``url`` first when absent.
 
     A zip already in the cache (downloaded earlier, or put there by hand) is checked too.
@@ -85,8 +84,7 @@ def fetch_release(url: str | None = None, cache: Path | None = None,
         verify_release(target)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{ZIP_NAME}.", suffix=".part",
-                                         dir=target.parent)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{ZIP_NAME}.", suffix=".part", dir=target.parent)
     temp = Path(temp_name)
     try:
         with os.fdopen(handle, "wb") as out:
@@ -102,8 +100,9 @@ def _download(url: str, out, target: Path, progress: bool) -> None:
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
             total = int(response.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, desc="BLA release",
-                      disable=not progress) as bar:
+            with tqdm(
+                total=total, unit="B", unit_scale=True, desc="BLA release", disable=not progress
+            ) as bar:
                 for chunk in iter(lambda: response.read(CHUNK), b""):
                     out.write(chunk)
                     bar.update(len(chunk))

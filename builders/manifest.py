@@ -23,24 +23,32 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def make_manifest(repo: Path, info: dict[str, dict[str, dict[str, int]]],
-                  source_hashes: dict[str, str], builder: str = "python -m builders release",
-                  extra: dict | None = None) -> dict:
+def make_manifest(
+    repo: Path,
+    info: dict[str, dict[str, dict[str, int]]],
+    source_hashes: dict[str, str],
+    builder: str = "python -m builders release",
+    extra: dict | None = None,
+) -> dict:
     """The manifest of the repo at ``repo`` (every file except the manifest itself).
 
     The one manifest format of ``release`` and ``construct`` (``builder`` says which wrote it;
     ``extra`` adds builder-specific keys). ``built_with`` records the writer versions:
     byte-identical rebuilds are promised for the same source and the same library versions.
     """
-    files = sorted(p for p in repo.rglob("*") if p.is_file() and p.name != MANIFEST
-                   and not p.name.startswith("."))
+    files = sorted(
+        p
+        for p in repo.rglob("*")
+        if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")
+    )
     return {
         **(extra or {}),
         "dataset_version": DATASET_VERSION,
         "builder": builder,
         "built_with": {"pyarrow": pa.__version__, "datasets": datasets.__version__},
-        "configs": {c: {s: v["num_examples"] for s, v in splits.items()}
-                    for c, splits in info.items()},
+        "configs": {
+            c: {s: v["num_examples"] for s, v in splits.items()} for c, splits in info.items()
+        },
         "files": {
             p.relative_to(repo).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
             for p in files
@@ -60,11 +68,16 @@ def read_manifest(repo: Path) -> dict:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise ValueError(f"{path} is not valid JSON: {err}") from None
-    missing = [k for k in ("dataset_version", "builder", "files") if not isinstance(manifest, dict)
-               or k not in manifest]
+    missing = [
+        k
+        for k in ("dataset_version", "builder", "files")
+        if not isinstance(manifest, dict) or k not in manifest
+    ]
     if missing:
-        raise ValueError(f"{path} is not a manifest of `python -m builders` (no "
-                         f"{', '.join(missing)}): rebuild the folder")
+        raise ValueError(
+            f"{path} is not a manifest of `python -m builders` (no "
+            f"{', '.join(missing)}): rebuild the folder"
+        )
     return manifest
 
 

@@ -40,37 +40,43 @@ _PAIR = {
 }
 
 FEATURES: dict[str, datasets.Features] = {
-    "valse": datasets.Features({
-        **_PAIR,
-        "image_file": datasets.Value("string"),
-        "instrument": datasets.Value("string"),
-        "dataset": datasets.Value("string"),
-        "linguistic_phenomena": datasets.Value("string"),
-        "classes": datasets.Value("string"),
-        "classes_foil": datasets.Value("string"),
-        "mturk_caption": datasets.Value("int8"),
-        "mturk_foil": datasets.Value("int8"),
-        "mturk_other": datasets.Value("int8"),
-        "validated": datasets.Value("bool"),
-        "metadata": datasets.Value("string"),
-    }),
-    "vl-checklist": datasets.Features({
-        **_PAIR,
-        "image_path": datasets.Value("string"),
-        "corpus": datasets.Value("string"),
-        "source": datasets.Value("string"),
-    }),
-    "winoground": datasets.Features({
-        "id": datasets.Value("string"),
-        "image_0": datasets.Image(),
-        "image_1": datasets.Image(),
-        "caption_0": datasets.Value("string"),
-        "caption_1": datasets.Value("string"),
-        "tag": datasets.Value("string"),
-        "secondary_tag": datasets.Value("string"),
-        "num_main_preds": datasets.Value("int32"),
-        "collapsed_tag": datasets.Value("string"),
-    }),
+    "valse": datasets.Features(
+        {
+            **_PAIR,
+            "image_file": datasets.Value("string"),
+            "instrument": datasets.Value("string"),
+            "dataset": datasets.Value("string"),
+            "linguistic_phenomena": datasets.Value("string"),
+            "classes": datasets.Value("string"),
+            "classes_foil": datasets.Value("string"),
+            "mturk_caption": datasets.Value("int8"),
+            "mturk_foil": datasets.Value("int8"),
+            "mturk_other": datasets.Value("int8"),
+            "validated": datasets.Value("bool"),
+            "metadata": datasets.Value("string"),
+        }
+    ),
+    "vl-checklist": datasets.Features(
+        {
+            **_PAIR,
+            "image_path": datasets.Value("string"),
+            "corpus": datasets.Value("string"),
+            "source": datasets.Value("string"),
+        }
+    ),
+    "winoground": datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "image_0": datasets.Image(),
+            "image_1": datasets.Image(),
+            "caption_0": datasets.Value("string"),
+            "caption_1": datasets.Value("string"),
+            "tag": datasets.Value("string"),
+            "secondary_tag": datasets.Value("string"),
+            "num_main_preds": datasets.Value("int32"),
+            "collapsed_tag": datasets.Value("string"),
+        }
+    ),
 }
 """Row features per benchmark. VALSE and VL-CheckList rows are one image with its texts in the
 order true, false (``captions``/``labels``/``caption_types``: caption, foil / POS, NEG).
@@ -177,13 +183,25 @@ def build_repo(
                 continue
             path = stage / data_file(config)
             num_bytes = io.write_parquet(part.rows, path, features)
-            info[config] = {SPLIT: {"num_examples": len(part.rows), "num_bytes": num_bytes,
-                                    "file_bytes": path.stat().st_size}}
+            info[config] = {
+                SPLIT: {
+                    "num_examples": len(part.rows),
+                    "num_bytes": num_bytes,
+                    "file_bytes": path.stat().st_size,
+                }
+            }
         write_text(stage / "README.md", render_card(text, configs, info))
-        left_out = {config: {"missing_images": part.missing_images, **part.left_out}
-                    for config, part in configs.items()}
-        manifest = make_manifest(stage, info, source_hashes, builder=builder,
-                                 extra={"benchmark": text.benchmark, "left_out": left_out})
+        left_out = {
+            config: {"missing_images": part.missing_images, **part.left_out}
+            for config, part in configs.items()
+        }
+        manifest = make_manifest(
+            stage,
+            info,
+            source_hashes,
+            builder=builder,
+            extra={"benchmark": text.benchmark, "left_out": left_out},
+        )
         manifest["dataset_version"] = NEIGHBOURS_VERSION  # this layout's version, not BLA's
         write_text(stage / "manifest.json", dump_json(manifest))
     return manifest
@@ -199,8 +217,11 @@ def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> s
         "tags": ["vision-language", "benchmark", "image-text-matching"],
         "size_categories": [size_category(sum(len(p.rows) for p in configs.values()))],
         "configs": [
-            {"config_name": c, "data_files": [{"split": SPLIT, "path": data_file(c)}],
-             **({"default": True} if i == 0 else {})}
+            {
+                "config_name": c,
+                "data_files": [{"split": SPLIT, "path": data_file(c)}],
+                **({"default": True} if i == 0 else {}),
+            }
             for i, c in enumerate(info)
         ],
         "dataset_info": [_dataset_info(c, s, FEATURES[text.benchmark]) for c, s in info.items()],
@@ -211,8 +232,12 @@ def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> s
     for config, part in configs.items():
         title = text.config_titles.get(config)
         name = f"`{config}`" + (f" ({title})" if title else "")
-        cells = [name, str(len(part.rows)), str(part.missing_images),
-                 *(str(part.left_out.get(r, 0)) for r in reasons)]
+        cells = [
+            name,
+            str(len(part.rows)),
+            str(part.missing_images),
+            *(str(part.left_out.get(r, 0)) for r in reasons),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     total = sum(len(p.rows) for p in configs.values())
     body = [
@@ -225,22 +250,24 @@ def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> s
         "\n".join(lines) + "\n",
         "## Loading\n",
         "```python\nfrom datasets import load_dataset\n\n"
-        f"ds = load_dataset(\"<this folder or Hub id>\", \"{next(iter(info))}\", split=\"{SPLIT}\")"
+        f'ds = load_dataset("<this folder or Hub id>", "{next(iter(info))}", split="{SPLIT}")'
         "\n```\n",
         "`manifest.json` lists the sha256 of every file of this repo and of every source file "
         "read.\n",
         "## Licence\n\n" + text.licence + "\n",
         "## Citation\n\n```bibtex\n" + text.citation.strip() + "\n```\n",
     ]
-    return "---\n" + yaml.safe_dump(header, sort_keys=False, width=1000) + "---\n\n" + "\n".join(
-        body)
+    return (
+        "---\n" + yaml.safe_dump(header, sort_keys=False, width=1000) + "---\n\n" + "\n".join(body)
+    )
 
 
 def _dataset_info(config: str, splits: dict, features: datasets.Features) -> dict:
     split_dict = SplitDict()
     for name, v in splits.items():
-        split_dict.add(SplitInfo(name=name, num_bytes=v["num_bytes"],
-                                 num_examples=v["num_examples"]))
+        split_dict.add(
+            SplitInfo(name=name, num_bytes=v["num_bytes"], num_examples=v["num_examples"])
+        )
     return {
         "config_name": config,
         "features": features._to_yaml_list(),
@@ -258,11 +285,11 @@ def summary(benchmark: str, out: Path, configs: dict[str, ConfigRows]) -> str:
         shown = ""
         if part.missing_examples:
             shown = f" (e.g. {part.missing_examples[0]})"
-        lines.append(f"  {config}: {len(part.rows)} items, {part.missing_images} image(s) "
-                     f"missing{shown}{extra}")
+        lines.append(
+            f"  {config}: {len(part.rows)} items, {part.missing_images} image(s) "
+            f"missing{shown}{extra}"
+        )
     return "\n".join(lines)
-
-
 
 
 def run_cli(

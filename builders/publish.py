@@ -58,23 +58,37 @@ def plan_publish(folder: Path, repo_id: str, tag: str, private: bool = False) ->
         raise ValueError(f"{folder} does not match its manifest: " + "; ".join(problems[:5]))
     files = sorted([*manifest["files"], MANIFEST])
     return [
-        HubCall("create_repo", {"repo_id": repo_id, "repo_type": "dataset", "exist_ok": True,
-                                "private": private}),
-        HubCall("upload_folder", {
-            "repo_id": repo_id,
-            "repo_type": "dataset",
-            "folder_path": str(folder.resolve()),
-            "allow_patterns": files,
-            "delete_patterns": ["data/**"],
-            "commit_message": f"BLA dataset {tag}",
-        }),
-        HubCall("create_tag", {"repo_id": repo_id, "repo_type": "dataset", "tag": tag,
-                               "tag_message": f"BLA dataset {tag}", "revision": UPLOAD_COMMIT}),
+        HubCall(
+            "create_repo",
+            {"repo_id": repo_id, "repo_type": "dataset", "exist_ok": True, "private": private},
+        ),
+        HubCall(
+            "upload_folder",
+            {
+                "repo_id": repo_id,
+                "repo_type": "dataset",
+                "folder_path": str(folder.resolve()),
+                "allow_patterns": files,
+                "delete_patterns": ["data/**"],
+                "commit_message": f"BLA dataset {tag}",
+            },
+        ),
+        HubCall(
+            "create_tag",
+            {
+                "repo_id": repo_id,
+                "repo_type": "dataset",
+                "tag": tag,
+                "tag_message": f"BLA dataset {tag}",
+                "revision": UPLOAD_COMMIT,
+            },
+        ),
     ]
 
 
-def publish(folder: Path, repo_id: str, tag: str, dry_run: bool = False,
-            private: bool = False) -> list[HubCall]:
+def publish(
+    folder: Path, repo_id: str, tag: str, dry_run: bool = False, private: bool = False
+) -> list[HubCall]:
     """Publish ``folder`` as dataset ``repo_id`` tagged ``tag``; with ``dry_run`` only print.
 
     Returns the calls (planned, or made). Stale files under ``data/`` on the Hub are deleted

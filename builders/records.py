@@ -57,8 +57,9 @@ def read_main(source: ReleaseSource, config: str) -> list[Datapoint]:
     records = source.read_json(rel)
     if not isinstance(records, list):
         raise ReleaseError(f"{source.describe(rel)}: expected a list of records")
-    return [_parse_main(record, config, pos, source.describe(rel)) for pos, record in
-            enumerate(records)]
+    return [
+        _parse_main(record, config, pos, source.describe(rel)) for pos, record in enumerate(records)
+    ]
 
 
 def _parse_main(record: object, config: str, pos: int, file: str) -> Datapoint:

@@ -57,8 +57,9 @@ def read_images(source: ReleaseSource, tables: Tables, progress: bool = True) ->
             first_use.setdefault(dp.image_id, dp)
     check_images_present(source, first_use.values())
     images: dict[str, bytes] = {}
-    for image_id, dp in tqdm(sorted(first_use.items()), desc="images", unit="img",
-                             disable=not progress):
+    for image_id, dp in tqdm(
+        sorted(first_use.items()), desc="images", unit="img", disable=not progress
+    ):
         data = source.read_bytes(image_file(image_id))
         check_decodable(data, f"{dp.where}: {source.describe(image_file(image_id))}")
         images[image_id] = data
@@ -70,8 +71,11 @@ def to_row(dp: Datapoint, images: dict[str, bytes]) -> dict:
     ``images`` lacks it: constructed sets built without the Visual Genome images)."""
     return {
         "id": dp.id,
-        "image": ({"bytes": images[dp.image_id], "path": f"{dp.image_id}.jpg"}
-                  if dp.image_id in images else None),
+        "image": (
+            {"bytes": images[dp.image_id], "path": f"{dp.image_id}.jpg"}
+            if dp.image_id in images
+            else None
+        ),
         "image_id": dp.image_id,
         "captions": list(dp.captions),
         "labels": list(dp.labels),
@@ -81,8 +85,9 @@ def to_row(dp: Datapoint, images: dict[str, bytes]) -> dict:
     }
 
 
-def write_tables(stage: Path, tables: Tables, images: dict[str, bytes],
-                 progress: bool = True) -> dict[str, dict[str, dict[str, int]]]:
+def write_tables(
+    stage: Path, tables: Tables, images: dict[str, bytes], progress: bool = True
+) -> dict[str, dict[str, dict[str, int]]]:
     """Write one parquet file per config and split; return their example and byte counts."""
     info: dict[str, dict[str, dict[str, int]]] = {}
     jobs = [(c, s) for c, splits in tables.items() for s in splits]

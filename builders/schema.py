@@ -10,8 +10,16 @@ import datasets
 
 from bla_metric.tasks import LEARNING_SPLITS, LEARNING_SUFFIX, TASKS, config_names, get_task
 
-__all__ = ["COLUMNS", "DATASET_VERSION", "FEATURES", "LEARNING_SPLITS", "LEARNING_SUFFIX",
-           "caption_types", "config_names", "task_configs"]
+__all__ = [
+    "COLUMNS",
+    "DATASET_VERSION",
+    "FEATURES",
+    "LEARNING_SPLITS",
+    "LEARNING_SUFFIX",
+    "caption_types",
+    "config_names",
+    "task_configs",
+]
 
 DATASET_VERSION = "1.0.0"
 """Semantic version of the built dataset repo (bump on any change to its content or layout)."""

@@ -76,8 +76,9 @@ class ReleaseSource:
             else:
                 data = (self._root / rel).read_bytes()
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as err:
-            raise ReleaseError(f"{self.describe(rel)} cannot be read (damaged release?): "
-                               f"{err}") from None
+            raise ReleaseError(
+                f"{self.describe(rel)} cannot be read (damaged release?): {err}"
+            ) from None
         self.read_hashes[rel] = hashlib.sha256(data).hexdigest()
         return data
 
@@ -104,7 +105,10 @@ class ReleaseSource:
         if not roots:
             raise ReleaseError(f"{self.path} is not a BLA release zip: no {MARKER} inside")
         prefix = min(roots, key=lambda r: len(PurePosixPath(r).parts))
-        if any(len(PurePosixPath(r).parts) == len(PurePosixPath(prefix).parts) for r in roots
-               if r != prefix):
+        if any(
+            len(PurePosixPath(r).parts) == len(PurePosixPath(prefix).parts)
+            for r in roots
+            if r != prefix
+        ):
             raise ReleaseError(f"{self.path} holds several releases: {', '.join(roots)}")
         return prefix

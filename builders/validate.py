@@ -39,8 +39,10 @@ def check_rows(split: str, rows: list[Datapoint]) -> None:
             )
         unknown = [t for t in dp.caption_types if t not in known_types()]
         if unknown:
-            raise ReleaseError(f"{dp.where}: unknown caption keys {unknown} "
-                               "(expected True1, True2, False1, False2)")
+            raise ReleaseError(
+                f"{dp.where}: unknown caption keys {unknown} "
+                "(expected True1, True2, False1, False2)"
+            )
 
 
 def check_unique(rows: Iterable[Datapoint], what: str) -> None:

@@ -64,8 +64,16 @@ TEXT = RepoText(
     config_titles=dict(VALSE_INSTRUMENTS),
 )
 
-_KNOWN = {"caption", "foil", "image_file", "dataset", "linguistic_phenomena", "classes",
-          "classes_foil", "mturk"}
+_KNOWN = {
+    "caption",
+    "foil",
+    "image_file",
+    "dataset",
+    "linguistic_phenomena",
+    "classes",
+    "classes_foil",
+    "mturk",
+}
 
 
 def config_name(path: Path) -> str:
@@ -76,7 +84,7 @@ def config_name(path: Path) -> str:
 def image_candidates(roots: list[Path], image_file: str) -> list[Path]:
     names = [image_file]
     if image_file.startswith("v7w_"):
-        names.append(image_file[len("v7w_"):])  # Visual7W file name carries the VG id
+        names.append(image_file[len("v7w_") :])  # Visual7W file name carries the VG id
     return [root / name for root in roots for name in names]
 
 
@@ -94,8 +102,9 @@ def _votes(record: dict, where: str) -> tuple[int, int, int]:
         raise BuildError(f"{where}: 'mturk' needs integer caption/foil/other votes") from err
 
 
-def read_instrument(path: Path, roots: list[Path], images: ImageStore,
-                    all_candidates: bool) -> ConfigRows:
+def read_instrument(
+    path: Path, roots: list[Path], images: ImageStore, all_candidates: bool
+) -> ConfigRows:
     data = read_json(path)
     if not isinstance(data, dict):
         raise BuildError(f"{path}: expected an object of records keyed by id")
@@ -123,32 +132,38 @@ def read_instrument(path: Path, roots: list[Path], images: ImageStore,
             if len(part.missing_examples) < 3:
                 part.missing_examples.append(record["image_file"])
             continue
-        part.rows.append({
-            "id": str(key),
-            "image": {"bytes": images.get(found, where), "path": record["image_file"]},
-            "captions": [record["caption"], record["foil"]],
-            "labels": [1, 0],
-            "caption_types": ["caption", "foil"],
-            "image_file": record["image_file"],
-            "instrument": instrument,
-            "dataset": _text(record.get("dataset", "")),
-            "linguistic_phenomena": _text(record.get("linguistic_phenomena", "")),
-            "classes": _text(record.get("classes", "")),
-            "classes_foil": _text(record.get("classes_foil", "")),
-            "mturk_caption": votes[0],
-            "mturk_foil": votes[1],
-            "mturk_other": votes[2],
-            "validated": validated,
-            "metadata": json.dumps({k: v for k, v in record.items() if k not in _KNOWN},
-                                   sort_keys=True, ensure_ascii=False),
-        })
+        part.rows.append(
+            {
+                "id": str(key),
+                "image": {"bytes": images.get(found, where), "path": record["image_file"]},
+                "captions": [record["caption"], record["foil"]],
+                "labels": [1, 0],
+                "caption_types": ["caption", "foil"],
+                "image_file": record["image_file"],
+                "instrument": instrument,
+                "dataset": _text(record.get("dataset", "")),
+                "linguistic_phenomena": _text(record.get("linguistic_phenomena", "")),
+                "classes": _text(record.get("classes", "")),
+                "classes_foil": _text(record.get("classes_foil", "")),
+                "mturk_caption": votes[0],
+                "mturk_foil": votes[1],
+                "mturk_other": votes[2],
+                "validated": validated,
+                "metadata": json.dumps(
+                    {k: v for k, v in record.items() if k not in _KNOWN},
+                    sort_keys=True,
+                    ensure_ascii=False,
+                ),
+            }
+        )
     if not all_candidates:
         part.left_out["not validated"] = not_validated
     return part
 
 
-def build_valse(annotations: Path, images: list[Path], out: Path,
-                all_candidates: bool = False) -> tuple[dict, dict[str, ConfigRows]]:
+def build_valse(
+    annotations: Path, images: list[Path], out: Path, all_candidates: bool = False
+) -> tuple[dict, dict[str, ConfigRows]]:
     """Build the VALSE repo at ``out``; returns (manifest, rows and counts per config)."""
     annotations = Path(annotations)
     if not annotations.is_dir():
@@ -162,8 +177,10 @@ def build_valse(annotations: Path, images: list[Path], out: Path,
     order = {name: i for i, name in enumerate(VALSE_INSTRUMENTS)}
     files.sort(key=lambda p: (order.get(config_name(p), len(order)), p.name))
     store = ImageStore()
-    configs = {config_name(p): read_instrument(p, [Path(r) for r in images], store,
-                                               all_candidates) for p in files}
+    configs = {
+        config_name(p): read_instrument(p, [Path(r) for r in images], store, all_candidates)
+        for p in files
+    }
     hashes = {f"annotations/{p.name}": sha256_text(p) for p in files}
     hashes.update({f"images/{k}": v for k, v in store.read.items()})
     return build_repo(out, TEXT, configs, hashes, BUILDER), configs
@@ -177,17 +194,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--annotations", type=Path, required=True,
-                   help="folder of the VALSE instrument files (existence.json, ...)")
-    p.add_argument("--images", type=Path, action="append", required=True,
-                   help="folder of the images by file name (repeatable; Visual7W's v7w_<id>.jpg "
-                   "is also found as <id>.jpg)")
-    p.add_argument("--out", type=Path, required=True,
-                   help="output folder, replaced only after a successful build")
-    p.add_argument("--all-candidates", action="store_true",
-                   help="keep the items the MTurk validation rejected too (column `validated`)")
+    p.add_argument(
+        "--annotations",
+        type=Path,
+        required=True,
+        help="folder of the VALSE instrument files (existence.json, ...)",
+    )
+    p.add_argument(
+        "--images",
+        type=Path,
+        action="append",
+        required=True,
+        help="folder of the images by file name (repeatable; Visual7W's v7w_<id>.jpg "
+        "is also found as <id>.jpg)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output folder, replaced only after a successful build",
+    )
+    p.add_argument(
+        "--all-candidates",
+        action="store_true",
+        help="keep the items the MTurk validation rejected too (column `validated`)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
-    return run_cli(build_valse, "VALSE", (args.annotations, args.images, args.out,
-                                          args.all_candidates), args.out)
+    return run_cli(
+        build_valse,
+        "VALSE",
+        (args.annotations, args.images, args.out, args.all_candidates),
+        args.out,
+    )

@@ -61,7 +61,7 @@ TEXT = RepoText(
         "`labels` = [1, 0], `corpus` = the upstream annotation file, `source` = its data source."
     ),
     licence=(
-        "Annotations: VL-CheckList, \"free for non-commercial use\" (its setup.py). Images keep "
+        'Annotations: VL-CheckList, "free for non-commercial use" (its setup.py). Images keep '
         "the licences of their sources (Visual Genome CC BY 4.0, SWiG, HAKE); their original "
         "bytes are embedded."
     ),
@@ -112,25 +112,35 @@ def check_corpus(annotations: Path) -> None:
     """The folder's ``corpus.json``, when there is one, must be upstream's taxonomy."""
     path = corpus_path(annotations)
     if path is not None and read_json(path) != VL_CHECKLIST_CORPUS:
-        raise BuildError(f"{path}: differs from the VL-CheckList taxonomy this builder knows "
-                         "(om-ai-lab/VL-CheckList corpus.json)")
+        raise BuildError(
+            f"{path}: differs from the VL-CheckList taxonomy this builder knows "
+            "(om-ai-lab/VL-CheckList corpus.json)"
+        )
 
 
-def read_corpus(path: Path, corpus: str, source: str, roots: list[Path], images: ImageStore,
-                part: ConfigRows) -> None:
+def read_corpus(
+    path: Path, corpus: str, source: str, roots: list[Path], images: ImageStore, part: ConfigRows
+) -> None:
     data = read_json(path)
     if not isinstance(data, list):
         raise BuildError(f"{path}: expected a list of [image path, {{POS, NEG}}] items")
     for index, item in enumerate(data):
         where = f"{path} item {index}"
-        if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
-                or not isinstance(item[1], dict)):
-            raise BuildError(f"{where}: expected [image path, {{\"POS\": [...], \"NEG\": [...]}}]")
+        if (
+            not isinstance(item, list)
+            or len(item) != 2
+            or not isinstance(item[0], str)
+            or not isinstance(item[1], dict)
+        ):
+            raise BuildError(f'{where}: expected [image path, {{"POS": [...], "NEG": [...]}}]')
         image_path, texts = item
         pos, neg = texts.get("POS"), texts.get("NEG")
         for name, value in (("POS", pos), ("NEG", neg)):
-            if not isinstance(value, list) or not value or not all(
-                    isinstance(t, str) and t.strip() for t in value):
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(isinstance(t, str) and t.strip() for t in value)
+            ):
                 raise BuildError(f"{where}: {name} must be a non-empty list of texts")
         found = first_existing(image_candidates(roots, source, image_path))
         if found is None:
@@ -138,21 +148,26 @@ def read_corpus(path: Path, corpus: str, source: str, roots: list[Path], images:
             if len(part.missing_examples) < 3:
                 part.missing_examples.append(image_path)
             continue
-        part.rows.append({
-            "id": f"{corpus}-{index:05d}",
-            "image": {"bytes": images.get(found, where, f"{source}/{image_path}"),
-                      "path": PurePosixPath(image_path).name},
-            "captions": [pos[0], neg[0]],
-            "labels": [1, 0],
-            "caption_types": ["POS", "NEG"],
-            "image_path": image_path,
-            "corpus": corpus,
-            "source": source,
-        })
+        part.rows.append(
+            {
+                "id": f"{corpus}-{index:05d}",
+                "image": {
+                    "bytes": images.get(found, where, f"{source}/{image_path}"),
+                    "path": PurePosixPath(image_path).name,
+                },
+                "captions": [pos[0], neg[0]],
+                "labels": [1, 0],
+                "caption_types": ["POS", "NEG"],
+                "image_path": image_path,
+                "corpus": corpus,
+                "source": source,
+            }
+        )
 
 
-def build_vl_checklist(annotations: Path, images: list[Path],
-                       out: Path) -> tuple[dict, dict[str, ConfigRows]]:
+def build_vl_checklist(
+    annotations: Path, images: list[Path], out: Path
+) -> tuple[dict, dict[str, ConfigRows]]:
     """Build the VL-CheckList repo at ``out``; returns (manifest, rows and counts per config)."""
     annotations = Path(annotations)
     if not (annotations / "data").is_dir():
@@ -181,17 +196,21 @@ def build_vl_checklist(annotations: Path, images: list[Path],
         if seen:
             configs[config] = part
     if not configs:
-        raise BuildError(f"--annotations {annotations}: none of the upstream annotation files "
-                         "(data/Object/..., data/Attribute/..., data/Relation/...) is there")
+        raise BuildError(
+            f"--annotations {annotations}: none of the upstream annotation files "
+            "(data/Object/..., data/Attribute/..., data/Relation/...) is there"
+        )
     corpus = corpus_path(annotations)
     if corpus is not None:
         hashes[f"annotations/{corpus.relative_to(annotations).as_posix()}"] = sha256_text(corpus)
     hashes.update({f"images/{k}": v for k, v in store.read.items()})
     manifest = build_repo(out, TEXT, configs, hashes, BUILDER)
     if absent:
-        print(f"note: {len(absent)} annotation files of corpus.json are not in "
-              f"{annotations} (e.g. {absent[0]}); their leaves use the files that are",
-              file=sys.stderr)
+        print(
+            f"note: {len(absent)} annotation files of corpus.json are not in "
+            f"{annotations} (e.g. {absent[0]}); their leaves use the files that are",
+            file=sys.stderr,
+        )
     return manifest, configs
 
 
@@ -203,15 +222,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--annotations", type=Path, required=True,
-                   help="VL-CheckList folder with data/ (and corpus.json)")
-    p.add_argument("--images", type=Path, action="append", required=True,
-                   help="image root (repeatable): upstream layout <root>/vg/VG_100K/<id>.jpg, "
-                   "<root>/swig/..., <root>/hake/..., or a flat Visual Genome folder <id>.jpg")
-    p.add_argument("--out", type=Path, required=True,
-                   help="output folder, replaced only after a successful build")
+    p.add_argument(
+        "--annotations",
+        type=Path,
+        required=True,
+        help="VL-CheckList folder with data/ (and corpus.json)",
+    )
+    p.add_argument(
+        "--images",
+        type=Path,
+        action="append",
+        required=True,
+        help="image root (repeatable): upstream layout <root>/vg/VG_100K/<id>.jpg, "
+        "<root>/swig/..., <root>/hake/..., or a flat Visual Genome folder <id>.jpg",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output folder, replaced only after a successful build",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
-    return run_cli(build_vl_checklist, "VL-CheckList", (args.annotations, args.images, args.out),
-                   args.out)
+    return run_cli(
+        build_vl_checklist, "VL-CheckList", (args.annotations, args.images, args.out), args.out
+    )

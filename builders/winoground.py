@@ -91,8 +91,7 @@ def read_examples(path: Path) -> list[tuple[int, dict]]:
     return records
 
 
-def build_winoground(examples: Path, images: Path,
-                     out: Path) -> tuple[dict, dict[str, ConfigRows]]:
+def build_winoground(examples: Path, images: Path, out: Path) -> tuple[dict, dict[str, ConfigRows]]:
     """Build the Winoground repo at ``out``; returns (manifest, rows and counts per config)."""
     examples, images = Path(examples), Path(images)
     if not images.is_dir():
@@ -101,8 +100,10 @@ def build_winoground(examples: Path, images: Path,
     part = ConfigRows()
     for number, record in read_examples(examples):
         where = f"{examples} line {number}"
-        found = [first_existing(images / (record[k] + ext) for ext in EXTENSIONS)
-                 for k in ("image_0", "image_1")]
+        found = [
+            first_existing(images / (record[k] + ext) for ext in EXTENSIONS)
+            for k in ("image_0", "image_1")
+        ]
         if None in found:
             part.missing_images += 1
             if len(part.missing_examples) < 3:
@@ -112,17 +113,19 @@ def build_winoground(examples: Path, images: Path,
             num_main_preds = int(record.get("num_main_preds") or 0)
         except (TypeError, ValueError) as err:
             raise BuildError(f"{where}: 'num_main_preds' must be an integer") from err
-        part.rows.append({
-            "id": str(record["id"]),
-            "image_0": {"bytes": store.get(found[0], where), "path": found[0].name},
-            "image_1": {"bytes": store.get(found[1], where), "path": found[1].name},
-            "caption_0": record["caption_0"],
-            "caption_1": record["caption_1"],
-            "tag": str(record.get("tag") or ""),
-            "secondary_tag": str(record.get("secondary_tag") or ""),
-            "num_main_preds": num_main_preds,
-            "collapsed_tag": str(record.get("collapsed_tag") or ""),
-        })
+        part.rows.append(
+            {
+                "id": str(record["id"]),
+                "image_0": {"bytes": store.get(found[0], where), "path": found[0].name},
+                "image_1": {"bytes": store.get(found[1], where), "path": found[1].name},
+                "caption_0": record["caption_0"],
+                "caption_1": record["caption_1"],
+                "tag": str(record.get("tag") or ""),
+                "secondary_tag": str(record.get("secondary_tag") or ""),
+                "num_main_preds": num_main_preds,
+                "collapsed_tag": str(record.get("collapsed_tag") or ""),
+            }
+        )
     configs = {WINOGROUND_CONFIG: part}
     hashes = {f"annotations/{examples.name}": sha256_text(examples)}
     hashes.update({f"images/{k}": v for k, v in store.read.items()})
@@ -137,14 +140,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--examples", type=Path, required=True,
-                   help="examples.jsonl of the Hub release (data/examples.jsonl)")
-    p.add_argument("--images", type=Path, required=True,
-                   help="folder of the unpacked data/images.zip (<image_0>.png ...)")
-    p.add_argument("--out", type=Path, required=True,
-                   help="output folder, replaced only after a successful build")
+    p.add_argument(
+        "--examples",
+        type=Path,
+        required=True,
+        help="examples.jsonl of the Hub release (data/examples.jsonl)",
+    )
+    p.add_argument(
+        "--images",
+        type=Path,
+        required=True,
+        help="folder of the unpacked data/images.zip (<image_0>.png ...)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output folder, replaced only after a successful build",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
-    return run_cli(build_winoground, "Winoground", (args.examples, args.images, args.out),
-                   args.out)
+    return run_cli(build_winoground, "Winoground", (args.examples, args.images, args.out), args.out)

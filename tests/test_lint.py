@@ -1,4 +1,5 @@
-"""The whole repository passes `ruff check` (configuration in pyproject.toml)."""
+"""The whole repository passes `ruff check` and `ruff format --check` (configuration in
+pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_ruff_check_whole_repository():
+@pytest.mark.parametrize("args", [["check"], ["format", "--check"]], ids=["check", "format"])
+def test_ruff_whole_repository(args: list[str]):
     ruff = Path(sys.executable).with_name("ruff")
     command = [str(ruff)] if ruff.exists() else [sys.executable, "-m", "ruff"]
     result = subprocess.run(
-        [*command, "check", "--no-cache", str(REPO_ROOT)],
+        [*command, *args, "--no-cache", str(REPO_ROOT)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -63,20 +63,31 @@ def score_release(sets: dict[str, list[list[str]]], config: ConstructConfig) -> 
     sentences = sorted(unique, key=lambda s: (len(s), s))  # similar lengths batch together
     started = time.perf_counter()
     scores = dict(zip(sentences, scorer.score(sentences), strict=True))
-    return {"scorer": scorer.name, "sentence_scores": scores, "model_load_s": round(load_s, 1),
-            "scoring_s": round(time.perf_counter() - started, 1)}
+    return {
+        "scorer": scorer.name,
+        "sentence_scores": scores,
+        "model_load_s": round(load_s, 1),
+        "scoring_s": round(time.perf_counter() - started, 1),
+    }
 
 
-def calibrate(release: Path, config: ConstructConfig, keep: float, limit: int | None,
-              previous: dict | None = None) -> dict:
+def calibrate(
+    release: Path,
+    config: ConstructConfig,
+    keep: float,
+    limit: int | None,
+    previous: dict | None = None,
+) -> dict:
     """Score the release (or reuse ``previous`` scores), choose the thresholds, return figures."""
     sets = release_sets(release, limit)
     scored = previous or score_release(sets, config)
     scores = scored["sentence_scores"]
     unscored = next((s for task in sets.values() for g in task for s in g if s not in scores), None)
     if unscored is not None:
-        raise ValueError(f"the reused scores have no score for the release sentence {unscored!r}:"
-                         " were they computed on another release or with --limit?")
+        raise ValueError(
+            f"the reused scores have no score for the release sentence {unscored!r}:"
+            " were they computed on another release or with --limit?"
+        )
     minima = {t: [min(scores[s] for s in g) for g in groups] for t, groups in sets.items()}
     per_task = {t: choose_threshold(ms, keep) for t, ms in minima.items()}
     single = min(per_task.values())
@@ -100,13 +111,17 @@ def add_parser(subparsers) -> None:
     """Add the ``calibrate`` subcommand to an argparse subparsers object."""
     from builders.__main__ import positive_int, share
 
-    parser = subparsers.add_parser("calibrate", help="calibrate the grammar threshold on the "
-                                   "release sentences", description=__doc__.splitlines()[0])
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="calibrate the grammar threshold on the release sentences",
+        description=__doc__.splitlines()[0],
+    )
     parser.add_argument("--release", type=Path, required=True, help="BLA release folder or zip")
     parser.add_argument("--out", type=Path, help="write the figures here as JSON")
     parser.add_argument("--keep", type=share, default=0.95, help="share of release sets to keep")
-    parser.add_argument("--limit", type=positive_int,
-                        help="only the first N sets per task (quick check)")
+    parser.add_argument(
+        "--limit", type=positive_int, help="only the first N sets per task (quick check)"
+    )
     parser.add_argument("--scores", type=Path, help="reuse sentence scores from an earlier --out")
     parser.add_argument("--grammar-scorer", default=ConstructConfig.grammar_scorer)
     parser.add_argument("--grammar-model", default=ConstructConfig.grammar_model)
@@ -120,11 +135,14 @@ def run(args: argparse.Namespace) -> int:
     if args.scores:
         try:
             loaded = json.loads(args.scores.read_text(encoding="utf-8"))
-            previous = {k: loaded[k] for k in ("scorer", "sentence_scores", "model_load_s",
-                                               "scoring_s")}
+            previous = {
+                k: loaded[k] for k in ("scorer", "sentence_scores", "model_load_s", "scoring_s")
+            }
         except (OSError, ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"--scores {args.scores}: not the --out of an earlier calibration "
-                             f"({type(err).__name__}: {err})") from None
+            raise ValueError(
+                f"--scores {args.scores}: not the --out of an earlier calibration "
+                f"({type(err).__name__}: {err})"
+            ) from None
     if args.out is not None and args.out.is_dir():
         raise ValueError(f"--out {args.out} is a folder; give a file name")
     figures = calibrate(args.release, config, args.keep, args.limit, previous)

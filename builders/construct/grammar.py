@@ -77,8 +77,9 @@ class LMScorer:
         from bla_eval.scorers.text import mean_log_probs
 
         baseline = self.unigram if self.mode == "slor" else None
-        return mean_log_probs(self.model, self.tokenizer, sentences, self.bos, self.device,
-                              baseline)
+        return mean_log_probs(
+            self.model, self.tokenizer, sentences, self.bos, self.device, baseline
+        )
 
 
 SCORERS: dict[str, Callable[[ConstructConfig], AcceptabilityScorer]] = {

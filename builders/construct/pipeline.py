@@ -185,8 +185,9 @@ def pair_sets(image: VGImage, task: str, res: Resources, report: Report) -> list
         if box_overlap(p1, p2) >= config.max_box_overlap:
             report.add("person pairs", "dropped: boxes overlap (same person)")
             continue
-        u1, u2 = unique_across(a1, a2, res.embedder, config.unique_sbert_similarity,
-                               config.unique_first_n)
+        u1, u2 = unique_across(
+            a1, a2, res.embedder, config.unique_sbert_similarity, config.unique_first_n
+        )
         if len(u1) < 2 or len(u2) < 2:
             report.add("person pairs", "dropped: fewer than two unique attributes per person")
             continue
@@ -299,7 +300,6 @@ def task_codes() -> tuple[str, ...]:
     return tuple(code for code in TASKS if code in CANDIDATE_BUILDERS)
 
 
-
 def candidates(image: VGImage, task: str, res: Resources, report: Report) -> list[CaptionSet]:
     """Candidate sets of one image for ``task`` (steps 1-4), counting images with two persons."""
     persons = sum(res.is_person(o) for o in image.objects.values())
@@ -322,13 +322,18 @@ def select(
     """
     if res.config.grammar_scorer == NO_GRAMMAR and res.scorer is None:
         for sets in by_image.values():
-            report.add("sets", "dropped: not the first set of its image (grammar filter off)",
-                       len(sets) - 1)
+            report.add(
+                "sets",
+                "dropped: not the first set of its image (grammar filter off)",
+                len(sets) - 1,
+            )
             report.add("sets", "kept")
             report.add("images", "kept")
         return [sets[0] for sets in by_image.values()]
-    sentences = sorted({c for sets in by_image.values() for s in sets for c in s.captions},
-                       key=lambda s: (len(s), s))
+    sentences = sorted(
+        {c for sets in by_image.values() for s in sets for c in s.captions},
+        key=lambda s: (len(s), s),
+    )
     scores = dict(zip(sentences, res.grammar.score(sentences), strict=True))
     threshold, kept = res.config.threshold(task, getattr(res.grammar, "name", None)), []
     for sets in by_image.values():
@@ -371,6 +376,9 @@ def construct(
         if made:
             by_image[image.image_id] = made
     kept = select(by_image, task, res, report) if by_image else []
-    name = "" if not by_image or res.config.grammar_scorer == NO_GRAMMAR and scorer is None else (
-        getattr(res.grammar, "name", type(res.grammar).__name__))
+    name = (
+        ""
+        if not by_image or res.config.grammar_scorer == NO_GRAMMAR and scorer is None
+        else (getattr(res.grammar, "name", type(res.grammar).__name__))
+    )
     return ConstructResult(kept, by_image, report, name)

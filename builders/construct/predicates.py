@@ -12,8 +12,32 @@ ARTICLES = frozenset({"a", "an", "the"})
 POSSESSIVES = frozenset({"his", "her", "their", "its", "my", "your", "our"})
 AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "being", "been", "am"})
 NOT_VERBS = frozenset(
-    {"in", "on", "with", "of", "at", "by", "near", "for", "to", "from", "under", "above", "behind",
-     "beside", "inside", "over", "and", "around", "along", "against", "into", "onto", "up", "has a"}
+    {
+        "in",
+        "on",
+        "with",
+        "of",
+        "at",
+        "by",
+        "near",
+        "for",
+        "to",
+        "from",
+        "under",
+        "above",
+        "behind",
+        "beside",
+        "inside",
+        "over",
+        "and",
+        "around",
+        "along",
+        "against",
+        "into",
+        "onto",
+        "up",
+        "has a",
+    }
 )
 """First words that never start a verb phrase (prepositions VG uses as predicates)."""
 

@@ -71,8 +71,9 @@ def active_passive(subject: Person, verb: Verb, obj: Person) -> list[str]:
     ]
 
 
-def coordination(p1: Person, f1: tuple[Attribute, Attribute],
-                 p2: Person, f2: tuple[Attribute, Attribute]) -> list[str]:
+def coordination(
+    p1: Person, f1: tuple[Attribute, Attribute], p2: Person, f2: tuple[Attribute, Attribute]
+) -> list[str]:
     """TP1, TP2, FP1, FP2: "the p1 f1p1 and f2p1", ..., "the p1 f1p1 and f1p2",
     "the p2 f2p1 and f2p2" (the majority pattern of the release)."""
     (a, b), (c, d) = f1, f2
@@ -85,8 +86,9 @@ def coordination(p1: Person, f1: tuple[Attribute, Attribute],
     ]
 
 
-def relative_clause(p1: Person, f1: tuple[Attribute, Attribute],
-                    p2: Person, f2: tuple[Attribute, Attribute]) -> list[str]:
+def relative_clause(
+    p1: Person, f1: tuple[Attribute, Attribute], p2: Person, f2: tuple[Attribute, Attribute]
+) -> list[str]:
     """TP1, TP2, FP1, FP2: "the p1 who f1p1 f2p1", ..., "the p1 who f1p1 f2p2",
     "the p2 who f1p2 f2p1" (the relative clause stays, the main predicate is swapped)."""
     (a, b), (c, d) = f1, f2

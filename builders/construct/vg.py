@@ -156,8 +156,10 @@ def iter_images(vg_dir: Path, limit: int | None = None) -> Iterator[VGImage]:
         by_name = dict(zip(streams, records, strict=True))
         ended = [name for name, record in by_name.items() if record is None]
         if ended:
-            raise VGError(f"{vg_dir}: {', '.join(ended)} ended after {count} images, before the "
-                          "other files (truncated or mismatched files?)")
+            raise VGError(
+                f"{vg_dir}: {', '.join(ended)} ended after {count} images, before the "
+                "other files (truncated or mismatched files?)"
+            )
         ids = {name: _image_id(record, name) for name, record in by_name.items()}
         if len(set(ids.values())) != 1:
             raise VGError(f"{vg_dir}: files not in the same image order at record {count}: {ids}")
@@ -168,8 +170,10 @@ def iter_images(vg_dir: Path, limit: int | None = None) -> Iterator[VGImage]:
             image = build_image(image_id, sizes[image_id], by_name)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             what = f"missing key {error}" if isinstance(error, KeyError) else str(error)
-            raise VGError(f"{vg_dir}: malformed record of image {image_id} in objects, attributes "
-                          f"or relationships ({type(error).__name__}: {what})") from None
+            raise VGError(
+                f"{vg_dir}: malformed record of image {image_id} in objects, attributes "
+                f"or relationships ({type(error).__name__}: {what})"
+            ) from None
         yield image
 
 
@@ -196,8 +200,12 @@ def build_image(image_id: int, size: tuple[int, int], records: dict[str, dict]) 
         subject = _add_object(objects, raw["subject"])
         obj = _add_object(objects, raw["object"])
         relationships.append(
-            VGRelationship(int(raw.get("relationship_id", -1)), str(raw.get("predicate", "")),
-                           subject.object_id, obj.object_id)
+            VGRelationship(
+                int(raw.get("relationship_id", -1)),
+                str(raw.get("predicate", "")),
+                subject.object_id,
+                obj.object_id,
+            )
         )
     return VGImage(image_id, size[0], size[1], objects, relationships)
 
@@ -209,9 +217,13 @@ def _add_object(objects: dict[int, VGObject], raw: dict) -> VGObject:
     existing = objects.get(object_id)
     if existing is None:
         existing = VGObject(
-            object_id, list(names), list(raw.get("synsets") or []),
-            float(raw.get("x", 0)), float(raw.get("y", 0)),
-            float(raw.get("w", 0)), float(raw.get("h", 0)),
+            object_id,
+            list(names),
+            list(raw.get("synsets") or []),
+            float(raw.get("x", 0)),
+            float(raw.get("y", 0)),
+            float(raw.get("w", 0)),
+            float(raw.get("h", 0)),
         )
         objects[object_id] = existing
     else:

@@ -70,8 +70,11 @@ def read_images(sets: list[CaptionSet], images: Path | None) -> dict[str, bytes]
 
 def provenance(n_rows: int, scorer: str, n_images: int) -> str:
     """The card's provenance section of a constructed set."""
-    scores = (f"the acceptability scores of the four captions by `{scorer}` (not GRUEN)"
-              if scorer else "null (grammar filter off)")
+    scores = (
+        f"the acceptability scores of the four captions by `{scorer}` (not GRUEN)"
+        if scorer
+        else "null (grammar filter off)"
+    )
     return f"""These caption sets were built by `python -m builders construct` (the BLA paper's
 pipeline, section 3.3) from Visual Genome annotations: {n_rows} caption sets. They are not the
 published benchmark.
@@ -90,17 +93,21 @@ def check_result(result: ConstructResult, task: str) -> None:
         return
     steps = result.report.to_json()
     read = steps.get("images", {}).get("read", 0)
-    why = "; ".join(f"{unit} {k.removeprefix('dropped: ')} ({v})"
-                    for unit, outcomes in steps.items() for k, v in outcomes.items()
-                    if k.startswith("dropped"))
+    why = "; ".join(
+        f"{unit} {k.removeprefix('dropped: ')} ({v})"
+        for unit, outcomes in steps.items()
+        for k, v in outcomes.items()
+        if k.startswith("dropped")
+    )
     raise NothingConstructed(
         f"no {get_task(task).config} caption set survived the construction from {read} "
         f"Visual Genome images ({why or 'no image was read'}); nothing was written"
     )
 
 
-def write_result(result: ConstructResult, task: str, out: Path, images: Path | None,
-                 config_json: dict) -> dict:
+def write_result(
+    result: ConstructResult, task: str, out: Path, images: Path | None, config_json: dict
+) -> dict:
     """Write the dataset folder (replacing a previous build atomically); returns the manifest.
 
     Raises :class:`NothingConstructed` (nothing written) when no set survived.
@@ -110,16 +117,25 @@ def write_result(result: ConstructResult, task: str, out: Path, images: Path | N
     config = get_task(task).config
     tables = {config: {"test": datapoints(task, result.sets)}}
     image_bytes = read_images(result.sets, images)
-    report = {"task": config, "scorer": result.scorer_name, "steps": result.report.to_json(),
-              "config": config_json}
+    report = {
+        "task": config,
+        "scorer": result.scorer_name,
+        "steps": result.report.to_json(),
+        "config": config_json,
+    }
     with staged_folder(Path(out), BUILDER) as stage:
         info = write_tables(stage, tables, image_bytes, progress=False)
-        card = render_card(tables, info, provenance(len(result.sets), result.scorer_name,
-                                                    len(image_bytes)))
+        card = render_card(
+            tables, info, provenance(len(result.sets), result.scorer_name, len(image_bytes))
+        )
         write_text(stage / "README.md", card)
         write_text(stage / "construct_report.json", dump_json(report))
-        manifest = make_manifest(stage, info, {}, builder=BUILDER,
-                                 extra={"images_embedded": len(image_bytes),
-                                        "scorer": result.scorer_name})
+        manifest = make_manifest(
+            stage,
+            info,
+            {},
+            builder=BUILDER,
+            extra={"images_embedded": len(image_bytes), "scorer": result.scorer_name},
+        )
         write_text(stage / MANIFEST, dump_json(manifest))
     return manifest

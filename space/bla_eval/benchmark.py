@@ -112,9 +112,14 @@ def main(argv: list[str] | None = None) -> None:
         model_dir = save_random_clip(Path(tmp) / "clip", [c for p in points for c in p.captions])
         start = time.perf_counter()
         config = RunConfig(
-            str(model_dir), Path(tmp) / "run", data=data, limit=args.limit,
-            batch_size=args.batch_size, images_per_batch=args.batch_size, device="cpu",
-        )  # fmt: skip
+            str(model_dir),
+            Path(tmp) / "run",
+            data=data,
+            limit=args.limit,
+            batch_size=args.batch_size,
+            images_per_batch=args.batch_size,
+            device="cpu",
+        )
         results = evaluate(config)
         engine_s = time.perf_counter() - start
         start = time.perf_counter()

@@ -45,42 +45,81 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--model", required=True, help="Hub id, local folder, open_clip name or .gguf")
     p.add_argument("--output", required=True, help="folder for results.json and scores.jsonl")
-    p.add_argument("--benchmark", default="bla", choices=benchmark_names(),
-                   help="benchmark to score (default: bla)")
-    p.add_argument("--data", default=None,
-                   help="Hub dataset id or local dataset folder (default: the benchmark's own; "
-                   "for bla: bla_dataset/ if built, else the Hub id)")
-    p.add_argument("--tasks", nargs="+", default=[],
-                   help="tasks to score, e.g. 'ap co' or 'ap,co' (BLA: ap, co, rc or config "
-                   "names; default: all)")
+    p.add_argument(
+        "--benchmark",
+        default="bla",
+        choices=benchmark_names(),
+        help="benchmark to score (default: bla)",
+    )
+    p.add_argument(
+        "--data",
+        default=None,
+        help="Hub dataset id or local dataset folder (default: the benchmark's own; "
+        "for bla: bla_dataset/ if built, else the Hub id)",
+    )
+    p.add_argument(
+        "--tasks",
+        nargs="+",
+        default=[],
+        help="tasks to score, e.g. 'ap co' or 'ap,co' (BLA: ap, co, rc or config "
+        "names; default: all)",
+    )
     p.add_argument("--split", default="test", help="dataset split (test = the whole benchmark)")
-    p.add_argument("--limit", type=positive_int, default=None,
-                   help="score only the first N items per task")
-    p.add_argument("--batch-size", type=positive_int, default=None,
-                   help="sentences / pairs per model forward pass (default: the kind's; halved "
-                   "on out-of-memory)")
-    p.add_argument("--images-per-batch", type=positive_int, default=32,
-                   help="distinct images decoded and scored together (default: 32)")
+    p.add_argument(
+        "--limit", type=positive_int, default=None, help="score only the first N items per task"
+    )
+    p.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=None,
+        help="sentences / pairs per model forward pass (default: the kind's; halved "
+        "on out-of-memory)",
+    )
+    p.add_argument(
+        "--images-per-batch",
+        type=positive_int,
+        default=32,
+        help="distinct images decoded and scored together (default: 32)",
+    )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    p.add_argument("--dtype", default=None,
-                   help="float32, float16 or bfloat16 (default: float32 on CPU, bfloat16 on CUDA)")
-    p.add_argument("--kind", choices=kinds(), default=None,
-                   help="override the detected model kind")
-    p.add_argument("--protocol", choices=PROTOCOLS, default="zero-shot",
-                   help="evaluation protocol (default: zero-shot); icl-sd / icl-dd: in-context "
-                   "learning on the learning test splits (generative models, paper §6)")
-    p.add_argument("--icl-order", choices=ORDERS, default="true-first",
-                   help="ICL: demonstration order (default: true-first; shuffled uses --icl-seed)")
+    p.add_argument(
+        "--dtype",
+        default=None,
+        help="float32, float16 or bfloat16 (default: float32 on CPU, bfloat16 on CUDA)",
+    )
+    p.add_argument("--kind", choices=kinds(), default=None, help="override the detected model kind")
+    p.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="zero-shot",
+        help="evaluation protocol (default: zero-shot); icl-sd / icl-dd: in-context "
+        "learning on the learning test splits (generative models, paper §6)",
+    )
+    p.add_argument(
+        "--icl-order",
+        choices=ORDERS,
+        default="true-first",
+        help="ICL: demonstration order (default: true-first; shuffled uses --icl-seed)",
+    )
     p.add_argument("--icl-seed", type=int, default=0, help="ICL: seed of the shuffled order")
-    p.add_argument("--resume", action="store_true",
-                   help="keep scores.jsonl and score only the rest")
-    p.add_argument("--trust-remote-code", action="store_true",
-                   help="allow the model repo's own code")
-    p.add_argument("--similarity", choices=SIMILARITIES, default="cosine",
-                   help="dual encoders: cosine, or CLIPScore = 2.5 * max(cosine, 0) (the paper)")
+    p.add_argument(
+        "--resume", action="store_true", help="keep scores.jsonl and score only the rest"
+    )
+    p.add_argument(
+        "--trust-remote-code", action="store_true", help="allow the model repo's own code"
+    )
+    p.add_argument(
+        "--similarity",
+        choices=SIMILARITIES,
+        default="cosine",
+        help="dual encoders: cosine, or CLIPScore = 2.5 * max(cosine, 0) (the paper)",
+    )
     p.add_argument("--gguf-file", default=None, help="GGUF file name inside --model (text kind)")
-    p.add_argument("--device-map", default=None,
-                   help="generative models: spread one model over the GPUs (auto)")
+    p.add_argument(
+        "--device-map",
+        default=None,
+        help="generative models: spread one model over the GPUs (auto)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     return p
 
@@ -92,13 +131,27 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     for task in tasks:
         bench.resolve_task(task)
     return RunConfig(
-        model=args.model, output_dir=args.output, benchmark=args.benchmark, data=args.data,
-        tasks=tasks, split=args.split, limit=args.limit, batch_size=args.batch_size,
-        images_per_batch=args.images_per_batch, device=args.device, dtype=args.dtype,
-        kind=args.kind, resume=args.resume, trust_remote_code=args.trust_remote_code,
-        similarity=args.similarity, gguf_file=args.gguf_file, protocol=args.protocol,
-        icl_order=args.icl_order, icl_seed=args.icl_seed, device_map=args.device_map,
-    )  # fmt: skip
+        model=args.model,
+        output_dir=args.output,
+        benchmark=args.benchmark,
+        data=args.data,
+        tasks=tasks,
+        split=args.split,
+        limit=args.limit,
+        batch_size=args.batch_size,
+        images_per_batch=args.images_per_batch,
+        device=args.device,
+        dtype=args.dtype,
+        kind=args.kind,
+        resume=args.resume,
+        trust_remote_code=args.trust_remote_code,
+        similarity=args.similarity,
+        gguf_file=args.gguf_file,
+        protocol=args.protocol,
+        icl_order=args.icl_order,
+        icl_seed=args.icl_seed,
+        device_map=args.device_map,
+    )
 
 
 def subcommand(name: str) -> Callable[[list[str]], int]:

@@ -50,8 +50,10 @@ def reference_rows(bench: Benchmark) -> list[ReferenceRow]:
     if bench.chance is None:
         return list(grouped.values())
     tasks = {t: {view: dict(bench.chance) for view in bench.views} for t in bench.task_names()}
-    return [ReferenceRow(CHANCE, "random order / coin flip", protocol="", tasks=tasks),
-            *grouped.values()]  # fmt: skip
+    return [
+        ReferenceRow(CHANCE, "random order / coin flip", protocol="", tasks=tasks),
+        *grouped.values(),
+    ]
 
 
 def _pct(value: Any) -> str:

@@ -39,9 +39,14 @@ def resume_settings(config: RunConfig, kind: str, data: str) -> dict[str, Any]:
     """The settings that decide the scores: a resumed run must have the same."""
     similarity = config.similarity if scorer_class(kind).takes_similarity else None
     settings = {
-        "model": config.model, "gguf_file": config.gguf_file, "kind": kind, "data": data,
-        "split": config.split, "dtype": config.dtype, "similarity": similarity,
-    }  # fmt: skip
+        "model": config.model,
+        "gguf_file": config.gguf_file,
+        "kind": kind,
+        "data": data,
+        "split": config.split,
+        "dtype": config.dtype,
+        "similarity": similarity,
+    }
     if config.benchmark != "bla" or config.protocol != "zero-shot":
         settings |= {"benchmark": config.benchmark, "protocol": config.protocol}
     if config.protocol != "zero-shot":
@@ -125,9 +130,12 @@ def _prepare(config: RunConfig) -> _Run:
     tasks = protocols.run_tasks(config.protocol, bench.name, tasks, bool(config.tasks))
     items = load_items(bench, data, tasks, config.split, config.limit)
     plan = protocols.plan_run(
-        config.protocol, items, lambda c: bench.read_items(data, c, "test", None),
-        config.icl_order, config.icl_seed,
-    )  # fmt: skip
+        config.protocol,
+        items,
+        lambda c: bench.read_items(data, c, "test", None),
+        config.icl_order,
+        config.icl_seed,
+    )
     if plan is not None:  # in-context items without demonstrations (DD) are skipped, recorded
         items = [i for i in items if plan.covers(i)]
     clock["data"] = time.perf_counter()
@@ -157,8 +165,9 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
     scorer = _score(run, progress)
     clock["scored"] = time.perf_counter()
     # the main process merges the parts of a multi-process run; the others return its results
-    clock["pending"] = run.procs.gather(run.out, run.items, config.images_per_batch,
-                                        clock["pending"])  # fmt: skip
+    clock["pending"] = run.procs.gather(
+        run.out, run.items, config.images_per_batch, clock["pending"]
+    )
     if not run.procs.main:
         run.procs.finish()
         return read_json(run.out / RESULTS_FILE)
@@ -198,9 +207,13 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
             if progress is not None:
                 progress(0, len(pending), f"loading {run.kind} model")
             options = LoadOptions(
-                procs.device(config.device), config.dtype, config.trust_remote_code,
-                config.similarity, config.gguf_file, device_map=config.device_map,
-            )  # fmt: skip
+                procs.device(config.device),
+                config.dtype,
+                config.trust_remote_code,
+                config.similarity,
+                config.gguf_file,
+                device_map=config.device_map,
+            )
             scorer = load_scorer(config.model, run.kind, config.batch_size, options)
         run.clock["model"] = time.perf_counter()
         if scorer is not None:
@@ -233,16 +246,19 @@ def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
     record: dict[str, Any] = {"name": config.protocol}
     if run.plan is not None:  # the in-context template, demonstration rule, order, DD skips
         chat = bool(getattr(scorer, "chat", False))
-        record = protocols.protocol_record(run.plan.protocol, run.plan.order, run.plan.seed,
-                                           chat=chat, plan_=run.plan)  # fmt: skip
+        record = protocols.protocol_record(
+            run.plan.protocol, run.plan.order, run.plan.seed, chat=chat, plan_=run.plan
+        )
     return {
-        "tasks": run.tasks, "limit": config.limit,
+        "tasks": run.tasks,
+        "limit": config.limit,
         "batch_size": scorer.batch_size if scorer is not None else config.batch_size,
-        "device": str(getattr(scorer, "device", config.device)), "dtype": config.dtype,
+        "device": str(getattr(scorer, "device", config.device)),
+        "dtype": config.dtype,
         "binary_view": "threshold 0.5" if probabilistic else "top-k",
         **(scorer.describe() if scorer is not None else {}),
         **record,
-    }  # fmt: skip
+    }
 
 
 def _timings(clock: dict, items: list[Item]) -> dict[str, Any]:
@@ -278,7 +294,8 @@ def _task_results(
             "was it edited while the run wrote it?"
         )
     return {
-        task: bench.summarise([by_key[(i.task, i.id)] for i in items if i.task == task],
-                              probabilistic)
+        task: bench.summarise(
+            [by_key[(i.task, i.id)] for i in items if i.task == task], probabilistic
+        )
         for task in tasks
-    }  # fmt: skip
+    }

@@ -67,8 +67,9 @@ def score_items(
     try:
         batches = list(chunks(list(groups), images_per_batch))
         for batch_keys, prepared in zip(batches, prefetch_map(prepare, batches), strict=True):
-            asked = [distinct([q for it in groups[k] for q in item_queries[id(it)]])
-                     for k in batch_keys]  # fmt: skip
+            asked = [
+                distinct([q for it in groups[k] for q in item_queries[id(it)]]) for k in batch_keys
+            ]
             scored = scorer.score(prepared, asked)
             for i, key in enumerate(batch_keys):
                 answers = [None] * len(asked[i]) if scored.answers is None else scored.answers[i]

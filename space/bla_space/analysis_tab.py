@@ -54,8 +54,11 @@ def analysis_outputs(config: SpaceConfig, name: str | None) -> tuple[str, list, 
         raise gr.Error(str(err)) from None
     report = _IMAGE_LINE.sub("", "\n\n".join(analysis.sections))
     figures = [(Image.open(io.BytesIO(png)), name) for name, png in analysis.figures.items()]
-    tables = {name: frame.reset_index() for name, frame in analysis.tables.items()
-              if not name.startswith("regression_data")}  # fmt: skip
+    tables = {
+        name: frame.reset_index()
+        for name, frame in analysis.tables.items()
+        if not name.startswith("regression_data")
+    }
     first = next(iter(tables.values()), None)
     return report, figures, tables, first
 
@@ -70,23 +73,29 @@ def build(config: SpaceConfig) -> AnalysisTab:
     """Lay out the Analysis tab (call inside ``gr.Blocks``)."""
     gr.Markdown(INTRO)
     with gr.Row():
-        run = gr.Dropdown(run_choices(config), label="Finished run", scale=4,
-                          elem_id="analysis-run")  # fmt: skip
+        run = gr.Dropdown(
+            run_choices(config), label="Finished run", scale=4, elem_id="analysis-run"
+        )
         button = gr.Button("Analyse", variant="primary", scale=1, elem_id="analysis-button")
-    figures = gr.Gallery(label="Figures", columns=3, height=320, object_fit="contain",
-                         elem_id="analysis-figures")
+    figures = gr.Gallery(
+        label="Figures", columns=3, height=320, object_fit="contain", elem_id="analysis-figures"
+    )
     with gr.Row():
         table_name = gr.Dropdown([], label="Table (CSV in bla-eval analyze)", scale=1)
-    table = gr.Dataframe(interactive=False, wrap=True, label="Table (%)",
-                         elem_id="analysis-table")  # fmt: skip
+    table = gr.Dataframe(interactive=False, wrap=True, label="Table (%)", elem_id="analysis-table")
     report = gr.Markdown(elem_id="analysis-report")
     tables_state = gr.State({})
 
     def analyse(name: str | None):
         text, pictures, tables, first = analysis_outputs(config, name)
         names = list(tables)
-        return (text, pictures, tables, gr.Dropdown(choices=names, value=names[0] if names
-                                                    else None), first)  # fmt: skip
+        return (
+            text,
+            pictures,
+            tables,
+            gr.Dropdown(choices=names, value=names[0] if names else None),
+            first,
+        )
 
     def pick(name: str | None, tables: dict):
         return tables.get(name) if name else None
@@ -94,8 +103,9 @@ def build(config: SpaceConfig) -> AnalysisTab:
     def refresh():
         return gr.Dropdown(choices=run_choices(config))
 
-    button.click(analyse, run, [report, figures, tables_state, table_name, table],
-                 api_name="analyse")  # fmt: skip
+    button.click(
+        analyse, run, [report, figures, tables_state, table_name, table], api_name="analyse"
+    )
     table_name.change(pick, [table_name, tables_state], table, api_name=False)
     run.focus(refresh, None, run, api_name=False)
     return AnalysisTab(run, refresh)
@@ -134,5 +144,9 @@ def build_compare(config: SpaceConfig) -> None:
 
         run_a.focus(refresh, None, run_a, api_name=False)
         run_b.focus(refresh, None, run_b, api_name=False)
-        button.click(lambda a, b: compare_outputs(config, a, b), [run_a, run_b],
-                     [report, table], api_name="compare")  # fmt: skip
+        button.click(
+            lambda a, b: compare_outputs(config, a, b),
+            [run_a, run_b],
+            [report, table],
+            api_name="compare",
+        )

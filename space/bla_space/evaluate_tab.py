@@ -57,8 +57,9 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 elem_id="model-kind",
             )
             detected = gr.Markdown("", elem_id="detected-kind")
-            gr.Examples(kind_examples(), inputs=[model, kind],
-                        label="Examples: one model of each kind")
+            gr.Examples(
+                kind_examples(), inputs=[model, kind], label="Examples: one model of each kind"
+            )
         with gr.Column(scale=2):
             tasks = gr.CheckboxGroup(
                 choices=[(label, task) for task, label in task_labels().items()],
@@ -67,17 +68,23 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 elem_id="tasks",
             )
             limit = gr.Slider(
-                0, 700, value=config.default_limit, step=1,
+                0,
+                700,
+                value=config.default_limit,
+                step=1,
                 label="Datapoints per task (0 = all)",
                 info="A quick run scores the first N datapoints of each task.",
                 elem_id="limit",
             )
             protocol = gr.Radio(
-                PROTOCOL_CHOICES, value="zero-shot", label="Protocol", elem_id="protocol",
+                PROTOCOL_CHOICES,
+                value="zero-shot",
+                label="Protocol",
+                elem_id="protocol",
                 info="In-context learning (paper §6): generative models only; scores the "
                 "learning test split (200 datapoints per task) with two demonstrations per "
                 "sentence. Compare it with a zero-shot run of the same learning split.",
-            )  # fmt: skip
+            )
             button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
             gr.Markdown(
                 "One evaluation runs at a time (queued). Models load without remote code.",
@@ -86,15 +93,31 @@ def build(config: SpaceConfig) -> EvaluateTab:
     status = gr.Markdown(WAITING, container=True, min_height=90, elem_id="run-status")
     with gr.Column(visible=False, elem_id="results") as results_box:
         view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", elem_id="view")
-        table = gr.Dataframe(label="Metrics (%), this run first", interactive=False,
-                             elem_id="metrics-table", wrap=True,
-                             column_widths=views.column_widths(views.metrics_table_columns()))
+        table = gr.Dataframe(
+            label="Metrics (%), this run first",
+            interactive=False,
+            elem_id="metrics-table",
+            wrap=True,
+            column_widths=views.column_widths(views.metrics_table_columns()),
+        )
         with gr.Row():
             plots = [
-                gr.BarPlot(x="model", y="value", color="group", label=label, show_label=False,
-                           visible=False, x_label_angle=-45, elem_id=f"plot-{config_}",
-                           y_lim=[0, 100], height=320, color_map=views.GROUP_COLORS,
-                           x_title=" ", y_title="%", color_title=" ")
+                gr.BarPlot(
+                    x="model",
+                    y="value",
+                    color="group",
+                    label=label,
+                    show_label=False,
+                    visible=False,
+                    x_label_angle=-45,
+                    elem_id=f"plot-{config_}",
+                    y_lim=[0, 100],
+                    height=320,
+                    color_map=views.GROUP_COLORS,
+                    x_title=" ",
+                    y_title="%",
+                    color_title=" ",
+                )
                 for config_, label in task_labels().items()
             ]
         download = gr.File(label="Results JSON", elem_id="results-file")
@@ -114,8 +137,14 @@ def build(config: SpaceConfig) -> EvaluateTab:
     model.submit(detect, model, detected, concurrency_limit=4, api_name="detect_kind")
     model.blur(detect, model, detected, concurrency_limit=4, api_name=False)
     outputs = [status, table, *plots, download, run_name, results_box]
-    event = button.click(run, [model, kind, tasks, limit, view, protocol], outputs,
-                         api_name="evaluate", concurrency_limit=1, concurrency_id="gpu")
+    event = button.click(
+        run,
+        [model, kind, tasks, limit, view, protocol],
+        outputs,
+        api_name="evaluate",
+        concurrency_limit=1,
+        concurrency_id="gpu",
+    )
     view.change(rerender, [run_name, view], [table, *plots, download], api_name=False)
     return EvaluateTab(event, run_name)
 
@@ -139,8 +168,9 @@ def evaluate_in_page(config, text, kind_choice, tasks, limit, view, progress, pr
     try:
         progress(0, desc="checking the model")
         model, kind, n_params = resolve_model(config, text, kind_choice)
-        run = run_evaluation(config, model, kind, tasks, int(limit or 0) or None, progress,
-                             protocol)  # fmt: skip
+        run = run_evaluation(
+            config, model, kind, tasks, int(limit or 0) or None, progress, protocol
+        )
     except ModelRejected as err:
         raise gr.Error(str(err), title="Model not accepted") from None
     except Exception as err:  # any engine failure: report it and keep serving
@@ -189,4 +219,3 @@ def _plot(results: dict, view: str, config: str) -> gr.BarPlot:
     label = task_labels().get(config, config)
     title = f"{label}: {views.METRIC_NAMES.get(metric, metric.replace('_', ' '))} (%)"
     return gr.BarPlot(frame, visible=True, title=title, sort=list(frame["model"]))
-

@@ -126,4 +126,3 @@ def sentence_table(row: dict[str, Any], record: dict | None) -> pd.DataFrame:
         rank=rank_positions(scores, labels),
         **{"ranked correctly": correct},
     )[SENTENCE_COLUMNS]
-

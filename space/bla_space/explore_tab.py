@@ -32,27 +32,55 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
     """Lay out the tab and its events (call inside ``gr.Blocks``)."""
     ids = gr.State([])
     with gr.Row():
-        task = gr.Radio([(label, c) for c, label in ed.task_labels().items()],
-                        value="active_passive", label="Task", scale=3, elem_id="explore-task")
-        run = gr.Dropdown(run_choices(config), value=NO_RUN, label="Scores of run", scale=3,
-                          elem_id="explore-run", allow_custom_value=False)
-        verb = gr.Dropdown([ed.ALL_VERBS], value=ed.ALL_VERBS, label="Verb (AP)", scale=1,
-                           elem_id="explore-verb")
-        failures = gr.Checkbox(label="Only set errors (both false sentences ranked on top)",
-                               value=False, scale=2, elem_id="explore-failures")
+        task = gr.Radio(
+            [(label, c) for c, label in ed.task_labels().items()],
+            value="active_passive",
+            label="Task",
+            scale=3,
+            elem_id="explore-task",
+        )
+        run = gr.Dropdown(
+            run_choices(config),
+            value=NO_RUN,
+            label="Scores of run",
+            scale=3,
+            elem_id="explore-run",
+            allow_custom_value=False,
+        )
+        verb = gr.Dropdown(
+            [ed.ALL_VERBS], value=ed.ALL_VERBS, label="Verb (AP)", scale=1, elem_id="explore-verb"
+        )
+        failures = gr.Checkbox(
+            label="Only set errors (both false sentences ranked on top)",
+            value=False,
+            scale=2,
+            elem_id="explore-failures",
+        )
     with gr.Row():
         previous = gr.Button("◀ Previous", size="sm", scale=1)
-        position = gr.Slider(1, 2, value=1, step=1, label="Datapoint", scale=6,
-                             elem_id="explore-position")
+        position = gr.Slider(
+            1, 2, value=1, step=1, label="Datapoint", scale=6, elem_id="explore-position"
+        )
         following = gr.Button("Next ▶", size="sm", scale=1)
     with gr.Row(equal_height=False):
-        image = gr.Image(label="Image", type="pil", height=360, scale=2, interactive=False,
-                         elem_id="explore-image")
+        image = gr.Image(
+            label="Image",
+            type="pil",
+            height=360,
+            scale=2,
+            interactive=False,
+            elem_id="explore-image",
+        )
         with gr.Column(scale=3):
             header = gr.Markdown("", elem_id="explore-header")
-            sentences = gr.Dataframe(headers=ed.SENTENCE_COLUMNS, interactive=False, wrap=True,
-                                     label="Sentences (2 true, 2 false, same words)",
-                                     column_widths=SENTENCE_WIDTHS, elem_id="explore-sentences")
+            sentences = gr.Dataframe(
+                headers=ed.SENTENCE_COLUMNS,
+                interactive=False,
+                wrap=True,
+                label="Sentences (2 true, 2 false, same words)",
+                column_widths=SENTENCE_WIDTHS,
+                elem_id="explore-sentences",
+            )
             gr.Markdown(LEGEND, elem_id="explore-legend")
 
     def select(task_, run_, verb_, failures_):
@@ -66,14 +94,18 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
     selected = [verb, ids, position]
     for control in filters:
         control.change(select, filters, selected, api_name=False).then(
-            show, [task, run, ids, position], shown, api_name=False)
+            show, [task, run, ids, position], shown, api_name=False
+        )
     demo.load(select, filters, selected, api_name=False).then(
-        show, [task, run, ids, position], shown, api_name=False)
+        show, [task, run, ids, position], shown, api_name=False
+    )
     position.release(show, [task, run, ids, position], shown, api_name=False)
     previous.click(lambda p: max(1, int(p) - 1), position, position, api_name=False).then(
-        show, [task, run, ids, position], shown, api_name=False)
-    following.click(lambda p, i: min(max(1, len(i)), int(p) + 1), [position, ids], position,
-                    api_name=False).then(show, [task, run, ids, position], shown, api_name=False)
+        show, [task, run, ids, position], shown, api_name=False
+    )
+    following.click(
+        lambda p, i: min(max(1, len(i)), int(p) + 1), [position, ids], position, api_name=False
+    ).then(show, [task, run, ids, position], shown, api_name=False)
 
     def select_run(name: str):
         return gr.Dropdown(choices=run_choices(config), value=name or NO_RUN)
@@ -92,16 +124,25 @@ def select_datapoints(config: SpaceConfig, task: str, run: str, verb: str, failu
     scores = ed.load_scores(_run_path(config, run))
     try:
         verbs = [ed.ALL_VERBS, *ed.verbs(config.dataset, task)]
-        ids = ed.select_ids(config.dataset, task, scores, failures_only=failures,
-                            verb=verb if verb in verbs else None)
+        ids = ed.select_ids(
+            config.dataset,
+            task,
+            scores,
+            failures_only=failures,
+            verb=verb if verb in verbs else None,
+        )
     except Exception as err:  # dataset unreachable: say so in the page
         gr.Warning(f"Cannot load the dataset {config.dataset!r}: {err}")
         return gr.Dropdown(), [], gr.Slider(1, 2, value=1)
-    verb_box = gr.Dropdown(choices=verbs, value=verb if verb in verbs else ed.ALL_VERBS,
-                           visible=len(verbs) > 1)
+    verb_box = gr.Dropdown(
+        choices=verbs, value=verb if verb in verbs else ed.ALL_VERBS, visible=len(verbs) > 1
+    )
     # a slider needs maximum > minimum: one datapoint gets 1..2 (show_datapoint clamps)
-    return verb_box, ids, gr.Slider(1, max(2, len(ids)), value=1, step=1,
-                                    label=f"Datapoint (of {len(ids)})")
+    return (
+        verb_box,
+        ids,
+        gr.Slider(1, max(2, len(ids)), value=1, step=1, label=f"Datapoint (of {len(ids)})"),
+    )
 
 
 def show_datapoint(config: SpaceConfig, task: str, run: str, ids: list[str], position: float):

@@ -31,13 +31,19 @@ def build(config: SpaceConfig) -> LeaderboardTab:
     """Lay out the tab and its events (call inside ``gr.Blocks``)."""
     gr.Markdown(INTRO)
     with gr.Row():
-        view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", scale=4,
-                        elem_id="leaderboard-view")
+        view = gr.Radio(
+            VIEW_CHOICES, value="ranking", label="Metrics", scale=4, elem_id="leaderboard-view"
+        )
         button = gr.Button("Refresh", size="sm", scale=1)
-    table = gr.Dataframe(leaderboard(config, "ranking"), interactive=False, wrap=True,
-                         column_widths=views.column_widths(views.leaderboard_columns()),
-                         label="Leaderboard (%)", elem_id="leaderboard-table",
-                         show_search="search")
+    table = gr.Dataframe(
+        leaderboard(config, "ranking"),
+        interactive=False,
+        wrap=True,
+        column_widths=views.column_widths(views.leaderboard_columns()),
+        label="Leaderboard (%)",
+        elem_id="leaderboard-table",
+        show_search="search",
+    )
 
     def refresh(view_choice: str):
         """The leaderboard table in ``view_choice`` (ranking or binary), as percentages."""

@@ -38,8 +38,9 @@ PAIR_COLUMNS = ["text", "role", "score"]
 WINOGROUND_COLUMNS = ["caption", "score with image 0", "score with image 1"]
 
 
-def dataset_for(benchmark: str, results: dict | None = None,
-                env: dict[str, str] | None = None) -> str | None:
+def dataset_for(
+    benchmark: str, results: dict | None = None, env: dict[str, str] | None = None
+) -> str | None:
     """The dataset to browse: the run's, else ``BLA_<NAME>_DATASET``, else None (these
     benchmarks have no public dataset repo in our format: the user builds it)."""
     if results and results.get("dataset"):
@@ -50,13 +51,17 @@ def dataset_for(benchmark: str, results: dict | None = None,
 
 def runs_of(config: SpaceConfig, benchmark: str) -> list[results_store.Run]:
     """The finished runs of one benchmark, newest first."""
-    return [r for r in results_store.list_runs(config.results_dir)
-            if r.results.get("benchmark", "bla") == benchmark]
+    return [
+        r
+        for r in results_store.list_runs(config.results_dir)
+        if r.results.get("benchmark", "bla") == benchmark
+    ]
 
 
 def run_choices(config: SpaceConfig, benchmark: str) -> list[tuple[str, str]]:
-    return [("none (dataset only)", NO_RUN)] + [(r.label, r.path.name)
-                                                for r in runs_of(config, benchmark)]
+    return [("none (dataset only)", NO_RUN)] + [
+        (r.label, r.path.name) for r in runs_of(config, benchmark)
+    ]
 
 
 def task_choices(benchmark: str, results: dict | None = None) -> list[tuple[str, str]]:
@@ -99,18 +104,23 @@ def item_table(item: Item, record: dict | None) -> pd.DataFrame:
     if item.benchmark == "winoground":
         rows = []
         for c, caption in enumerate(item.captions):
-            cells = [None if scores is None else round(float(scores[i][c]), 6)
-                     for i in range(len(item.images))]
+            cells = [
+                None if scores is None else round(float(scores[i][c]), 6)
+                for i in range(len(item.images))
+            ]
             rows.append([f"{c}: {caption}", *cells])
         return pd.DataFrame(rows, columns=WINOGROUND_COLUMNS)
     roles = item.caption_types or tuple("true" if y else "false" for y in item.labels[0])
-    rows = [[text, role, None if scores is None else round(float(scores[j]), 6)]
-            for j, (text, role) in enumerate(zip(item.captions, roles, strict=True))]
+    rows = [
+        [text, role, None if scores is None else round(float(scores[j]), 6)]
+        for j, (text, role) in enumerate(zip(item.captions, roles, strict=True))
+    ]
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
-def show_item(benchmark: str, data: str, task: str, run_dir: str | None,
-              position: int) -> tuple[Any, Any, str, pd.DataFrame]:
+def show_item(
+    benchmark: str, data: str, task: str, run_dir: str | None, position: int
+) -> tuple[Any, Any, str, pd.DataFrame]:
     """(first image, second image or None, header, table) of the item at ``position`` (1-based)."""
     items = items_of(benchmark, data, task)
     if not items:
@@ -118,10 +128,16 @@ def show_item(benchmark: str, data: str, task: str, run_dir: str | None,
     item = items[min(len(items), max(1, int(position))) - 1]
     record = scores_of(run_dir).get((task, item.id))
     images = [decode_image(item, ref) for ref in item.images]
-    tags = ", ".join(f"{k} {v}" for k, v in item.meta.items() if v not in (None, "", False)
-                     and k in ("instrument", "corpus", "collapsed_tag", "tag"))
-    header = f"**{item.id}** ({tags}) · {verdict(item, record)}" if tags else (
-        f"**{item.id}** · {verdict(item, record)}")
+    tags = ", ".join(
+        f"{k} {v}"
+        for k, v in item.meta.items()
+        if v not in (None, "", False) and k in ("instrument", "corpus", "collapsed_tag", "tag")
+    )
+    header = (
+        f"**{item.id}** ({tags}) · {verdict(item, record)}"
+        if tags
+        else (f"**{item.id}** · {verdict(item, record)}")
+    )
     return images[0], images[1] if len(images) > 1 else None, header, item_table(item, record)
 
 
@@ -140,14 +156,20 @@ def vl_checklist_overview(runs: list[dict]) -> pd.DataFrame:
         task = "overall" if row["task"] == "all" else row["task"]
         if task in ROLLUP_COLUMNS:
             table.setdefault((row["model"], row["source"]), {})[task] = views.percent(
-                row["accuracy"])
+                row["accuracy"]
+            )
     for results in runs:
         averages = rollup(results)
         created = str(results.get("created", ""))[:10]
         table[(str(results.get("model", "?")), f"Space run {created}")] = {
-            c: views.percent(averages.get(c)) for c in ROLLUP_COLUMNS}
-    return pd.DataFrame([{"model": m, "source": src, **{c: v.get(c) for c in ROLLUP_COLUMNS}}
-                         for (m, src), v in table.items()])
+            c: views.percent(averages.get(c)) for c in ROLLUP_COLUMNS
+        }
+    return pd.DataFrame(
+        [
+            {"model": m, "source": src, **{c: v.get(c) for c in ROLLUP_COLUMNS}}
+            for (m, src), v in table.items()
+        ]
+    )
 
 
 def leaderboards(config: SpaceConfig, benchmark: str) -> dict[str, pd.DataFrame]:
@@ -164,23 +186,37 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
     """The tab's layout and events (call inside ``gr.Blocks``)."""
     first = next(iter(NEIGHBOURS))
     with gr.Row():
-        benchmark = gr.Radio([(label, name) for name, label in NEIGHBOURS.items()], value=first,
-                             label="Benchmark", scale=2, elem_id="neighbours-benchmark")
-        run = gr.Dropdown(run_choices(config, first), value=NO_RUN, label="Scores of run",
-                          scale=3, elem_id="neighbours-run")
-        task = gr.Dropdown(task_choices(first), value=None, label="Task", scale=2,
-                           elem_id="neighbours-task")
+        benchmark = gr.Radio(
+            [(label, name) for name, label in NEIGHBOURS.items()],
+            value=first,
+            label="Benchmark",
+            scale=2,
+            elem_id="neighbours-benchmark",
+        )
+        run = gr.Dropdown(
+            run_choices(config, first),
+            value=NO_RUN,
+            label="Scores of run",
+            scale=3,
+            elem_id="neighbours-run",
+        )
+        task = gr.Dropdown(
+            task_choices(first), value=None, label="Task", scale=2, elem_id="neighbours-task"
+        )
     position = gr.Slider(1, 2, value=1, step=1, label="Item", elem_id="neighbours-position")
     with gr.Row(equal_height=False):
         image_0 = gr.Image(label="Image", type="pil", height=300, interactive=False)
-        image_1 = gr.Image(label="Image 1 (Winoground)", type="pil", height=300,
-                           interactive=False)
+        image_1 = gr.Image(label="Image 1 (Winoground)", type="pil", height=300, interactive=False)
         with gr.Column(scale=2):
             header = gr.Markdown("")
             table = gr.Dataframe(interactive=False, wrap=True, elem_id="neighbours-table")
     gr.Markdown("### Leaderboard (%): published rows and this Space's runs")
-    boards = [gr.Dataframe(interactive=False, wrap=True, label=f"view {i + 1}",
-                           elem_id=f"neighbours-board-{i}") for i in range(2)]
+    boards = [
+        gr.Dataframe(
+            interactive=False, wrap=True, label=f"view {i + 1}", elem_id=f"neighbours-board-{i}"
+        )
+        for i in range(2)
+    ]
     # VALSE has two views; VL-CheckList one view and its category averages; Winoground one
 
     def run_dir(name: str) -> str | None:
@@ -202,8 +238,11 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         runs = run_choices(config, name)
         newest = runs[1][1] if len(runs) > 1 else NO_RUN
         choices = task_choices(name, results_of(newest))
-        return (gr.Dropdown(choices=runs, value=newest),
-                gr.Dropdown(choices=choices, value=choices[0][1]), *shown)
+        return (
+            gr.Dropdown(choices=runs, value=newest),
+            gr.Dropdown(choices=choices, value=choices[0][1]),
+            *shown,
+        )
 
     def pick(name: str, run_name: str, task_name: str):
         results = results_of(run_name)
@@ -215,8 +254,10 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
                 n = len(items_of(name, data, task_name))
             except Exception as err:  # dataset unreachable: say so in the page
                 gr.Warning(f"Cannot load {NEIGHBOURS[name]} task {task_name}: {err}")
-        return (gr.Dropdown(choices=choices, value=task_name),
-                gr.Slider(1, max(2, n), value=1, step=1, label=f"Item (of {n})"))
+        return (
+            gr.Dropdown(choices=choices, value=task_name),
+            gr.Slider(1, max(2, n), value=1, step=1, label=f"Item (of {n})"),
+        )
 
     def show(name: str, run_name: str, task_name: str, pos: float):
         data = dataset_for(name, results_of(run_name))
@@ -230,12 +271,13 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
 
     shown = [image_0, image_1, header, table]
     benchmark.change(pick_benchmark, benchmark, [run, task, *boards], api_name=False).then(
-        pick, [benchmark, run, task], [task, position], api_name=False).then(
-        show, [benchmark, run, task, position], shown, api_name=False)
+        pick, [benchmark, run, task], [task, position], api_name=False
+    ).then(show, [benchmark, run, task, position], shown, api_name=False)
     for control in (run, task):
         control.input(pick, [benchmark, run, task], [task, position], api_name=False).then(
-            show, [benchmark, run, task, position], shown, api_name=False)
+            show, [benchmark, run, task, position], shown, api_name=False
+        )
     position.release(show, [benchmark, run, task, position], shown, api_name=False)
     demo.load(pick_benchmark, benchmark, [run, task, *boards], api_name=False).then(
-        pick, [benchmark, run, task], [task, position], api_name=False).then(
-        show, [benchmark, run, task, position], shown, api_name=False)
+        pick, [benchmark, run, task], [task, position], api_name=False
+    ).then(show, [benchmark, run, task, position], shown, api_name=False)

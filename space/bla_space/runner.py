@@ -59,9 +59,7 @@ def resolve_model(config: SpaceConfig, text: str, kind_choice: str | None) -> tu
     n_params = check_model_size(model, config.max_params)
     if kind_choice and kind_choice != AUTO:
         if kind_choice not in kinds():
-            raise ValueError(
-                f"unknown model kind {kind_choice!r}: use one of {', '.join(kinds())}"
-            )
+            raise ValueError(f"unknown model kind {kind_choice!r}: use one of {', '.join(kinds())}")
         return model, kind_choice, n_params
     return model, detect_kind(model, trust_remote_code=False), n_params
 
@@ -95,10 +93,18 @@ def run_evaluation(
     config.results_dir.mkdir(parents=True, exist_ok=True)
     staging = results_store.staging_dir(config.results_dir, results_store.run_folder_name(model))
     run_config = RunConfig(
-        model, staging, data=config.dataset, tasks=tuple(tasks), limit=limit or None, kind=kind,
-        batch_size=config.batch_size, images_per_batch=config.batch_size, device=config.device,
-        trust_remote_code=False, protocol=protocol,
-    )  # fmt: skip
+        model,
+        staging,
+        data=config.dataset,
+        tasks=tuple(tasks),
+        limit=limit or None,
+        kind=kind,
+        batch_size=config.batch_size,
+        images_per_batch=config.batch_size,
+        device=config.device,
+        trust_remote_code=False,
+        protocol=protocol,
+    )
     try:
         results = evaluate_on_gpu(run_config, n_points, progress)
     except BaseException:

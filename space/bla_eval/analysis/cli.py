@@ -16,8 +16,15 @@ from .compare import DEFAULT_RESAMPLES
 def _run(prog: str, args: argparse.Namespace, body: Callable[[], int]) -> int:
     try:
         return body()
-    except (ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
-            ConnectionError, KeyError, ImportError) as err:  # fmt: skip
+    except (
+        ValueError,
+        FileNotFoundError,
+        NotADirectoryError,
+        PermissionError,
+        ConnectionError,
+        KeyError,
+        ImportError,
+    ) as err:
         if args.debug:
             raise
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
@@ -33,14 +40,22 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 def analyze_main(argv: list[str] | None = None) -> int:
     """``bla-eval analyze RUN_DIR``: the thesis' chapter-7 analyses into RUN_DIR/analysis/."""
-    p = _parser("bla-eval analyze", "Analyses of a finished run (thesis ch. 7): pairwise and "
-                "per-verb tables, noun order, regression, extreme cases.")  # fmt: skip
+    p = _parser(
+        "bla-eval analyze",
+        "Analyses of a finished run (thesis ch. 7): pairwise and "
+        "per-verb tables, noun order, regression, extreme cases.",
+    )
     p.add_argument("run_dir", help="folder of a finished bla-eval run (results.json)")
-    p.add_argument("--data", default=None,
-                   help="dataset the run scored (default: the one in results.json)")
+    p.add_argument(
+        "--data", default=None, help="dataset the run scored (default: the one in results.json)"
+    )
     p.add_argument("--output", default=None, help="folder to write (default: RUN_DIR/analysis)")
-    p.add_argument("--examples", type=int, default=3,
-                   help="extreme cases shown per outcome and task (default 3)")
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=3,
+        help="extreme cases shown per outcome and task (default 3)",
+    )
     args = p.parse_args(argv)
 
     def body() -> int:
@@ -61,8 +76,12 @@ def compare_main(argv: list[str] | None = None) -> int:
     p.add_argument("run_a")
     p.add_argument("run_b")
     p.add_argument("--output", default=None, help="folder for compare.md/.json/.csv")
-    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                   help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     args = p.parse_args(argv)
 
@@ -82,15 +101,25 @@ def export_main(argv: list[str] | None = None) -> int:
 
     p = _parser("bla-eval export", "Write a run's results in the Hub's formats.")
     p.add_argument("run_dir")
-    p.add_argument("--format", choices=FORMATS, default="eval-results", dest="fmt",
-                   help="eval-results (.eval_results/bla.yaml) or model-index (model card YAML)")
-    p.add_argument("--output", default=None,
-                   help="folder to write into (default: the run folder)")
-    p.add_argument("--dataset-id", default=None,
-                   help="Hub dataset id of the benchmark (default: the run's, else the public one)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="eval-results",
+        dest="fmt",
+        help="eval-results (.eval_results/bla.yaml) or model-index (model card YAML)",
+    )
+    p.add_argument("--output", default=None, help="folder to write into (default: the run folder)")
+    p.add_argument(
+        "--dataset-id",
+        default=None,
+        help="Hub dataset id of the benchmark (default: the run's, else the public one)",
+    )
     p.add_argument("--source-url", default=None, help="link to the run's logs (optional)")
-    p.add_argument("--push", action="store_true",
-                   help="open a pull request on the model repo (needs network and a token)")
+    p.add_argument(
+        "--push",
+        action="store_true",
+        help="open a pull request on the model repo (needs network and a token)",
+    )
     p.add_argument("--repo-id", default=None, help="model repo for --push, e.g. ORG/MODEL")
     p.add_argument("--dry-run", action="store_true", help="with --push: print the call only")
     args = p.parse_args(argv)

@@ -42,8 +42,11 @@ def check_same_datapoints(a: Run, b: Run) -> None:
             set_b, set_a = set(ids_b), set(ids_a)
             missing_b = [i for i in ids_a if i not in set_b]
             missing_a = [i for i in ids_b if i not in set_a]
-            detail = (f"{missing_b[0]} is only in {a.path} ({len(missing_b)} such)" if missing_b
-                      else f"{missing_a[0]} is only in {b.path} ({len(missing_a)} such)")
+            detail = (
+                f"{missing_b[0]} is only in {a.path} ({len(missing_b)} such)"
+                if missing_b
+                else f"{missing_a[0]} is only in {b.path} ({len(missing_a)} such)"
+            )
             raise ValueError(
                 f"the runs scored different datapoints of {task} ({len(ids_a)} vs {len(ids_b)}): "
                 f"{detail}"
@@ -74,11 +77,16 @@ def compare_runs(a: Run, b: Run, resamples: int = DEFAULT_RESAMPLES, seed: int =
         labels = [r["labels"] for r in a.records[task]]
         scores_a = [r["scores"] for r in a.records[task]]
         scores_b = [r["scores"] for r in b.records[task]]
-        ranking = significance.paired_bootstrap(scores_a, scores_b, labels, "ranking",
-                                                resamples=resamples, seed=seed)  # fmt: skip
+        ranking = significance.paired_bootstrap(
+            scores_a, scores_b, labels, "ranking", resamples=resamples, seed=seed
+        )
         binary = significance.paired_bootstrap(
-            binary_labels(a, task), binary_labels(b, task), labels, "binary",
-            resamples=resamples, seed=seed,
+            binary_labels(a, task),
+            binary_labels(b, task),
+            labels,
+            "binary",
+            resamples=resamples,
+            seed=seed,
         )
         set_a = significance.datapoint_stats(scores_a, labels)["set_accuracy"]
         set_b = significance.datapoint_stats(scores_b, labels)["set_accuracy"]
@@ -97,43 +105,62 @@ def comparison_frame(result: dict) -> pd.DataFrame:
     for task, views in result.items():
         for view in HEADLINE:
             for metric, stats in views[view].items():
-                rows.append({
-                    "task": task, "view": view, "metric": metric,
-                    "A": 100 * stats["a"], "B": 100 * stats["b"],
-                    "A-B": 100 * stats["difference"],
-                    "CI low": 100 * stats["ci"][0], "CI high": 100 * stats["ci"][1],
-                    "p (bootstrap)": stats["p_value"],
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "task": task,
+                        "view": view,
+                        "metric": metric,
+                        "A": 100 * stats["a"],
+                        "B": 100 * stats["b"],
+                        "A-B": 100 * stats["difference"],
+                        "CI low": 100 * stats["ci"][0],
+                        "CI high": 100 * stats["ci"][1],
+                        "p (bootstrap)": stats["p_value"],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> str:
     lines = [
-        "# BLA paired comparison", "",
+        "# BLA paired comparison",
+        "",
         f"A = `{a.model}` ({a.path}), B = `{b.model}` ({b.path}). Same datapoints in both. "
         f"Paired bootstrap: {resamples} resamples of the datapoints, seed {seed}; 95% percentile "
-        "interval of A - B; two-sided p-value. Values in %.", "",
+        "interval of A - B; two-sided p-value. Values in %.",
+        "",
         "| task | view | metric | A | B | A - B | 95% CI | p |",
         "|---|---|---|---|---|---|---|---|",
-    ]  # fmt: skip
+    ]
     for _, row in comparison_frame(result).iterrows():
         lines.append(
             f"| {row['task']} | {row['view']} | {row['metric']} | {row['A']:.2f} | {row['B']:.2f} "
             f"| {row['A-B']:+.2f} | [{row['CI low']:+.2f}, {row['CI high']:+.2f}] "
             f"| {row['p (bootstrap)']:.4g} |"
         )
-    lines += ["", "Exact McNemar test on set accuracy (both true sentences on top):",
-              "", "| task | n | both | A only | B only | neither | p |",
-              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "Exact McNemar test on set accuracy (both true sentences on top):",
+        "",
+        "| task | n | both | A only | B only | neither | p |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for task, views in result.items():
         m = views["mcnemar_set_accuracy"]
-        lines.append(f"| {task} | {views['n']} | {m['both']} | {m['a_only']} | {m['b_only']} "
-                     f"| {m['neither']} | {m['p_value']:.4g} |")  # fmt: skip
+        lines.append(
+            f"| {task} | {views['n']} | {m['both']} | {m['a_only']} | {m['b_only']} "
+            f"| {m['neither']} | {m['p_value']:.4g} |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def compare(run_a: str | Path, run_b: str | Path, output: str | Path | None = None,
-            resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> tuple[str, dict]:
+def compare(
+    run_a: str | Path,
+    run_b: str | Path,
+    output: str | Path | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> tuple[str, dict]:
     """Compare two run folders; write compare.md/.json/.csv into ``output`` when given."""
     a, b = load_run(run_a), load_run(run_b)
     result = compare_runs(a, b, resamples, seed)
@@ -141,10 +168,17 @@ def compare(run_a: str | Path, run_b: str | Path, output: str | Path | None = No
     if output is not None:
         with staged_dir(Path(output)) as stage:
             (stage / "compare.md").write_text(report, encoding="utf-8")
-            document = {"run_a": str(a.path), "run_b": str(b.path), "model_a": a.model,
-                        "model_b": b.model, "resamples": resamples, "seed": seed,
-                        "tasks": result}  # fmt: skip
-            (stage / "compare.json").write_text(json.dumps(document, indent=2) + "\n",
-                                                encoding="utf-8")  # fmt: skip
+            document = {
+                "run_a": str(a.path),
+                "run_b": str(b.path),
+                "model_a": a.model,
+                "model_b": b.model,
+                "resamples": resamples,
+                "seed": seed,
+                "tasks": result,
+            }
+            (stage / "compare.json").write_text(
+                json.dumps(document, indent=2) + "\n", encoding="utf-8"
+            )
             comparison_frame(result).to_csv(stage / "compare.csv", index=False)
     return report, result

@@ -78,8 +78,12 @@ def headline_value(results: dict[str, Any], task: str) -> float:
         ) from None
 
 
-def eval_result_entries(run: Run, dataset: str | None = None, source_url: str | None = None,
-                        source_name: str | None = None) -> list:
+def eval_result_entries(
+    run: Run,
+    dataset: str | None = None,
+    source_url: str | None = None,
+    source_name: str | None = None,
+) -> list:
     """One ``huggingface_hub.EvalResultEntry`` per task of the run."""
     from huggingface_hub import EvalResultEntry
 
@@ -107,8 +111,12 @@ def _revision(results: dict[str, Any]) -> str | None:
     return revision if is_commit else None
 
 
-def eval_results_yaml(run: Run, dataset: str | None = None, source_url: str | None = None,
-                      source_name: str | None = None) -> str:
+def eval_results_yaml(
+    run: Run,
+    dataset: str | None = None,
+    source_url: str | None = None,
+    source_name: str | None = None,
+) -> str:
     from huggingface_hub import eval_result_entries_to_yaml
 
     entries = eval_result_entries(run, dataset, source_url, source_name)
@@ -144,8 +152,9 @@ def model_index(run: Run, dataset: str | None = None, source_url: str | None = N
 
 
 def model_index_yaml(run: Run, dataset: str | None = None, source_url: str | None = None) -> str:
-    return yaml.safe_dump({"model-index": model_index(run, dataset, source_url)}, sort_keys=False,
-                          allow_unicode=True)  # fmt: skip
+    return yaml.safe_dump(
+        {"model-index": model_index(run, dataset, source_url)}, sort_keys=False, allow_unicode=True
+    )
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -175,11 +184,14 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
             from huggingface_hub import CommitOperationAdd, HfApi
 
             return HfApi().create_commit(
-                repo_id=repo_id, repo_type="model",
-                operations=[CommitOperationAdd(path_in_repo=path_in_repo,
-                                               path_or_fileobj=text.encode())],
-                commit_message=COMMIT_MESSAGE, create_pr=True,
-            )  # fmt: skip
+                repo_id=repo_id,
+                repo_type="model",
+                operations=[
+                    CommitOperationAdd(path_in_repo=path_in_repo, path_or_fileobj=text.encode())
+                ],
+                commit_message=COMMIT_MESSAGE,
+                create_pr=True,
+            )
 
         return source, run
     metadata = yaml.safe_load(text)
@@ -192,14 +204,20 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
     def run() -> Any:
         from huggingface_hub import metadata_update
 
-        return metadata_update(repo_id, metadata, overwrite=True, commit_message=COMMIT_MESSAGE,
-                               create_pr=True)  # fmt: skip
+        return metadata_update(
+            repo_id, metadata, overwrite=True, commit_message=COMMIT_MESSAGE, create_pr=True
+        )
 
     return source, run
 
 
-def export(run_dir: str | Path, fmt: str = "eval-results", output: str | Path | None = None,
-           dataset: str | None = None, source_url: str | None = None) -> tuple[Path, str]:
+def export(
+    run_dir: str | Path,
+    fmt: str = "eval-results",
+    output: str | Path | None = None,
+    dataset: str | None = None,
+    source_url: str | None = None,
+) -> tuple[Path, str]:
     """Write the file(s) for the model repo; returns (path written, its text)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")

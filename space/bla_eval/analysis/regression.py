@@ -100,9 +100,17 @@ def fit(config: str, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]
         rows.append(row)
     for name, signs in thesis.items():  # thesis predictors the release cannot give
         if name not in x.columns:
-            rows.append({"predictor": name, "coefficient": math.nan, "std_error": math.nan,
-                         "t": math.nan, "p_value": math.nan, "sign": "n/a",
-                         **{f"thesis {m}": signs.get(m, "") for m in REGRESSION_MODELS}})
+            rows.append(
+                {
+                    "predictor": name,
+                    "coefficient": math.nan,
+                    "std_error": math.nan,
+                    "t": math.nan,
+                    "p_value": math.nan,
+                    "sign": "n/a",
+                    **{f"thesis {m}": signs.get(m, "") for m in REGRESSION_MODELS},
+                }
+            )
     facts = {
         "n": int(result.nobs),
         "dropped": int(len(table) - len(y)),

@@ -18,8 +18,15 @@ from typing import Any
 
 RESULTS_FILE = "results.json"
 SCORES_FILE = "scores.jsonl"
-ROW_COLUMNS = ("id", "image_id", "captions", "labels", "caption_types", "predicate",
-               "grammar_scores")  # fmt: skip
+ROW_COLUMNS = (
+    "id",
+    "image_id",
+    "captions",
+    "labels",
+    "caption_types",
+    "predicate",
+    "grammar_scores",
+)
 """Dataset columns the analyses read (the image is read only for the extreme cases)."""
 
 
@@ -146,8 +153,11 @@ def images_of(data: str, config: str, split: str, ids: set[str]) -> dict[str, di
     """{datapoint id: image {"bytes", "path"}} for the given ids of one config."""
     if not ids:
         return {}
-    return {str(r["id"]): r["image"] for r in load_rows(data, config, split, image=True)
-            if str(r["id"]) in ids}  # fmt: skip
+    return {
+        str(r["id"]): r["image"]
+        for r in load_rows(data, config, split, image=True)
+        if str(r["id"]) in ids
+    }
 
 
 @contextmanager

@@ -38,13 +38,21 @@ def resolve_task(name: str) -> str:
     """An instrument config (``counting_hard``) or file stem (``counting-hard``) -> config."""
     config = name.replace("-", "_")
     if config not in VALSE_INSTRUMENTS:
-        raise ValueError(f"unknown VALSE instrument {name!r}: use one of "
-                         f"{', '.join(VALSE_INSTRUMENTS)}")
+        raise ValueError(
+            f"unknown VALSE instrument {name!r}: use one of {', '.join(VALSE_INSTRUMENTS)}"
+        )
     return config
 
 
-def pair_items(benchmark: str, data: str, config: str, split: str, limit: int | None,
-               image_id: str, meta_columns: Sequence[str]) -> list[Item]:
+def pair_items(
+    benchmark: str,
+    data: str,
+    config: str,
+    split: str,
+    limit: int | None,
+    image_id: str,
+    meta_columns: Sequence[str],
+) -> list[Item]:
     """Items of a one-image benchmark (texts in ``captions``, truth in ``labels``)."""
     ds = load_split(data, config, split, REQUIRED_COLUMNS)
     if limit is not None:
@@ -53,26 +61,41 @@ def pair_items(benchmark: str, data: str, config: str, split: str, limit: int | 
     for row in ds:
         if len(row["captions"]) != len(row["labels"]):
             raise ValueError(f"{config} item {row['id']}: captions and labels differ in length")
-        key = image_key(row["image"], f"{benchmark}:{row[image_id]}" if row.get(image_id)
-                        else None)
-        items.append(Item(
-            benchmark=benchmark,
-            task=config,
-            id=str(row["id"]),
-            images=(ImageRef(key, row["image"]),),
-            captions=tuple(row["captions"]),
-            labels=(tuple(int(x) for x in row["labels"]),),
-            caption_types=tuple(row["caption_types"]),
-            meta={k: row[k] for k in meta_columns if k in row},
-        ))
+        key = image_key(row["image"], f"{benchmark}:{row[image_id]}" if row.get(image_id) else None)
+        items.append(
+            Item(
+                benchmark=benchmark,
+                task=config,
+                id=str(row["id"]),
+                images=(ImageRef(key, row["image"]),),
+                captions=tuple(row["captions"]),
+                labels=(tuple(int(x) for x in row["labels"]),),
+                caption_types=tuple(row["caption_types"]),
+                meta={k: row[k] for k in meta_columns if k in row},
+            )
+        )
     return items
 
 
 def read_items(data: str, config: str, split: str = "test", limit: int | None = None) -> list[Item]:
     """The items of one VALSE instrument (the first ``limit``), in dataset order."""
-    return pair_items("valse", data, config, split, limit, "image_file",
-                      ("image_file", "instrument", "dataset", "linguistic_phenomena", "classes",
-                       "classes_foil", "validated"))
+    return pair_items(
+        "valse",
+        data,
+        config,
+        split,
+        limit,
+        "image_file",
+        (
+            "image_file",
+            "instrument",
+            "dataset",
+            "linguistic_phenomena",
+            "classes",
+            "classes_foil",
+            "validated",
+        ),
+    )
 
 
 def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
@@ -89,7 +112,8 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
         out["binary"] = {k: metrics[k] for k in VIEWS["binary"][0]}
     if records and all("answers" in r for r in records):
         out["binary_answers"] = neighbours.valse_binary(
-            answer_labels([r["answers"] for r in records]), labels)
+            answer_labels([r["answers"] for r in records]), labels
+        )
     return out
 
 

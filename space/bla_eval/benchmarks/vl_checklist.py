@@ -36,8 +36,10 @@ def resolve_task(name: str) -> str:
     for config, (key, path) in neighbours.VL_CHECKLIST_LEAVES.items():
         if name in (config, key, "/".join(path), "_".join(path).lower()):
             return config
-    raise ValueError(f"unknown VL-CheckList leaf {name!r}: use one of "
-                     f"{', '.join(neighbours.VL_CHECKLIST_LEAVES)}")
+    raise ValueError(
+        f"unknown VL-CheckList leaf {name!r}: use one of "
+        f"{', '.join(neighbours.VL_CHECKLIST_LEAVES)}"
+    )
 
 
 def task_label(config: str) -> str:
@@ -48,8 +50,9 @@ def task_label(config: str) -> str:
 
 def read_items(data: str, config: str, split: str = "test", limit: int | None = None) -> list[Item]:
     """The items of one taxonomy leaf (the first ``limit``), in dataset order."""
-    return pair_items("vl-checklist", data, config, split, limit, "image_path",
-                      ("image_path", "corpus", "source"))
+    return pair_items(
+        "vl-checklist", data, config, split, limit, "image_path", ("image_path", "corpus", "source")
+    )
 
 
 def corpus_of(item_id: str) -> str:
@@ -60,7 +63,8 @@ def corpus_of(item_id: str) -> str:
 def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
     """The leaf's accuracy (upstream averaging) and its per-file accuracies."""
     leaf = neighbours.vl_checklist_leaf(
-        [r["scores"] for r in records], [r["labels"] for r in records],
+        [r["scores"] for r in records],
+        [r["labels"] for r in records],
         [corpus_of(r["id"]) for r in records],
     )
     return {
@@ -72,10 +76,13 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
 
 def rollup(results: Mapping[str, Any]) -> dict[str, float]:
     """Object / Attribute / Relation / overall averages of a results document's leaves."""
-    return neighbours.vl_checklist_rollup({
-        task: metrics["accuracy"]["accuracy"] for task, metrics in results["tasks"].items()
-        if task in neighbours.VL_CHECKLIST_LEAVES
-    })
+    return neighbours.vl_checklist_rollup(
+        {
+            task: metrics["accuracy"]["accuracy"]
+            for task, metrics in results["tasks"].items()
+            if task in neighbours.VL_CHECKLIST_LEAVES
+        }
+    )
 
 
 def reference_rows(view: str) -> list[dict[str, Any]]:

@@ -49,16 +49,18 @@ def read_items(data: str, config: str, split: str = "test", limit: int | None = 
     items = []
     for row in ds:
         images = tuple(ImageRef(image_key(row[c]), row[c]) for c in ("image_0", "image_1"))
-        items.append(Item(
-            benchmark="winoground",
-            task=config,
-            id=str(row["id"]),
-            images=images,
-            captions=(row["caption_0"], row["caption_1"]),
-            labels=((1, 0), (0, 1)),
-            caption_types=("caption_0", "caption_1"),
-            meta={k: row[k] for k in META_COLUMNS if k in row},
-        ))
+        items.append(
+            Item(
+                benchmark="winoground",
+                task=config,
+                id=str(row["id"]),
+                images=images,
+                captions=(row["caption_0"], row["caption_1"]),
+                labels=((1, 0), (0, 1)),
+                caption_types=("caption_0", "caption_1"),
+                meta={k: row[k] for k in META_COLUMNS if k in row},
+            )
+        )
     return items
 
 

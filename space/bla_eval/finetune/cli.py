@@ -35,13 +35,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     p.add_argument(
-        "--eval-tasks", nargs="+", choices=list(TASKS), default=None,
+        "--eval-tasks",
+        nargs="+",
+        choices=list(TASKS),
+        default=None,
         help="test splits to score (default: every task)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--limit", type=int, default=None,
+        "--limit",
+        type=int,
+        default=None,
         help="score only the first N validation / test datapoints (quick runs)",
-    )  # fmt: skip
+    )
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --output folder")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p

@@ -135,9 +135,18 @@ def icl_rows(evals: Sequence[EvalRun]) -> tuple[list[Row], list[str]]:
             after_m = _binary([learned[i] for i in ids], run.probabilistic)
             before_m = _binary([before[i] for i in ids], base.probabilistic)
             rows.append(
-                Row(model, "ICL", "DD" if dd else "SD", learned_on, tested, len(ids),
-                    _pick(before_m), _pick(after_m), improvements(after_m, before_m))
-            )  # fmt: skip
+                Row(
+                    model,
+                    "ICL",
+                    "DD" if dd else "SD",
+                    learned_on,
+                    tested,
+                    len(ids),
+                    _pick(before_m),
+                    _pick(after_m),
+                    improvements(after_m, before_m),
+                )
+            )
     return rows, notes
 
 
@@ -155,10 +164,19 @@ def finetune_rows(tunes: Sequence[tuple[Path, dict]]) -> list[Row]:
                 after = {m: v["mean"] for m, v in entry["finetuned"][subset].items()}
                 before = {m: v["mean"] for m, v in entry["zero_shot"][subset].items()}
                 rows.append(
-                    Row(doc["model"], "fine-tuning", first[config]["setting"], learned_on, tested,
-                        first[config][subset]["n"], before, after, improvements(after, before),
-                        subset)
-                )  # fmt: skip
+                    Row(
+                        doc["model"],
+                        "fine-tuning",
+                        first[config]["setting"],
+                        learned_on,
+                        tested,
+                        first[config][subset]["n"],
+                        before,
+                        after,
+                        improvements(after, before),
+                        subset,
+                    )
+                )
     return rows
 
 
@@ -197,9 +215,11 @@ def table3(rows: Sequence[Row]) -> str:
 def table4(rows: Sequence[Row]) -> str:
     """Markdown: DD accuracy improvements, learned on a task (row) and tested on another."""
     codes = list(TASKS)
-    head = "| model | learning | learned on | test images | " + " | ".join(
-        c.upper() for c in codes
-    ) + " |"  # fmt: skip
+    head = (
+        "| model | learning | learned on | test images | "
+        + " | ".join(c.upper() for c in codes)
+        + " |"
+    )
     lines = [head, "|---|---|---|---|" + "---:|" * len(codes)]
     ours: dict[tuple[str, str, str, str], dict[str, Row]] = {}
     for row in rows:
@@ -309,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         help="folder for learning_report.md, learning_report.json and the figure PNG",
     )
     p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    args = p.parse_args(argv)  # fmt: skip
+    args = p.parse_args(argv)
 
     def run() -> int:
         out = Path(args.output) if args.output else None

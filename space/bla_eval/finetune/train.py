@@ -81,7 +81,6 @@ class SeedResult:
     finetuned: dict[str, Any] = field(default_factory=dict)
 
 
-
 def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -216,8 +215,9 @@ def train_one_seed(
     optimizer = torch.optim.AdamW(model.model.parameters(), lr=config.learning_rate)
     generator = torch.Generator().manual_seed(seed)
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
-    bar = tqdm(range(1, config.epochs + 1), desc=f"fine-tuning {task.code} (seed {seed})",
-               unit="epoch")  # fmt: skip
+    bar = tqdm(
+        range(1, config.epochs + 1), desc=f"fine-tuning {task.code} (seed {seed})", unit="epoch"
+    )
     for epoch in bar:
         start = time.perf_counter()
         model.model.train()

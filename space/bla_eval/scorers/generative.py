@@ -113,10 +113,15 @@ class GenerativeScorer(Scorer):
         self.fast = None
         if self.path != PLAIN:
             self.fast = PrefixCachedForward(
-                self.model, self.processor, path=self.path, device=self.device,
-                dtype=self.dtype, nested=self.nested, decoder_start=self.decoder_start,
+                self.model,
+                self.processor,
+                path=self.path,
+                device=self.device,
+                dtype=self.dtype,
+                nested=self.nested,
+                decoder_start=self.decoder_start,
                 batch_size=self.batch_size,
-            )  # fmt: skip
+            )
         self.keep_last_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
         self.timings: dict[str, float] = {}
         """Seconds per part of the forward, summed over ``score`` calls (the benchmark reads it)."""

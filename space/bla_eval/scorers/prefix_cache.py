@@ -285,8 +285,9 @@ class PrefixCachedForward:
             or all(torch.is_tensor(e[k]) and e[k].shape[1:] == encs[0][k].shape[1:] for e in encs)
             for k in keys
         )
-        if stackable and all(set(_kwargs_for(self.model.get_image_features, e)) == set(keys)
-                             for e in encs):  # fmt: skip
+        if stackable and all(
+            set(_kwargs_for(self.model.get_image_features, e)) == set(keys) for e in encs
+        ):
             return self.image_features(encs)
         return combine_features([self.image_features([e]) for e in encs])
 

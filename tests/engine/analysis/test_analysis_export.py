@@ -1,0 +1,83 @@
+"""Results on the Hub: the dataset's eval.yaml and the model repo's .eval_results / model-index,
+parsed back with huggingface_hub's own parsers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+from bla_eval.analysis.cli import export_main
+from huggingface_hub import parse_eval_result_entries
+from huggingface_hub.repocard_data import model_index_to_eval_results
+
+from bla_metric.tasks import TASKS
+from builders.hub_eval import render_eval_yaml
+
+RUN = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "runs" / "smollm2"
+
+
+def test_built_dataset_declares_one_task_per_construction(built_dataset: Path) -> None:
+    text = (built_dataset / "eval.yaml").read_text()
+    assert text == render_eval_yaml()
+    config = yaml.safe_load(text)
+    assert set(config) == {"name", "description", "evaluation_framework", "tasks"}
+    assert config["tasks"] == [
+        {"id": t.config, "config": t.config, "split": "test"} for t in TASKS.values()
+    ]
+    assert "sentence accuracy" in config["description"]
+    manifest = json.loads((built_dataset / "manifest.json").read_text())
+    assert "eval.yaml" in manifest["files"]
+
+
+def test_eval_results_parse_with_huggingface_hub(tmp_path: Path, capsys) -> None:
+    assert export_main([str(RUN), "--output", str(tmp_path)]) == 0
+    path = tmp_path / ".eval_results" / "bla.yaml"
+    entries = parse_eval_result_entries(yaml.safe_load(path.read_text()))
+    results = json.loads((RUN / "results.json").read_text())
+    task_ids = {t["id"] for t in yaml.safe_load(render_eval_yaml())["tasks"]}
+    assert [e.task_id for e in entries] == list(results["tasks"])
+    for entry in entries:
+        assert entry.task_id in task_ids
+        assert entry.dataset_id == "bla-benchmark/bla"
+        expected = results["tasks"][entry.task_id]["ranking"]["sentence_accuracy"]
+        assert entry.value == round(100 * expected, 2)
+        assert entry.date == results["created"]
+        assert "zero-shot" in entry.notes and "kind text" in entry.notes
+    assert f"wrote {path}" in capsys.readouterr().out
+
+
+def test_export_defaults_to_the_run_folder_and_model_index(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    assert export_main([str(run)]) == 0
+    assert (run / ".eval_results" / "bla.yaml").is_file()
+    assert export_main([str(run), "--format", "model-index", "--dataset-id", "me/bla"]) == 0
+    card = yaml.safe_load((run / "model-index.yaml").read_text())
+    name, evals = model_index_to_eval_results(card["model-index"])
+    assert name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert {e.dataset_config for e in evals} == set(
+        json.loads((run / "results.json").read_text())["tasks"]
+    )
+    assert all(e.dataset_type == "me/bla" and e.metric_type == "sentence_accuracy" for e in evals)
+
+
+def test_push_dry_run_prints_the_pull_request_call(tmp_path: Path, capsys) -> None:
+    argv = [str(RUN), "--output", str(tmp_path), "--push", "--repo-id", "me/model", "--dry-run"]
+    assert export_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "HfApi().create_commit(" in out and "repo_id='me/model'" in out
+    assert "create_pr=True" in out and "'.eval_results/bla.yaml'" in out
+    assert export_main([str(RUN), "--push"]) == 2
+    assert "--push needs --repo-id" in capsys.readouterr().err
+
+
+def test_bla_eval_dispatches_the_subcommands(tmp_path: Path, capsys) -> None:
+    from bla_eval.cli import main
+
+    assert main(["export", str(RUN), "--output", str(tmp_path), "--format", "model-index"]) == 0
+    assert (tmp_path / "model-index.yaml").is_file()
+    assert main(["analyze", str(tmp_path / "missing")]) == 2
+    assert "bla-eval analyze: error: run folder not found" in capsys.readouterr().err
+    assert main(["compare", str(RUN), str(tmp_path / "missing")]) == 2

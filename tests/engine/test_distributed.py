@@ -1,0 +1,132 @@
+"""Runs across processes: ``torchrun`` with two CPU processes (gloo) gives the files of one process,
+and a killed two-process run resumes (per part) to the same result."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from bla_eval.cli import main
+from bla_eval.distributed import (
+    Processes,
+    fold_parts,
+    merge_parts,
+    part_files,
+    single_process_order,
+)
+from bla_eval.items import ImageRef, Item
+from bla_eval.results import SCORES_FILE
+
+SPACE = Path(__file__).resolve().parents[2] / "space"
+
+
+def torchrun(argv: list[str], **popen) -> subprocess.Popen:
+    """``torchrun --standalone --nproc-per-node 2 -m bla_eval ...`` in its own process group."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc-per-node", "2", "-m", "bla_eval", *argv]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(SPACE), env.get("PYTHONPATH", "")])
+    return subprocess.Popen(
+        command,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        **popen,
+    )
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    """SIGKILL the launcher and the workers it started (they run in sessions of their own)."""
+    launcher = psutil.Process(proc.pid)
+    for child in launcher.children(recursive=True):
+        child.kill()
+    launcher.kill()
+
+
+def item(task: str, n: int, *keys: str) -> Item:
+    labels = tuple((1, 0) for _ in keys)
+    images = tuple(ImageRef(k) for k in keys)
+    return Item("bla", task, f"{task}-{n}", images, ("a", "b"), labels)
+
+
+def test_processes_from_the_launcher_environment():
+    assert Processes.from_env({}) == Processes(0, 1, 0)
+    procs = Processes.from_env({"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1"})
+    assert (procs.rank, procs.world, procs.local_rank, procs.main) == (3, 4, 1, False)
+    assert procs.device("cpu") == "cpu"
+    with pytest.raises(ValueError, match="bad process group"):
+        Processes.from_env({"RANK": "2", "WORLD_SIZE": "2"})
+
+
+def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path):
+    items = [item("ap", 0, "x"), item("co", 0, "y"), item("co", 1, "x"), item("rc", 0, "z")]
+    items.append(item("wg", 0, "z", "w"))  # two images: written once both are scored
+    shards = [Processes(r, 2, r).shard(items) for r in range(2)]
+    assert sorted(id(i) for s in shards for i in s) == sorted(id(i) for i in items)
+    assert [i.id for i in shards[0]] == ["ap-0", "co-1", "rc-0", "wg-0"]  # images x, z
+    order = single_process_order(items)
+    assert [i.id for i in order] == ["ap-0", "co-1", "co-0", "rc-0", "wg-0"]
+    for rank, shard in enumerate(shards):
+        with Processes(rank, 2, rank).part_path(tmp_path).open("w") as f:
+            for it in shard:
+                f.write(json.dumps({"task": it.task, "id": it.id, "scores": [0.5, 0.1]}) + "\n")
+    assert len(part_files(tmp_path)) == 2
+    assert merge_parts(tmp_path, items) == 5
+    lines = (tmp_path / SCORES_FILE).read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines] == [i.id for i in order]
+    assert part_files(tmp_path) == []
+    # a resume folds parts left by a killed run into scores.jsonl, first record of an item wins
+    (tmp_path / "scores.part-0-of-3.jsonl").write_text(lines[0].replace("0.5", "0.9") + "\n")
+    new = '{"task": "xx", "id": "new"}'
+    (tmp_path / "scores.part-2-of-3.jsonl").write_text(new + "\n")
+    assert fold_parts(tmp_path) == 1
+    assert (tmp_path / SCORES_FILE).read_text().splitlines() == [*lines, new]
+
+
+@pytest.mark.slow
+def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_dataset, tmp_path):
+    argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--device", "cpu"]
+    argv += ["--limit", "40", "--batch-size", "1", "--images-per-batch", "1"]  # same batches
+    assert main([*argv, "--output", str(tmp_path / "one")]) == 0
+    one = tmp_path / "one"
+    whole = json.loads((one / "results.json").read_text(encoding="utf-8"))
+
+    two = tmp_path / "two"
+    proc = torchrun([*argv, "--output", str(two)])
+    log = proc.communicate(timeout=300)[0].decode(errors="replace")
+    assert proc.returncode == 0, log[-3000:]
+    assert (two / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()
+    results = json.loads((two / "results.json").read_text(encoding="utf-8"))
+    assert results["tasks"] == whole["tasks"]
+    assert part_files(two) == []
+
+    killed = tmp_path / "killed"
+    proc = torchrun([*argv, "--output", str(killed)])
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        lines = sum(p.read_bytes().count(b"\n") for p in part_files(killed))
+        if lines >= 10:
+            kill_tree(proc)
+            break
+        time.sleep(0.02)
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    assert not (killed / "results.json").exists()
+    time.sleep(1)  # nothing of the killed run is left to write or remove anything
+    assert len(part_files(killed)) == 2
+
+    proc = torchrun([*argv, "--output", str(killed), "--resume"])
+    log = proc.communicate(timeout=300)[0].decode(errors="replace")
+    assert proc.returncode == 0, log[-3000:]
+    resumed = json.loads((killed / "results.json").read_text(encoding="utf-8"))
+    assert resumed["tasks"] == whole["tasks"]
+    assert resumed["timings"]["datapoints_resumed"] >= 10
+    assert (killed / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()

@@ -1,0 +1,371 @@
+"""The generative fast path equals the plain per-pair path (float32, within 1e-4).
+
+Tiny real architectures with random weights (BLIP-2 OPT, BLIP-2 Flan-T5, LLaVA, Idefics3 = the
+SmolVLM architecture, Qwen2-VL with multimodal RoPE), saved with ``save_pretrained`` and loaded back
+by path; real BLA images and sentences; prompts with and without in-context demonstrations (as
+plain text and as chat turns); sentences of different lengths in uneven batches.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import transformers as tf
+from bla_eval.benchmark_generative import bpe_tokenizer, save_random_idefics3
+from bla_eval.protocols import QUESTION, chat_messages, plain_prompt
+from bla_eval.scorers.prefix_cache import (
+    IMAGE_FEATURES,
+    PLAIN,
+    PREFIX_CACHE,
+    PrefixCachedForward,
+    UnsupportedPrefix,
+    fast_path_for,
+)
+from PIL import Image
+
+LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
+VISION = dict(LAYERS, image_size=32, patch_size=8)
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image>"
+    "{% else %}{{ part['text'] }}{% endif %}{% endfor %}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+QWEN_TEMPLATE = CHAT_TEMPLATE.replace("<image>", "<|vision_start|><|image_pad|><|vision_end|>")
+
+
+def lm_ids(tok) -> dict:
+    ids = dict(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    return dict(vocab_size=len(tok), pad_token_id=tok.pad_token_id, **ids)
+
+
+def build_blip2(out: Path, texts: list[str], t5: bool) -> None:
+    processor = tf.Blip2Processor(
+        image_processor=tf.BlipImageProcessor(size={"height": 32, "width": 32}),
+        tokenizer=bpe_tokenizer(texts),
+        num_query_tokens=4,
+    )
+    tok = processor.tokenizer
+    if t5:
+        lm = tf.T5Config(
+            d_model=32,
+            d_kv=16,
+            d_ff=64,
+            num_layers=1,
+            num_decoder_layers=1,
+            num_heads=2,
+            vocab_size=len(tok),
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+            decoder_start_token_id=tok.pad_token_id,
+        )
+    else:
+        lm = tf.OPTConfig(
+            hidden_size=32,
+            ffn_dim=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            word_embed_proj_dim=32,
+            max_position_embeddings=512,
+            **lm_ids(tok),
+        )
+    config = tf.Blip2Config(
+        vision_config=VISION,
+        qformer_config=dict(LAYERS, vocab_size=64, encoder_hidden_size=32),
+        text_config=lm.to_dict(),
+        num_query_tokens=4,
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+    )
+    tf.Blip2ForConditionalGeneration(config).save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def build_llava(out: Path, texts: list[str]) -> None:
+    tok = bpe_tokenizer(texts)
+    tok.add_tokens(["<image>"], special_tokens=True)
+    config = tf.LlavaConfig(
+        vision_config=tf.CLIPVisionConfig(**VISION, projection_dim=16),
+        text_config=tf.LlamaConfig(**LAYERS, num_key_value_heads=1, **lm_ids(tok)),
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+    )
+    tf.LlavaForConditionalGeneration(config).save_pretrained(out)
+    tf.LlavaProcessor(
+        image_processor=tf.CLIPImageProcessor(
+            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+        ),
+        tokenizer=tok,
+        patch_size=8,
+        vision_feature_select_strategy="default",
+        chat_template=CHAT_TEMPLATE,
+        num_additional_image_tokens=1,
+    ).save_pretrained(out)
+
+
+def build_idefics3(out: Path, texts: list[str]) -> None:
+    text = dict(LAYERS, num_key_value_heads=1)
+    save_random_idefics3(out, texts, text, VISION, scale_factor=2, chat_template=CHAT_TEMPLATE)
+
+
+def build_qwen2_vl(out: Path, texts: list[str]) -> None:
+    tok = bpe_tokenizer(texts)
+    names = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+    tok.add_special_tokens({"additional_special_tokens": names})
+    ids = dict(
+        zip(
+            ["vision_start_token_id", "vision_end_token_id", "image_token_id", "video_token_id"],
+            tok.convert_tokens_to_ids(names),
+            strict=True,
+        )
+    )
+    rope = {"type": "mrope", "mrope_section": [2, 3, 3]}
+    text = dict(LAYERS, num_key_value_heads=2, rope_scaling=rope, **lm_ids(tok))
+    vision = dict(depth=1, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2, patch_size=8)
+    config = tf.Qwen2VLConfig(vision_config=vision, text_config=text, **ids)
+    tf.Qwen2VLForConditionalGeneration(config).save_pretrained(out)
+    tf.Qwen2VLProcessor(
+        image_processor=tf.Qwen2VLImageProcessor(
+            min_pixels=32 * 32, max_pixels=48 * 48, patch_size=8, merge_size=2
+        ),
+        tokenizer=tok,
+        video_processor=tf.Qwen2VLVideoProcessor(),
+        chat_template=QWEN_TEMPLATE,
+    ).save_pretrained(out)
+
+
+BUILDERS = {
+    "blip2_opt": lambda out, texts: build_blip2(out, texts, t5=False),
+    "blip2_t5": lambda out, texts: build_blip2(out, texts, t5=True),
+    "llava": build_llava,
+    "idefics3": build_idefics3,
+    "qwen2_vl": build_qwen2_vl,
+}
+NESTED = {"idefics3"}
+EXPECTED_PATH = {"blip2_t5": IMAGE_FEATURES}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: tiny models on a shared 2-core machine run several times faster."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def material(release_dir: Path) -> list[tuple[Image.Image, list[str]]]:
+    """Two real images, each with the sentences of its datapoint plus two shorter active-passive
+    sentences (so the sentences of one image differ in length)."""
+
+    def first_row(name: str) -> tuple[int, list[str]]:
+        rows = json.loads((release_dir / "annotations" / f"{name}_captions.json").read_text())
+        group = rows[0]["caption_group"][0]
+        keys = [k for k in ("True1", "True2", "False1", "False2") if k in group]
+        return rows[0]["image_id"], [group[k] for k in keys]
+
+    _, short = first_row("active_passive")
+    out = []
+    for name in ("coordination", "relative_clause"):
+        image_id, sentences = first_row(name)
+        with Image.open(release_dir / "images" / f"{image_id}.jpg") as image:
+            out.append((image.convert("RGB").resize((40, 30)), sentences + short[:2]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def models(material, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    texts = [s for _, sentences in material for s in sentences] + [QUESTION] * 5
+    root = tmp_path_factory.mktemp("fast_models")
+    torch.manual_seed(0)
+    for name, build in BUILDERS.items():
+        build(root / name, texts)
+    return {name: root / name for name in BUILDERS}
+
+
+def load(path: Path):
+    processor = tf.AutoProcessor.from_pretrained(path)
+    processor.tokenizer.padding_side = "left"
+    config = tf.AutoConfig.from_pretrained(path)
+    cls = getattr(tf, config.architectures[0])
+    return cls.from_pretrained(path, dtype=torch.float32).eval(), processor
+
+
+def prompts_for(processor, sentences, demonstrations):
+    chat = bool(getattr(processor, "chat_template", None))
+    if not chat:
+        return [plain_prompt(s, demonstrations) for s in sentences]
+    return [
+        processor.apply_chat_template(chat_messages(s, demonstrations), add_generation_prompt=True)
+        for s in sentences
+    ]
+
+
+@torch.inference_mode()
+def plain_logits(model, processor, image, prompt, nested, start):
+    """The plain path for one pair: the processor's inputs through the model's own forward."""
+    inputs = processor(images=[[image]] if nested else [image], text=[prompt], return_tensors="pt")
+    if start is not None:
+        inputs["decoder_input_ids"] = torch.full((1, 1), start)
+    return model(**inputs).logits[0, -1].float()
+
+
+def decoder_start(model) -> int | None:
+    text = model.config.text_config
+    return text.decoder_start_token_id if text.is_encoder_decoder else None
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_fast_path_equals_plain_path(models, material, name):
+    model, processor = load(models[name])
+    start = decoder_start(model)
+    chosen = fast_path_for(model, encoder_decoder=start is not None)
+    assert chosen.path == EXPECTED_PATH.get(name, PREFIX_CACHE)
+    fast = PrefixCachedForward(
+        model,
+        processor,
+        path=chosen.path,
+        device=torch.device("cpu"),
+        dtype=torch.float32,
+        nested=name in NESTED,
+        decoder_start=start or 0,
+        batch_size=3,
+    )
+    for image, sentences in material:
+        # zero-shot, and two demonstration sets (as the SD protocol gives: per target group)
+        sets = [(), ((sentences[1], "yes"), (sentences[3], "no"))]
+        sets.append(((sentences[0], "yes"), (sentences[2], "no")))
+        prompts, keys = [], []
+        for demos in sets:
+            prompts += prompts_for(processor, sentences, demos)
+            keys += [demos] * len(sentences)
+        lengths = {len(processor.tokenizer(p)["input_ids"]) for p in prompts}
+        assert len(lengths) > 2  # suffixes of different lengths share batches
+        got = fast.logits(image, prompts, keys)
+        want = torch.stack(
+            [plain_logits(model, processor, image, p, name in NESTED, start) for p in prompts]
+        )
+        assert got.shape == want.shape
+        assert torch.allclose(got, want, atol=1e-4, rtol=0), (got - want).abs().max()
+        # one prompt alone, and a group without keys
+        single = fast.logits(image, prompts[:1])
+        assert torch.allclose(single, want[:1], atol=1e-4, rtol=0)
+    assert fast.stats["images"] == 4
+    if chosen.path == PREFIX_CACHE:
+        assert fast.stats["prefix_tokens"] > 0
+
+
+def test_image_after_the_shared_prefix_is_refused(models, material):
+    """A prompt whose image tokens follow the sentence cannot share a cache: the check says so."""
+    model, processor = load(models["llava"])
+    image, sentences = material[0]
+    template = CHAT_TEMPLATE.replace(
+        "{% if part['type'] == 'image' %}<image>{% else %}{{ part['text'] }}{% endif %}",
+        "{% if part['type'] == 'text' %}{{ part['text'] }}<image>{% endif %}",
+    )
+    prompts = [
+        processor.apply_chat_template(chat_messages(s), chat_template=template) for s in sentences
+    ]
+    fast = PrefixCachedForward(
+        model, processor, path=PREFIX_CACHE, device=torch.device("cpu"), dtype=torch.float32
+    )
+    with pytest.raises(UnsupportedPrefix):
+        fast.logits(image, prompts)
+
+
+def test_paligemma_runs_the_plain_path():
+    """PaliGemma's prefix attends to the whole prompt (prefix-LM): no cache, and a reason."""
+    gemma = dict(LAYERS, num_key_value_heads=1, head_dim=16, vocab_size=300)
+    vision = dict(VISION, projection_dim=32)
+    config = tf.PaliGemmaConfig(text_config=gemma, vision_config=vision, image_token_index=299)
+    chosen = fast_path_for(tf.PaliGemmaForConditionalGeneration(config), encoder_decoder=False)
+    assert chosen.path == PLAIN
+    assert "prefix-LM" in chosen.reason
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_scorer_fast_path_equals_its_plain_path(models, material, name):
+    """The generative scorer, loaded by path: same scores and answers on either path, zero-shot
+    and with demonstrations, and the protocol record names the path."""
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+
+    scorer = load_scorer(str(models[name]), "generative", 3, LoadOptions(device="cpu"))
+    assert scorer.describe()["forward_path"] == EXPECTED_PATH.get(name, PREFIX_CACHE)
+    images = [image for image, _ in material]
+    demos = ((material[0][1][1], "yes"), (material[0][1][3], "no"))
+    queries = [
+        [Query(s) for s in sentences] + [Query(s, demos) for s in sentences[:3]]
+        for _, sentences in material
+    ]
+    zero_shot = [[q for q in group if not q.demonstrations] for group in queries]
+    zero_shot.append([])  # an image without queries
+    fast = scorer.score(images, queries)  # per image: a cache per demonstration set
+    fast_zero = scorer.score([*images, images[0]], zero_shot)  # images batched
+    scorer.path, scorer.batch_size = PLAIN, 1
+    plain = scorer.score(images, queries)
+    for got, want in zip(fast.scores, plain.scores, strict=True):
+        assert got == pytest.approx(want, abs=1e-4)
+    assert fast.answers == plain.answers
+    for got, want, group in zip(fast_zero.scores, plain.scores, zero_shot, strict=False):
+        assert got == pytest.approx(want[: len(group)], abs=1e-4)
+    assert fast_zero.scores[-1] == []
+    assert scorer.describe()["forward_path"] == PLAIN
+
+
+def test_benchmark_times_both_paths_in_one_run(models, built_dataset, capsys):
+    """``python -m bla_eval.benchmark --kind generative`` on a tiny model: both paths agree."""
+    from bla_eval.benchmark import main
+
+    argv = ["--kind", "generative", "--data", str(built_dataset), "--images", "3"]
+    main([*argv, "--model", str(models["idefics3"]), "--threads", "1"])
+    out = capsys.readouterr().out
+    assert "fast path (prefix-cache):" in out and "plain per-pair path:" in out
+    difference = float(out.split("max |score difference| ")[1].split()[0])
+    assert difference < 1e-4
+
+
+def test_itm_runs_the_vision_tower_once_per_image(material, tmp_path):
+    """BLIP ITM: one vision-tower row per distinct image, however many sentences it has."""
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+
+    words = {w for _, sentences in material for s in sentences for w in s.split()}
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(words)]
+    tok = tf.BertTokenizer(vocab={w: i for i, w in enumerate(vocab)})
+    text = dict(LAYERS, vocab_size=len(tok) + 8, encoder_hidden_size=32)
+    config = tf.BlipConfig(text_config=text, vision_config=VISION, projection_dim=16)
+    tf.BlipForImageTextRetrieval(config).save_pretrained(tmp_path)
+    image_processor = tf.BlipImageProcessor(size={"height": 32, "width": 32})
+    tf.BlipProcessor(image_processor=image_processor, tokenizer=tok).save_pretrained(tmp_path)
+    scorer = load_scorer(str(tmp_path), "itm", 4, LoadOptions(device="cpu"))
+    seen = []
+    hook = scorer.model.vision_model.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.append(kwargs["pixel_values"].shape[0]), with_kwargs=True
+    )
+    images = [scorer.prepare_image(image) for image, _ in material]
+    queries = [[Query(s) for s in sentences] for _, sentences in material]
+    scored = scorer.score(images, queries)
+    hook.remove()
+    assert sum(seen) == len(images) == 2
+    assert [len(row) for row in scored.scores] == [len(q) for q in queries]
+
+
+def test_device_map_auto_places_the_model_and_scores_the_same(models, material):
+    """``--device-map auto`` (accelerate places the layers; here all on the CPU): same scores."""
+    from bla_eval.cli import build_parser, config_from_args
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+
+    args = build_parser().parse_args(["--model", "m", "--output", "o", "--device-map", "auto"])
+    assert config_from_args(args).device_map == "auto"
+    image, sentences = material[0]
+    queries = [[Query(s) for s in sentences[:3]]]
+    plain = load_scorer(str(models["llava"]), "generative", 4, LoadOptions(device="cpu"))
+    mapped = load_scorer(
+        str(models["llava"]), "generative", 4, LoadOptions(device="cpu", device_map="auto")
+    )
+    assert mapped.describe()["device_map"] == "auto"
+    assert str(mapped.device) == "cpu"
+    got, want = mapped.score([image], queries), plain.score([image], queries)
+    assert got.scores[0] == pytest.approx(want.scores[0], abs=1e-5)

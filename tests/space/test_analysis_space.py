@@ -1,0 +1,50 @@
+"""The Space's Analysis tab and two-run comparison, on the recorded real SmolLM2 run."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import gradio as gr
+import pytest
+
+SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
+sys.path.insert(0, str(SPACE_DIR))  # the Space's own modules sit beside app.py, as on the Hub
+from bla_space import analysis_tab  # noqa: E402
+from bla_space.config import SpaceConfig  # noqa: E402
+
+RUN = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "runs" / "smollm2"
+
+
+@pytest.fixture(scope="module")
+def space_config(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> SpaceConfig:
+    results = tmp_path_factory.mktemp("space_runs")
+    for name in ("smollm2-a", "smollm2-b"):
+        shutil.copytree(RUN, results / name)
+    return SpaceConfig(dataset=str(built_dataset), results_dir=results)
+
+
+def test_analysis_view_gives_the_cli_tables(space_config: SpaceConfig) -> None:
+    report, figures, tables, first = analysis_tab.analysis_outputs(space_config, "smollm2-a")
+    assert "## Pairwise preferences" in report and "](" not in report.split("## Regression")[0]
+    assert {caption for _, caption in figures} >= {"pairwise_active_passive", "verbs"}
+    pairwise = tables["pairwise_active_passive"].set_index("pair (X>Y)")
+    assert pairwise.loc["TP>FA"].iloc[0] > 99
+    assert first is not None and "regression_data_active_passive" not in tables
+    with pytest.raises(gr.Error, match="no finished run"):
+        analysis_tab.analysis_outputs(space_config, "missing")
+
+
+def test_comparison_of_two_runs(space_config: SpaceConfig) -> None:
+    report, frame = analysis_tab.compare_outputs(space_config, "smollm2-a", "smollm2-b")
+    assert "Exact McNemar" in report
+    assert (frame["A-B"] == 0).all() and (frame["p (bootstrap)"] == 1).all()
+
+
+def test_the_views_lay_out(space_config: SpaceConfig) -> None:
+    with gr.Blocks() as demo:
+        tab = analysis_tab.build(space_config)
+        analysis_tab.build_compare(space_config)
+    assert {name for _, name in tab.run.choices} == {"smollm2-a", "smollm2-b"}
+    assert demo is not None
