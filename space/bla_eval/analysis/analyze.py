@@ -411,7 +411,8 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
                     "",
                     "TA and FP name the agent first (agent-verb-patient), TP and FA the patient "
                     "first; in BLA's templates a sentence's SVO order is its noun order. If a "
-                    "model ranked by noun or SVO order, its top two sentences would be TA+FP or TP+FA. "
+                    "model ranked by noun or SVO order, its top two sentences would be TA+FP or "
+                    "TP+FA. "
                     "Without ties the three groupings (truth, voice, noun order) share all "
                     "datapoints; chance is 1/3 each. The thesis reports 32% (noun order) and 36% "
                     "(SVO order) for its model.",
