@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+from ..bundled import resolve_model
 from .base import LoadOptions, Query, Scored, Scorer
 
 KINDS_REGISTRY: dict[str, type[Scorer]] = {}
@@ -48,6 +49,7 @@ def load_scorer(
 ) -> Scorer:
     """Load ``model`` as a scorer of ``kind`` (detected from the model when None)."""
     options = options or LoadOptions()
+    model = resolve_model(model)
     kind = kind or detect_kind(model, options.trust_remote_code)
     return scorer_class(kind)(model, batch_size, options)
 

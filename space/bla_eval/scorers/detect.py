@@ -39,10 +39,12 @@ def read_config(model: str, trust_remote_code: bool = False) -> Any:
 
 
 def detect_kind(model: str, trust_remote_code: bool = False) -> str:
-    """The kind of a Hub id, local folder, open_clip name or GGUF file: name rules first, then
-    the transformers config, each in registry order."""
+    """The kind of a Hub id, local folder, open_clip name, GGUF file or bundled short name
+    (``bla_eval.bundled``): name rules first, then the transformers config, in registry order."""
+    from ..bundled import resolve_model
     from . import KINDS_REGISTRY, kinds
 
+    model = resolve_model(model)
     for cls in KINDS_REGISTRY.values():
         if cls.matches_name(model):
             return cls.kind
