@@ -11,7 +11,7 @@ from typing import Any
 
 from bla_eval import protocols
 from bla_eval.config import RunConfig
-from bla_eval.scorers import KINDS_REGISTRY, detect_kind, kinds
+from bla_eval.scorers import KIND_INFO, detect_kind, kinds
 
 from . import results_store
 from .config import SpaceConfig
@@ -26,17 +26,17 @@ AUTO = "auto"
 
 def kind_menu() -> list[tuple[str, str]]:
     """The kind menu: auto-detect, then every registered kind with its help line."""
-    return [("auto-detect", AUTO)] + [(f"{k}: {c.help}", k) for k, c in KINDS_REGISTRY.items()]
+    return [("auto-detect", AUTO)] + [(f"{k}: {c.help}", k) for k, c in KIND_INFO.items()]
 
 
 def kind_examples() -> list[list[str]]:
     """One example model id per registered kind that names one (the kind filled in with it)."""
-    return [[c.example, k] for k, c in KINDS_REGISTRY.items() if c.example]
+    return [[c.example, k] for k, c in KIND_INFO.items() if c.example]
 
 
 def kind_help(kind: str) -> str:
     """The help line of a registered kind ('' for an unknown one)."""
-    cls = KINDS_REGISTRY.get(kind)
+    cls = KIND_INFO.get(kind)
     return cls.help if cls is not None else ""
 
 

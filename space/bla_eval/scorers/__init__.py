@@ -1,25 +1,86 @@
 """Model kinds: one scorer class per kind, registered here; lists and detection derive from them.
 
+The kind names, their help lines and examples are known without importing any scorer module (so
+``bla-eval --help`` and the kind menus need no torch); a scorer class is imported when it is used.
+
 Adding a kind: one module with a ``Scorer`` subclass decorated with ``@register_kind``, and its
-module name in ``BUILTIN_MODULES`` (the order is the precedence of detection).
+``KindInfo`` in ``BUILTIN_KINDS`` (the order is the precedence of detection).
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
 from ..bundled import resolve_model
 from .base import LoadOptions, Query, Scored, Scorer
+from .detect import detect_kind
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """What menus and ``--help`` show of a kind, and the module that defines its scorer class."""
+
+    kind: str
+    module: str
+    help: str = ""
+    """One line: what the model is and what its score means."""
+    example: str = ""
+    """A Hub model of this kind (the Space's examples)."""
+
+
+BUILTIN_KINDS = (
+    KindInfo(
+        "itm",
+        f"{__name__}.itm",
+        "image-text matching head: match probability",
+        "Salesforce/blip-itm-base-coco",
+    ),
+    KindInfo(
+        "generative",
+        f"{__name__}.generative",
+        "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
+        "Salesforce/blip2-opt-2.7b",
+    ),
+    KindInfo(
+        "contrastive",
+        f"{__name__}.contrastive",
+        "dual encoder (CLIP-like): image-sentence similarity",
+        "openai/clip-vit-base-patch32",
+    ),
+    KindInfo(
+        "open_clip",
+        f"{__name__}.openclip",
+        "open_clip dual encoder: image-sentence similarity",
+        "hf-hub:laion/CLIP-ViT-B-32-laion2B-s34B-b79K",
+    ),
+    KindInfo(
+        "text",
+        f"{__name__}.text",
+        "text-only language model (no image): sentence likelihood, a blind baseline",
+        "openai-community/gpt2",
+    ),
+)
+"""The built-in kinds, in detection order."""
+
+KIND_INFO: dict[str, KindInfo] = {info.kind: info for info in BUILTIN_KINDS}
+"""Kind name -> its menu facts and module, in detection order (built-in, then registered)."""
 
 KINDS_REGISTRY: dict[str, type[Scorer]] = {}
-"""Kind name -> scorer class, in detection order."""
-
-BUILTIN_MODULES = ("itm", "generative", "contrastive", "openclip", "text")
-"""Modules of this package that register a kind, in detection order."""
+"""Kind name -> scorer class, for the kinds whose module has been imported."""
 
 
 def register_kind(cls: type[Scorer]) -> type[Scorer]:
-    """Class decorator: make ``cls`` the scorer of ``cls.kind``."""
+    """Class decorator: make ``cls`` the scorer of ``cls.kind``.
+
+    A built-in kind's class takes its help line and example from ``BUILTIN_KINDS``; any other
+    class states them as class attributes.
+    """
+    info = KIND_INFO.get(cls.kind)
+    if info is not None and info.module == cls.__module__:
+        cls.help, cls.example = info.help, info.example
+    else:
+        KIND_INFO[cls.kind] = KindInfo(cls.kind, cls.__module__, cls.help, cls.example)
     KINDS_REGISTRY[cls.kind] = cls
     return cls
 
@@ -27,18 +88,35 @@ def register_kind(cls: type[Scorer]) -> type[Scorer]:
 def unregister_kind(kind: str) -> None:
     """Remove a kind added with :func:`register_kind` (tests register toy kinds)."""
     KINDS_REGISTRY.pop(kind, None)
+    builtin = {info.kind: info for info in BUILTIN_KINDS}
+    if kind in builtin:
+        KIND_INFO[kind] = builtin[kind]
+    else:
+        KIND_INFO.pop(kind, None)
 
 
 def kinds() -> tuple[str, ...]:
-    """Every registered kind, in detection order."""
-    return tuple(KINDS_REGISTRY)
+    """Every kind, in detection order (imports no scorer module)."""
+    return tuple(KIND_INFO)
+
+
+def kind_helps() -> dict[str, str]:
+    """Kind -> its help line, in detection order (imports no scorer module)."""
+    return {kind: info.help for kind, info in KIND_INFO.items()}
 
 
 def scorer_class(kind: str) -> type[Scorer]:
-    """The scorer class of a kind (an error lists the kinds)."""
-    if kind not in KINDS_REGISTRY:
+    """The scorer class of a kind, its module imported on first use (an error lists the kinds)."""
+    if kind not in KIND_INFO:
         raise ValueError(f"unknown model kind {kind!r}: use one of {', '.join(kinds())}")
+    if kind not in KINDS_REGISTRY:
+        importlib.import_module(KIND_INFO[kind].module)
     return KINDS_REGISTRY[kind]
+
+
+def scorer_classes() -> dict[str, type[Scorer]]:
+    """Every kind's scorer class, in detection order (imports every scorer module)."""
+    return {kind: scorer_class(kind) for kind in kinds()}
 
 
 def load_scorer(
@@ -54,20 +132,21 @@ def load_scorer(
     return scorer_class(kind)(model, batch_size, options)
 
 
-for _module in BUILTIN_MODULES:
-    importlib.import_module(f"{__name__}.{_module}")
-
-from .detect import detect_kind  # noqa: E402  (needs the registry filled)
-
 __all__ = [
+    "BUILTIN_KINDS",
     "KINDS_REGISTRY",
+    "KIND_INFO",
+    "KindInfo",
     "LoadOptions",
     "Query",
     "Scored",
     "Scorer",
     "detect_kind",
+    "kind_helps",
     "kinds",
     "load_scorer",
     "register_kind",
     "scorer_class",
+    "scorer_classes",
+    "unregister_kind",
 ]

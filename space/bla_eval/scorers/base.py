@@ -5,10 +5,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-import torch
-from PIL import Image
+if TYPE_CHECKING:  # torch is imported when a scorer is made, not with the kind list
+    import torch
+    from PIL import Image
+
+SIMILARITIES = ("cosine", "clipscore")
+"""Similarities of dual encoders (``--similarity``): cosine, or CLIPScore = 2.5 * max(cosine, 0)."""
 
 
 @dataclass(frozen=True)
@@ -50,17 +54,18 @@ class Scorer(ABC):
     and, per image, the distinct queries to score against it. Kinds that do not look at images set
     ``needs_images = False`` and receive ``None`` for each image.
 
-    A kind is one subclass that states its facts as class attributes (``kind``, ``help``,
-    ``example``, ...) and how to recognise its models (``matches_name``, ``matches_config``);
-    ``bla_eval.scorers`` derives the kind list, auto-detection, CLI choices and the Space's menu
-    from the registered classes.
+    A kind is one subclass that states its facts as class attributes (``kind``, ``probabilistic``,
+    ...) and how to recognise its models (``matches_name``, ``matches_config``);
+    ``bla_eval.scorers`` derives auto-detection from the registered classes, and the kind list,
+    CLI choices and the Space's menu from ``KIND_INFO`` (built-in kinds' help lines and examples
+    live in ``BUILTIN_KINDS``, so listing kinds imports no scorer module).
     """
 
     kind: ClassVar[str]
     help: ClassVar[str] = ""
-    """One line for menus and ``--help``: what the model is and what its score means."""
+    """One line for menus and ``--help`` (built-in kinds: set from ``BUILTIN_KINDS``)."""
     example: ClassVar[str] = ""
-    """A Hub model of this kind (the Space's examples)."""
+    """A Hub model of this kind (built-in kinds: set from ``BUILTIN_KINDS``)."""
     probabilistic: ClassVar[bool] = False
     """True when scores are probabilities (binary view: threshold 0.5), else top-k (binary view)."""
     needs_images: ClassVar[bool] = True
@@ -103,6 +108,8 @@ class Scorer(ABC):
 
 def resolve_device(device: str) -> torch.device:
     """``auto`` -> CUDA when available, else CPU."""
+    import torch
+
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -112,6 +119,8 @@ def resolve_device(device: str) -> torch.device:
 
 def resolve_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
     """``None``/``auto`` -> float32 on CPU, bfloat16 on CUDA; otherwise the named torch dtype."""
+    import torch
+
     if dtype in (None, "auto"):
         return torch.bfloat16 if device.type == "cuda" else torch.float32
     value = getattr(torch, dtype, None)

@@ -22,8 +22,6 @@ class ContrastiveScorer(DualEncoderScorer):
     """``AutoModel`` with ``get_image_features`` / ``get_text_features``; cosine or CLIPScore."""
 
     kind = "contrastive"
-    help = "dual encoder (CLIP-like): image-sentence similarity"
-    example = "openai/clip-vit-base-patch32"
 
     @classmethod
     def matches_config(cls, config: Any) -> bool:

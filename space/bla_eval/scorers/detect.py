@@ -42,14 +42,15 @@ def detect_kind(model: str, trust_remote_code: bool = False) -> str:
     """The kind of a Hub id, local folder, open_clip name, GGUF file or bundled short name
     (``bla_eval.bundled``): name rules first, then the transformers config, in registry order."""
     from ..bundled import resolve_model
-    from . import KINDS_REGISTRY, kinds
+    from . import kinds, scorer_classes
 
     model = resolve_model(model)
-    for cls in KINDS_REGISTRY.values():
+    classes = scorer_classes().values()
+    for cls in classes:
         if cls.matches_name(model):
             return cls.kind
     config = read_config(model, trust_remote_code)
-    for cls in KINDS_REGISTRY.values():
+    for cls in classes:
         if cls.matches_config(config):
             return cls.kind
     raise ValueError(

@@ -9,9 +9,7 @@ from typing import Any
 import torch
 
 from ..batching import map_batches
-from .base import LoadOptions, Query, Scored, Scorer, regroup
-
-SIMILARITIES = ("cosine", "clipscore")
+from .base import SIMILARITIES, LoadOptions, Query, Scored, Scorer, regroup
 
 
 def similarity_scores(

@@ -59,8 +59,6 @@ class GenerativeScorer(Scorer):
     """Image-text-to-text models; the chat template is used where the processor has one."""
 
     kind = "generative"
-    help = "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'"
-    example = "Salesforce/blip2-opt-2.7b"
     probabilistic = True
     default_batch_size = 8
 

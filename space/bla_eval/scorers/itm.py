@@ -37,8 +37,6 @@ class MatchingScorer(Scorer):
     """BLIP / BLIP-2 ``ForImageTextRetrieval``: softmax of the ITM logits, the match class."""
 
     kind = "itm"
-    help = "image-text matching head: match probability"
-    example = "Salesforce/blip-itm-base-coco"
     probabilistic = True
 
     @classmethod

@@ -30,8 +30,6 @@ class OpenClipScorer(DualEncoderScorer):
     """open_clip models; causal CLIP text towers are run on the batch's real length, not 77."""
 
     kind = "open_clip"
-    help = "open_clip dual encoder: image-sentence similarity"
-    example = "hf-hub:laion/CLIP-ViT-B-32-laion2B-s34B-b79K"
 
     @classmethod
     def matches_name(cls, model: str) -> bool:

@@ -75,8 +75,6 @@ class TextScorer(Scorer):
     """``AutoModelForCausalLM`` (also from GGUF); higher mean log-probability = lower perplexity."""
 
     kind = "text"
-    help = "text-only language model (no image): sentence likelihood, a blind baseline"
-    example = "openai-community/gpt2"
     needs_images = False
 
     @classmethod
