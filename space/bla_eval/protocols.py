@@ -29,16 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .prompts import ANSWERS, QUESTION
+
 PROTOCOLS = ("zero-shot", "icl-sd", "icl-dd")
 """Protocol names (``bla-eval --protocol``); zero-shot is the default."""
 
 ICL_PROTOCOLS = ("icl-sd", "icl-dd")
-
-QUESTION = "Question: Is the sentence {sentence} appropriate for this image? yes or no? Answer:"
-"""The paper's question (§4.2); one per demonstration and one for the target (§6)."""
-
-ANSWERS = {1: "yes", 0: "no"}
-"""The answer of a true (1) and a false (0) demonstration."""
 
 ORDERS = ("true-first", "shuffled")
 """Order of the two demonstrations: the true one first (the paper's example), or shuffled per

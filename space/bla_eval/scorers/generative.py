@@ -17,17 +17,13 @@ import torch
 from PIL import Image
 
 from ..batching import map_batches
+from ..prompts import NO_WORDS, QUESTION, YES_WORDS
 from ..protocols import chat_messages, plain_prompt
 from . import register_kind
 from .base import LoadOptions, Query, Scored, Scorer, regroup
 from .detect import architectures, is_dual_encoder
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
 
-PROMPT = "Question: Is the sentence {sentence} appropriate for this image? yes or no? Answer:"
-"""The paper's zero-shot prompt (§4.2)."""
-
-YES_WORDS = ("yes", "Yes", " yes", " Yes", "YES")
-NO_WORDS = ("no", "No", " no", " No", "NO")
 NESTED_IMAGE_PROCESSORS = ("Idefics", "SmolVLM", "Mllama")
 """Processors that take one list of images per text."""
 
@@ -130,8 +126,8 @@ class GenerativeScorer(Scorer):
         if isinstance(query, str):
             query = Query(query)
         if not self.chat:
-            return plain_prompt(query.sentence, query.demonstrations, PROMPT)
-        messages = chat_messages(query.sentence, query.demonstrations, PROMPT)
+            return plain_prompt(query.sentence, query.demonstrations, QUESTION)
+        messages = chat_messages(query.sentence, query.demonstrations, QUESTION)
         return self.processor.apply_chat_template(messages, add_generation_prompt=True)
 
     @torch.inference_mode()
@@ -217,7 +213,7 @@ class GenerativeScorer(Scorer):
 
     def describe(self) -> dict[str, Any]:
         return {
-            "prompt": PROMPT,
+            "prompt": QUESTION,
             "chat_template": self.chat,
             "encoder_decoder": self.encoder_decoder,
             "forward_path": self.path,
