@@ -1,21 +1,42 @@
-"""What every command line of the project shares: one-line errors with exit code 2."""
+"""What every command line of the project shares: one-line errors with exit code 2, and options
+derived from the fields of a settings dataclass.
+
+Every entry point (``bla-eval`` and its subcommands, ``bla-finetune``, ``python -m builders ...``)
+parses with :class:`OneLineParser` and runs with :func:`run_guarded`, so a bad argument, path or
+record prints one line ``<prog>: error: <message>`` on stderr and exits with 2 (``--debug``: the
+traceback instead).
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+import typing
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
-USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError)
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    PermissionError,
+)
 """Exceptions that carry a message for the user (bad argument, path or record)."""
+
+EXIT_USAGE = 2
+"""Exit code of every refused argument, path or record (argparse's own code for bad usage)."""
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line naming the bad value (exit code 2)."""
+    """An ``ArgumentParser`` whose errors are one line naming the bad value (exit code 2).
+
+    Its subcommand parsers are of the same class, so ``prog sub: error: ...`` reads the same.
+    """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
 def positive_int(text: str) -> int:
@@ -29,16 +50,96 @@ def positive_int(text: str) -> int:
     return value
 
 
-def run_guarded(fn: Callable[[], int], debug: bool, prog: str) -> int:
-    """Run ``fn``; a user error prints one line and returns 2 (re-raised with ``debug``)."""
+def one_line(err: BaseException) -> str:
+    """The message of ``err`` on one line (its type name when it has none)."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def run_guarded(
+    fn: Callable[[], int],
+    debug: bool,
+    prog: str,
+    errors: tuple[type[BaseException], ...] = USER_ERRORS,
+) -> int:
+    """Run ``fn``; one of ``errors`` prints one line and returns 2 (re-raised with ``debug``)."""
     try:
         return fn()
-    except USER_ERRORS as err:
+    except errors as err:
         if debug:
             raise
-        message = " ".join(str(err).split()) or type(err).__name__
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        return 2
+        print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+
+
+def add_field_options(parser: argparse.ArgumentParser, settings: type) -> None:
+    """One option per field of the dataclass ``settings``, read from its type and metadata.
+
+    Metadata: ``help``; ``flag`` (default ``--`` + the name with dashes); ``type`` (default: from
+    the annotation, ``int``/``float``/``str``); ``choices`` (a sequence, or a callable giving one,
+    called now); ``choice_help`` (a callable giving choice -> one line, added to the help). A
+    field without a default is required, a ``bool`` field is a switch, a ``tuple`` field takes
+    one or more values. The destination is the field name.
+    """
+    hints = typing.get_type_hints(settings)
+    for f in dataclasses.fields(settings):
+        meta, hint = f.metadata, hints[f.name]
+        flag = meta.get("flag", "--" + f.name.replace("_", "-"))
+        kwargs: dict[str, Any] = {"dest": f.name, "help": _help(f)}
+        if f.default is dataclasses.MISSING:
+            kwargs["required"] = True
+        else:
+            kwargs["default"] = f.default
+        if hint is bool:
+            parser.add_argument(flag, action="store_true", **kwargs)
+            continue
+        if typing.get_origin(hint) is tuple:
+            kwargs.update(nargs="+", default=list(kwargs.get("default", ())))
+        kwargs["type"] = meta.get("type") or _scalar_type(hint)
+        choices = meta.get("choices")
+        if choices is not None:
+            kwargs["choices"] = tuple(choices() if callable(choices) else choices)
+        else:
+            kwargs["metavar"] = flag.lstrip("-").replace("-", "_").upper()
+        parser.add_argument(flag, **kwargs)
+
+
+def field_values(settings: type, args: argparse.Namespace) -> dict[str, Any]:
+    """The values of the dataclass ``settings``' fields in ``args`` (parsed with
+    :func:`add_field_options`); a tuple field's values may also be comma-separated."""
+    hints = typing.get_type_hints(settings)
+    values = {}
+    for f in dataclasses.fields(settings):
+        value = getattr(args, f.name)
+        if typing.get_origin(hints[f.name]) is tuple:
+            value = split_values(value)
+        values[f.name] = value
+    return values
+
+
+def split_values(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """``["ap", "co"]`` and ``["ap,co"]`` both -> ``("ap", "co")``."""
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def _help(f: dataclasses.Field) -> str:
+    """A field's help line, its default and its choices' own lines (``%`` escaped for argparse)."""
+    text = f.metadata.get("help", "")
+    shown = f.default is not dataclasses.MISSING and not isinstance(f.default, bool)
+    if shown and f.default not in (None, ()):
+        text += f" (default: {f.default})"
+    choice_help = f.metadata.get("choice_help")
+    if choice_help is not None:
+        text += ": " + "; ".join(f"{k} = {line}" for k, line in choice_help().items())
+    return text.replace("%", "%%")
+
+
+def _scalar_type(hint: Any) -> Callable[[str], Any]:
+    """``int``, ``float`` or ``str`` from an annotation such as ``int | None``."""
+    options = typing.get_args(hint) if typing.get_origin(hint) is not None else (hint,)
+    for candidate in (int, float):
+        if candidate in options:
+            return candidate
+    return str

@@ -1,64 +1,107 @@
-"""The settings of one evaluation run, in one documented object (CLI, Space and tests build it)."""
+"""The settings of one evaluation run, in one documented object (CLI, Space and tests build it).
+
+Each field is declared once: its default, and in its metadata its help line and, where the command
+line needs them, its flag (default: ``--`` + the name with dashes), argparse type and choices.
+``bla-eval``'s parser is derived from these fields (``bla_eval.cli_common.add_field_options``).
+Choices that come from a registry are a callable, called only when the parser is built.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING, asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .cli_common import positive_int
 from .protocols import ORDERS, PROTOCOLS
+
+
+def registry(path: str) -> Callable[[], Sequence[str]]:
+    """Choices read from ``module:name`` (a tuple or a function giving one) when called."""
+    module, name = path.split(":")
+
+    def names() -> tuple[str, ...]:
+        value = getattr(importlib.import_module(module), name)
+        return tuple(value() if callable(value) else value)
+
+    return names
+
+
+def option(default: Any = None, help: str = "", **cli: Any) -> Any:
+    """A ``RunConfig`` field: its default (``MISSING``: required), help line and command-line
+    metadata (``flag``, ``type``, ``choices``, ``choice_help``: kind -> its line)."""
+    return field(default=default, metadata={"help": help, **cli})
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One run of ``bla_eval.run.evaluate``.
+    """One run of ``bla_eval.run.evaluate``; each field's help line is in its metadata
+    (``bla-eval --help`` shows them)."""
 
-    Attributes:
-        model: Hub id, local folder, open_clip name or ``.gguf`` file.
-        output_dir: folder for ``results.json``, ``scores.jsonl`` and ``run.json``.
-        benchmark: registered benchmark name (``bla_eval.benchmarks``).
-        data: Hub dataset id or local dataset folder (None: the benchmark's default).
-        tasks: task names or configs to score (empty: every task of the benchmark).
-        split: dataset split (BLA: ``test`` is the whole benchmark).
-        limit: score only the first N items of each task.
-        batch_size: sentences / pairs per model forward pass (None: the kind's default);
-            halved automatically on out-of-memory.
-        images_per_batch: distinct images decoded and scored together.
-        device: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``.
-        dtype: ``float32``, ``float16``, ``bfloat16`` (None: float32 on CPU, bfloat16 on CUDA).
-        kind: model kind (None: detected from the model).
-        resume: keep the items already in ``scores.jsonl`` and score the rest.
-        trust_remote_code: allow the model repo's own code.
-        similarity: dual encoders: ``cosine`` or ``clipscore`` (2.5 * max(cosine, 0)).
-        gguf_file: GGUF file name inside ``model`` (text kind).
-        protocol: evaluation protocol: ``zero-shot``, or in-context learning on the learning
-            test splits, ``icl-sd`` / ``icl-dd`` (``bla_eval.protocols``; generative kinds).
-        icl_order: order of the in-context demonstrations: ``true-first`` or ``shuffled``.
-        icl_seed: seed of the ``shuffled`` order.
-        device_map: ``from_pretrained(device_map=...)`` (e.g. ``auto``: one model over the GPUs
-            of one machine).
-    """
-
-    model: str
-    output_dir: Path
-    benchmark: str = "bla"
-    data: str | None = None
-    tasks: tuple[str, ...] = ()
-    split: str = "test"
-    limit: int | None = None
-    batch_size: int | None = None
-    images_per_batch: int = 32
-    device: str = "auto"
-    dtype: str | None = None
-    kind: str | None = None
-    resume: bool = False
-    trust_remote_code: bool = False
-    similarity: str = "cosine"
-    gguf_file: str | None = None
-    protocol: str = "zero-shot"
-    icl_order: str = "true-first"
-    icl_seed: int = 0
-    device_map: str | None = None
+    model: str = option(
+        MISSING,
+        "Hub id, local folder, open_clip name, .gguf file or a bundled short name (smollm2)",
+    )
+    output_dir: Path = option(
+        MISSING, "folder for results.json, scores.jsonl and run.json", flag="--output"
+    )
+    benchmark: str = option(
+        "bla", "benchmark to score", choices=registry("bla_eval.benchmarks:benchmark_names")
+    )
+    data: str | None = option(
+        help="Hub dataset id or local dataset folder (default: the benchmark's own; for bla: "
+        "$BLA_DATASET, else ./bla_dataset if built there, else the Hub id)"
+    )
+    tasks: tuple[str, ...] = option(
+        (),
+        "tasks to score, e.g. 'ap co' or 'ap,co' (BLA: ap, co, rc or config names; "
+        "default: every task of the benchmark)",
+    )
+    split: str = option("test", "dataset split; for BLA, test is the whole benchmark")
+    limit: int | None = option(help="score only the first N items of each task", type=positive_int)
+    batch_size: int | None = option(
+        help="sentences / pairs per model forward pass (default: the kind's); halved "
+        "automatically on out-of-memory",
+        type=positive_int,
+    )
+    images_per_batch: int = option(
+        32, "distinct images decoded and scored together", type=positive_int
+    )
+    device: str = option("auto", "auto, cpu, cuda or cuda:N")
+    dtype: str | None = option(
+        help="float32, float16 or bfloat16 (default: float32 on CPU, bfloat16 on CUDA)"
+    )
+    kind: str | None = option(
+        help="model kind (default: detected from the model)",
+        choices=registry("bla_eval.scorers:kinds"),
+        choice_help=lambda: importlib.import_module("bla_eval.scorers").kind_helps(),
+    )
+    resume: bool = option(False, "keep the items already in scores.jsonl and score the rest")
+    trust_remote_code: bool = option(False, "allow the model repo's own code")
+    similarity: str = option(
+        "cosine",
+        "dual encoders: cosine, or clipscore = 2.5 * max(cosine, 0) as in the paper",
+        choices=registry("bla_eval.scorers.base:SIMILARITIES"),
+    )
+    gguf_file: str | None = option(help="GGUF file name inside --model (text kind)")
+    protocol: str = option(
+        "zero-shot",
+        "evaluation protocol: zero-shot, or in-context learning on the learning test splits, "
+        "icl-sd / icl-dd, for generative kinds (paper §6)",
+        choices=registry("bla_eval.protocols:PROTOCOLS"),
+    )
+    icl_order: str = option(
+        "true-first",
+        "ICL: order of the demonstrations (shuffled uses --icl-seed)",
+        choices=registry("bla_eval.protocols:ORDERS"),
+    )
+    icl_seed: int = option(0, "ICL: seed of the shuffled order")
+    device_map: str | None = option(
+        help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
+        "the GPUs of one machine"
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))
