@@ -6,17 +6,29 @@ Images stay encoded (``datasets.Image(decode=False)``); benchmarks turn rows int
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""The project checkout this engine runs from (local dataset builds live here)."""
+DATASET_ENV = "BLA_DATASET"
+"""Environment variable naming the default BLA dataset (a Hub id or a local folder)."""
+
+LOCAL_DIR = "bla_dataset"
+"""Folder, relative to the working directory, where ``python -m builders release`` writes."""
 
 
-def local_build(name: str) -> Path | None:
-    """The dataset repo ``name`` built inside this checkout (e.g. ``bla_dataset``), if any."""
-    folder = PROJECT_ROOT / name
-    return folder if (folder / "data").is_dir() else None
+def local_build(folder: str | Path = LOCAL_DIR) -> Path | None:
+    """``folder`` (relative to the working directory) when it holds a dataset build, else None."""
+    path = Path(folder)
+    return path.resolve() if (path / "data").is_dir() else None
+
+
+def default_dataset(hub_id: str) -> str:
+    """``$BLA_DATASET`` if set, else ``./bla_dataset`` when it holds a build, else ``hub_id``."""
+    if os.environ.get(DATASET_ENV):
+        return os.environ[DATASET_ENV]
+    folder = local_build()
+    return str(folder) if folder is not None else hub_id
 
 
 def looks_like_path(name: str) -> bool:

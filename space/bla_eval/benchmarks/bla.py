@@ -8,15 +8,12 @@ from typing import Any
 from bla_metric import formulas, references
 from bla_metric.tasks import LEARNING_SUFFIX, get_task, task_configs
 
-from ..data import load_split, local_build
+from ..data import default_dataset, load_split
 from ..items import ImageRef, Item, image_key
 from . import Benchmark
 
 HUB_DATASET_ID = "bla-benchmark/bla"
 """Hub id of the published dataset (used when no local build is found)."""
-
-LOCAL_DIR = "bla_dataset"
-"""Folder of the dataset repo built inside this checkout (``python -m builders release``)."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "image", "captions", "labels", "caption_types")
 """Columns the engine reads; ``image_id`` is used when present to share images across tasks."""
@@ -35,9 +32,8 @@ HEADLINE = {"ranking": "sentence_accuracy", "binary": "accuracy"}
 
 
 def default_data() -> str:
-    """The local build if there is one, else the Hub id."""
-    folder = local_build(LOCAL_DIR)
-    return str(folder) if folder is not None else HUB_DATASET_ID
+    """``$BLA_DATASET``, else ``./bla_dataset`` when built there, else the Hub id."""
+    return default_dataset(HUB_DATASET_ID)
 
 
 def resolve_task(name: str) -> str:

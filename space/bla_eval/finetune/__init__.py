@@ -3,6 +3,15 @@ learning report (``bla-eval learning-report``). In-context learning is a protoco
 (``bla_eval.protocols``, ``bla-eval --protocol icl-sd|icl-dd``).
 """
 
-from .train import METRICS, FinetuneConfig, finetune
+from typing import Any
 
 __all__ = ["METRICS", "FinetuneConfig", "finetune"]
+
+
+def __getattr__(name: str) -> Any:
+    """``METRICS``, ``FinetuneConfig`` and ``finetune`` from ``train`` (torch), imported on use."""
+    if name in __all__:
+        from . import train
+
+        return getattr(train, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

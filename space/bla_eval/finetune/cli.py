@@ -9,7 +9,6 @@ import sys
 from bla_metric.tasks import TASKS
 
 from ..cli_common import OneLineParser, run_guarded
-from .train import FinetuneConfig, finetune
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--epochs", type=int, default=10, help="maximum epochs (default 10)")
     p.add_argument(
-        "--data", default=None, help="dataset id or local folder (default: the project's)"
+        "--data",
+        default=None,
+        help="Hub dataset id or local dataset folder (default, as bla-eval's: $BLA_DATASET, "
+        "else ./bla_dataset if built there, else the Hub id)",
     )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     p.add_argument(
@@ -55,23 +57,25 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``bla-finetune``."""
     args = build_parser().parse_args(argv)
-    config = FinetuneConfig(
-        model=args.model,
-        task=args.task,
-        output=args.output,
-        data=args.data,
-        seeds=args.seeds,
-        seed=args.seed,
-        learning_rate=args.lr,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-        device=args.device,
-        eval_tasks=tuple(args.eval_tasks or ()),
-        limit=args.limit,
-        overwrite=args.overwrite,
-    )
 
     def run() -> int:
+        from .train import FinetuneConfig, finetune
+
+        config = FinetuneConfig(
+            model=args.model,
+            task=args.task,
+            output=args.output,
+            data=args.data,
+            seeds=args.seeds,
+            seed=args.seed,
+            learning_rate=args.lr,
+            batch_size=args.batch_size,
+            epochs=args.epochs,
+            device=args.device,
+            eval_tasks=tuple(args.eval_tasks or ()),
+            limit=args.limit,
+            overwrite=args.overwrite,
+        )
         document = finetune(config, progress=lambda line: print(line, file=sys.stderr))
         print(summary_table(document))
         return 0

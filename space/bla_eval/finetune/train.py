@@ -14,9 +14,7 @@ import io
 import json
 import math
 import random
-import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,9 +29,12 @@ from tqdm.auto import tqdm
 from bla_metric import formulas
 from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
+from ..run_folder import FINETUNE_FILE, check_replaceable, owner, staged
 from ..scorers.base import resolve_device
 from .models import Trainable, load_trainable
 
+FINETUNE_COMMAND = "bla-finetune"
+"""The command named in the marker of a fine-tuning output (``--overwrite`` replaces only these)."""
 METRICS = ("accuracy", "precision_true", "precision_false")
 """The binary metrics of the paper's learning tables (Table 3, Table 4, Figure 3)."""
 
@@ -270,7 +271,8 @@ def _pick(row: Row, label: int) -> str:
 
 
 def _default_data() -> str:
-    from ..data import default_data
+    """bla-eval's default BLA data: ``$BLA_DATASET``, else ``./bla_dataset``, else the Hub id."""
+    from ..benchmarks.bla import default_data
 
     return default_data()
 
@@ -302,12 +304,9 @@ def finetune(
     config: FinetuneConfig, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Run ``config.seeds`` seeds; write the checkpoint(s) and ``finetune.json`` into
-    ``config.output`` (a temporary folder renamed at the end: nothing half-written)."""
-    out = Path(config.output)
+    ``config.output`` (a staging folder renamed at the end: nothing half-written)."""
     check(config)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with staged(config.output, FINETUNE_COMMAND, check=_output_check(config.overwrite)) as stage:
         seeds = [config.seed + k for k in range(config.seeds)]
         results = []
         for seed in seeds:
@@ -323,13 +322,7 @@ def finetune(
             "runs": [asdict(r) for r in results],
             "summary": summarise(results),
         }
-        (stage / "finetune.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        stage.rename(out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+        (stage / FINETUNE_FILE).write_text(json.dumps(document, indent=2), encoding="utf-8")
     return document
 
 
@@ -353,11 +346,22 @@ def check(config: FinetuneConfig) -> None:
         raise ValueError(f"limit must be at least 1, got {config.limit}")
     if not (config.learning_rate > 0 and math.isfinite(config.learning_rate)):
         raise ValueError(f"learning rate must be a positive number, got {config.learning_rate}")
-    out = Path(config.output)
-    if out.exists() and not config.overwrite and any(out.iterdir()):
-        raise ValueError(f"output folder {str(out)!r} exists and is not empty (use --overwrite)")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"output {str(out)!r} is a file, not a folder")
+    _output_check(config.overwrite)(Path(config.output))
+
+
+def _output_check(overwrite: bool) -> Callable[[Path], None]:
+    """The check of ``--output``: new or empty, or (with ``overwrite``) an earlier output of
+    bla-finetune; anything else is refused with what it holds."""
+
+    def check_output(out: Path) -> None:
+        marker = owner(out) if out.is_dir() and not out.is_symlink() else None
+        if not overwrite and marker is not None and marker["command"] == FINETUNE_COMMAND:
+            raise FileExistsError(
+                f"output folder {str(out)!r} exists and is not empty (use --overwrite)"
+            )
+        check_replaceable(out, FINETUNE_COMMAND if overwrite else None)
+
+    return check_output
 
 
 __all__ = ["FinetuneConfig", "LEARNING_SUFFIX", "METRICS", "finetune"]
