@@ -30,10 +30,6 @@ def built_dataset(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
     return out
 
 
-TINY_LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
-"""Sizes of the tiny random-weight models the tests build from real configs."""
-
-
 @pytest.fixture(scope="session")
 def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real CLIP architecture with random weights and a BPE tokenizer trained on the release
@@ -43,15 +39,9 @@ def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     set errors in AP, which the Space's Explore test filters to. (Random text towers mostly score
     by the sentence's first words, which pair each true sentence with a false one: no set errors.)
     """
-    from bla_eval.benchmark import save_random_clip
     from bla_eval.benchmarks.bla import load_bla
-    from transformers import CLIPConfig
+    from bla_eval.tiny_models import save_random_clip, tiny_clip_config
 
     points = load_bla(str(built_dataset))
-    config = CLIPConfig(
-        text_config=dict(TINY_LAYERS, vocab_size=2000),
-        vision_config=dict(TINY_LAYERS, image_size=32, patch_size=8),
-        projection_dim=16,
-    )
     out = tmp_path_factory.mktemp("tiny_clip") / "clip"
-    return save_random_clip(out, [c for p in points for c in p.captions], config)
+    return save_random_clip(out, [c for p in points for c in p.captions], tiny_clip_config())

@@ -11,7 +11,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_release_safety import small_release, zip_release
 
 from builders.__main__ import main
 from builders.source import ReleaseError
@@ -22,7 +21,9 @@ AP_FILE = "annotations/active_passive_captions.json"
 
 
 @pytest.fixture(scope="module")
-def bad(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def bad(
+    release_dir: Path, tmp_path_factory: pytest.TempPathFactory, small_release, zip_release
+) -> dict[str, Path]:
     """The bad inputs, made once: files, damaged releases, broken Visual Genome records."""
     root = tmp_path_factory.mktemp("bad")
     small = small_release(release_dir, root / "small")

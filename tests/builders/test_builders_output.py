@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_release_safety import small_release, tree_bytes
 
 from bla_metric.tasks import TASKS
 from builders.__main__ import main
@@ -36,11 +35,6 @@ CONSTRUCT = [
 
 
 @pytest.fixture(scope="module")
-def small(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return small_release(release_dir, tmp_path_factory.mktemp("small") / "BLA_Benchmark")
-
-
-@pytest.fixture(scope="module")
 def constructed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("constructed") / "ap"
     assert main([*CONSTRUCT, "--out", str(out)]) == 0
@@ -65,7 +59,9 @@ def _ours_plus_one(out: Path, build) -> None:
 
 @pytest.mark.parametrize("kind", ["release", "construct"])
 @pytest.mark.parametrize("prepare", ["foreign", "ours-plus-one"])
-def test_build_refuses_a_folder_it_did_not_write_alone(small, tmp_path, capsys, kind, prepare):
+def test_build_refuses_a_folder_it_did_not_write_alone(
+    small, tmp_path, capsys, kind, prepare, tree_bytes
+):
     out = tmp_path / "out"
     args = ["release", "--source", str(small), "--quiet"] if kind == "release" else CONSTRUCT
     if prepare == "foreign":
@@ -83,7 +79,9 @@ def test_build_refuses_a_folder_it_did_not_write_alone(small, tmp_path, capsys, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temp folder left
 
 
-def test_a_build_of_another_subcommand_is_not_replaced(small, constructed, tmp_path, capsys):
+def test_a_build_of_another_subcommand_is_not_replaced(
+    small, constructed, tmp_path, capsys, tree_bytes
+):
     release_out = tmp_path / "bla"
     build_release(small, release_out, progress=False)
     before = tree_bytes(release_out)
@@ -95,7 +93,7 @@ def test_a_build_of_another_subcommand_is_not_replaced(small, constructed, tmp_p
     assert tree_bytes(release_out) == before
 
 
-def test_own_build_is_replaced_keeping_hidden_files(small, tmp_path):
+def test_own_build_is_replaced_keeping_hidden_files(small, tmp_path, tree_bytes):
     out = tmp_path / "bla"
     build_release(small, out, progress=False)
     first = tree_bytes(out)
@@ -209,7 +207,9 @@ def test_learning_splits_share_no_image_in_the_real_release(release_dir):
 # ----------------------------------------------------------------------------- calibration
 
 
-def test_calibration_reads_the_release_through_the_validated_reader(release_dir, tmp_path):
+def test_calibration_reads_the_release_through_the_validated_reader(
+    release_dir, tmp_path, small_release
+):
     from builders.construct.calibrate import release_sets
 
     sets = release_sets(release_dir)

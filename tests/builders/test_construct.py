@@ -13,9 +13,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from bla_metric.tasks import get_task
 from builders.__main__ import main
-from builders.construct.attributes import Embedder
 from builders.construct.config import ConstructConfig
 from builders.construct.pipeline import construct
 from builders.construct.writer import write_result
@@ -23,24 +21,6 @@ from builders.schema import FEATURES
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "vg"
 OFF = ConstructConfig(grammar_scorer="none")
-AP_IMAGES = {411, 675, 963, 4419, 2410115, 713804, 2404886}
-PAIR_IMAGES = {73, 115, 235, 418, 3298, 498102}
-
-
-def release_captions(release_dir: Path, task: str) -> dict[int, list[str]]:
-    """image id -> the released four sentences (True1, True2, False1, False2)."""
-    path = release_dir / "annotations" / f"{get_task(task).config}_captions.json"
-    out = {}
-    for record in json.loads(path.read_text()):
-        group = record["caption_group"][0]
-        out[int(record["image_id"])] = [group[k] for k in ("True1", "True2", "False1", "False2")]
-    return out
-
-
-@pytest.fixture(scope="session")
-def embedder() -> Embedder:
-    """One Sentence-BERT model (the package's all-MiniLM-L6-v2) for every run of the session."""
-    return Embedder(ConstructConfig().sbert_model)
 
 
 @pytest.fixture(scope="session")
@@ -54,10 +34,10 @@ def runs(embedder) -> dict:
 
 
 @pytest.mark.parametrize("task", ["ap", "co", "rc"])
-def test_reproduces_released_sentences(runs, release_dir, task):
+def test_reproduces_released_sentences(runs, task, released_sets, reproduced_images):
     result = runs["release", task]
-    released = release_captions(release_dir, task)
-    expected = AP_IMAGES if task == "ap" else PAIR_IMAGES
+    released = released_sets(task)
+    expected = reproduced_images[task]
     assert {s.image_id for s in result.sets} == expected
     for caption_set in result.sets:
         assert caption_set.captions == released[caption_set.image_id], caption_set.image_id
@@ -104,25 +84,26 @@ def test_each_filter_drops_what_it_should(runs):
         assert report.get("sets", "dropped: over the maximum sets per image") == 6
 
 
-def test_thresholds_come_from_the_config():
+def test_thresholds_come_from_the_config(reproduced_images):
     strict = ConstructConfig(grammar_scorer="none", min_person_area=0.03)
     result = construct(FIXTURES / "release", "ap", strict, progress=False)
     assert result.report.to_json()["relationships"]["dropped: person too small"] == 2
-    assert {s.image_id for s in result.sets} == AP_IMAGES - {675}  # its men cover ~2 % each
+    # image 675's men cover ~2 % each
+    assert {s.image_id for s in result.sets} == reproduced_images["ap"] - {675}
 
 
-def test_output_loads_like_the_release_configs(runs, tmp_path, release_dir):
+def test_output_loads_like_the_release_configs(runs, tmp_path, release_dir, reproduced_images):
     out = tmp_path / "built"
     write_result(runs["release", "co"], "co", out, release_dir / "images", OFF.to_json())
     loaded = datasets.load_dataset(str(out), split="test")
     assert loaded.features == FEATURES
-    assert len(loaded) == len(PAIR_IMAGES)
+    assert len(loaded) == len(reproduced_images["co"])
     row = loaded[0]
     assert row["id"] == "co-0000" and row["labels"] == [1, 1, 0, 0]
     assert row["caption_types"] == ["TP1", "TP2", "FP1", "FP2"]
     assert row["image"].size[0] > 0 and row["grammar_scores"] is None
     report = json.loads((out / "construct_report.json").read_text())
-    assert report["steps"]["sets"]["kept"] == len(PAIR_IMAGES)
+    assert report["steps"]["sets"]["kept"] == len(reproduced_images["co"])
 
 
 def test_cli_writes_dataset_without_images_and_replaces_a_previous_build(tmp_path, capsys):

@@ -8,9 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_construct import AP_IMAGES, PAIR_IMAGES, release_captions
 
-from builders.construct.attributes import Embedder
 from builders.construct.config import ConstructConfig
 from builders.construct.grammar import make_scorer
 from builders.construct.pipeline import construct
@@ -25,8 +23,7 @@ def scorer():
 
 
 @pytest.fixture(scope="session")
-def graded(scorer) -> dict:
-    embedder = Embedder(CONFIG.sbert_model)
+def graded(scorer, embedder) -> dict:
     return {
         (folder, task): construct(
             FIXTURES / folder, task, CONFIG, scorer=scorer, embedder=embedder, progress=False
@@ -42,10 +39,10 @@ def test_scorer_prefers_grammatical_sentences(scorer):
 
 
 @pytest.mark.parametrize("task", ["ap", "co", "rc"])
-def test_released_sets_pass_the_grammar_filter(graded, release_dir, task):
+def test_released_sets_pass_the_grammar_filter(graded, task, released_sets, reproduced_images):
     result = graded["release", task]
-    released = release_captions(release_dir, task)
-    assert {s.image_id for s in result.sets} == (AP_IMAGES if task == "ap" else PAIR_IMAGES)
+    released = released_sets(task)
+    assert {s.image_id for s in result.sets} == reproduced_images[task]
     for caption_set in result.sets:
         assert caption_set.captions == released[caption_set.image_id]
         assert min(caption_set.scores) > CONFIG.threshold(task)

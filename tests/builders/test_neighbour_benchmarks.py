@@ -29,8 +29,6 @@ VLC_DIR = SHARED / "vl-checklist"
 VG_IMAGES = SHARED / "BLA_Benchmark" / "images"
 VALSE_CONFIGS = ("existence", "counting_hard", "counting_small_quant", "counting_adversarial")
 
-TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
-
 
 def _records(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
@@ -191,20 +189,15 @@ def winoground_repo(winoground_release, tmp_path_factory) -> Path:
 def tiny_model(valse_repo, vlc_repo, tmp_path_factory) -> Path:
     """A real CLIP architecture with random weights, tokenizer trained on every text scored."""
     import pyarrow.parquet as pq
-    from bla_eval.benchmark import save_random_clip
-    from transformers import CLIPConfig
+    from bla_eval.tiny_models import save_random_clip, tiny_clip_config
 
     texts = [c for e in WINO_EXAMPLES for c in (e["caption_0"], e["caption_1"])]
     for repo in (valse_repo, vlc_repo):
         for path in sorted(repo.glob("data/*/test-*.parquet")):
             captions = pq.read_table(path, columns=["captions"]).column("captions")
             texts += [c for row in captions.to_pylist() for c in row]
-    config = CLIPConfig(
-        text_config=dict(TINY, vocab_size=2000),
-        vision_config=dict(TINY, image_size=32, patch_size=8),
-        projection_dim=16,
-    )
-    return save_random_clip(tmp_path_factory.mktemp("clip") / "clip", sorted(set(texts)), config)
+    out = tmp_path_factory.mktemp("clip") / "clip"
+    return save_random_clip(out, sorted(set(texts)), tiny_clip_config())
 
 
 @pytest.fixture(scope="module")
@@ -470,7 +463,7 @@ def test_valse_through_bla_eval(valse_run):
 def test_valse_binary_view_of_an_itm_model(valse_repo, tmp_path):
     """A probabilistic kind (BLIP ITM head, tiny, random): acc / p_c / p_f / min at 0.5."""
     import torch
-    from test_scorers import build_blip_itm
+    from bla_eval.tiny_models import build_blip_itm
 
     texts = [
         c
@@ -571,11 +564,7 @@ def test_winoground_end_to_end(wino_run):
 def test_space_browses_items_with_scores_and_one_leaderboard_per_benchmark(
     valse_run, vlc_run, wino_run, runs_dir
 ):
-    import sys
-
     import gradio as gr
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "space"))
     from bla_space import neighbours as space
     from bla_space.config import SpaceConfig
 

@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,7 +23,6 @@ MAIN = {
     "co": "coordination_captions.json",
     "rc": "relative_clause_captions.json",
 }
-LEARN = {"ap": "active_passive", "co": "coord", "rc": "rc"}
 RANDOM = "finetune/finetune_random"
 
 
@@ -36,60 +34,6 @@ def save(root: Path, rel: str, obj) -> None:
     path = root / ANN / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj))
-
-
-def link_images(release: Path, dst: Path, image_ids: set[str] | None = None) -> None:
-    (dst / "images").mkdir(parents=True)
-    for image in sorted((release / "images").iterdir()):
-        if image_ids is None or image.stem in image_ids:
-            os.symlink(image, dst / "images" / image.name)
-
-
-def writable_copy(release: Path, dst: Path) -> Path:
-    """The release with its annotations copied (writable) and its images symlinked."""
-    for src in sorted((release / ANN).rglob("*.json")):
-        rel = src.relative_to(release / ANN).as_posix()
-        save(dst, rel, json.loads(src.read_text()))
-    link_images(release, dst)
-    return dst
-
-
-def small_release(release: Path, dst: Path, per_split: int = 2) -> Path:
-    """A consistent miniature release: a few learning entries per split and their records."""
-    used: set[str] = set()
-    for task, folder in LEARN.items():
-        keep: set[str] = set()
-        for name in ("train.json", "valid.json", "test.json"):
-            entries = load(release, f"{RANDOM}/{folder}/{name}")
-            subset = dict(list(entries.items())[:per_split])
-            save(dst, f"{RANDOM}/{folder}/{name}", subset)
-            keep |= set(subset)
-        records = [r for r in load(release, MAIN[task]) if str(r["image_id"]) in keep]
-        save(dst, MAIN[task], records)
-        used |= keep
-    link_images(release, dst, used)
-    return dst
-
-
-def zip_release(folder: Path, path: Path, top: str) -> Path:
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
-        for file in sorted(folder.rglob("*")):
-            if file.is_file():
-                archive.write(file, top + file.relative_to(folder).as_posix())
-    return path
-
-
-def tree_bytes(folder: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
-@pytest.fixture(scope="module")
-def small(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return small_release(release_dir, tmp_path_factory.mktemp("small") / "BLA_Benchmark")
 
 
 @pytest.fixture(scope="module")
@@ -105,21 +49,25 @@ def test_small_release_builds_all_configs(small_build: Path) -> None:
     assert manifest["configs"]["coordination"] == {"test": 6}
 
 
-def test_two_builds_are_byte_identical(small: Path, small_build: Path, tmp_path: Path) -> None:
+def test_two_builds_are_byte_identical(
+    small: Path, small_build: Path, tmp_path: Path, tree_bytes
+) -> None:
     build_release(small, tmp_path / "again", progress=False)
     assert tree_bytes(tmp_path / "again") == tree_bytes(small_build)
 
 
 @pytest.mark.parametrize("top", ["BLA_Benchmark/", ""], ids=["top-folder", "no-top-folder"])
 def test_zip_source_gives_the_same_repo(
-    small: Path, small_build: Path, tmp_path: Path, top: str
+    small: Path, small_build: Path, tmp_path: Path, top: str, tree_bytes, zip_release
 ) -> None:
     archive = zip_release(small, tmp_path / "BLA_Benchmark.zip", top)
     build_release(archive, tmp_path / "from_zip", progress=False)
     assert tree_bytes(tmp_path / "from_zip") == tree_bytes(small_build)
 
 
-def test_folder_holding_the_release_folder(small: Path, small_build: Path, tmp_path: Path) -> None:
+def test_folder_holding_the_release_folder(
+    small: Path, small_build: Path, tmp_path: Path, tree_bytes
+) -> None:
     parent = tmp_path / "download"
     parent.mkdir()
     os.symlink(small, parent / "BLA_Benchmark")
@@ -244,7 +192,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
 
 @pytest.mark.parametrize("name", list(CORRUPTIONS))
 def test_corrupted_release_fails_and_writes_nothing(
-    release_dir: Path, tmp_path: Path, name: str
+    release_dir: Path, tmp_path: Path, name: str, writable_copy
 ) -> None:
     corrupt, message = CORRUPTIONS[name]
     source = writable_copy(release_dir, tmp_path / "release")
@@ -257,7 +205,7 @@ def test_corrupted_release_fails_and_writes_nothing(
 
 
 def test_failed_build_leaves_previous_build_untouched(
-    small: Path, small_build: Path, tmp_path: Path
+    small: Path, small_build: Path, tmp_path: Path, tree_bytes, small_release
 ) -> None:
     out = tmp_path / "bla"
     build_release(small, out, progress=False)
@@ -270,7 +218,7 @@ def test_failed_build_leaves_previous_build_untouched(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bla", "broken"]
 
 
-def test_crash_while_writing_keeps_out_and_leaves_no_temp(tmp_path: Path) -> None:
+def test_crash_while_writing_keeps_out_and_leaves_no_temp(tmp_path: Path, tree_bytes) -> None:
     out = tmp_path / "bla"
     out.mkdir()
     ours = b'{"builder": "python -m builders release", "files": {}}'
@@ -283,7 +231,7 @@ def test_crash_while_writing_keeps_out_and_leaves_no_temp(tmp_path: Path) -> Non
 
 
 def test_rebuild_replaces_stale_files_and_keeps_gitignore(
-    small: Path, small_build: Path, tmp_path: Path
+    small: Path, small_build: Path, tmp_path: Path, tree_bytes
 ) -> None:
     out = tmp_path / "bla_dataset"
     out.mkdir()
@@ -296,7 +244,9 @@ def test_rebuild_replaces_stale_files_and_keeps_gitignore(
     assert files == tree_bytes(small_build)
 
 
-def test_refuses_to_replace_a_folder_that_is_not_a_build(small: Path, tmp_path: Path) -> None:
+def test_refuses_to_replace_a_folder_that_is_not_a_build(
+    small: Path, tmp_path: Path, tree_bytes
+) -> None:
     out = tmp_path / "home"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
@@ -306,7 +256,12 @@ def test_refuses_to_replace_a_folder_that_is_not_a_build(small: Path, tmp_path: 
 
 
 def test_cli_release(
-    small: Path, small_build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    small: Path,
+    small_build: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tree_bytes,
+    small_release,
 ) -> None:
     out = tmp_path / "cli"
     assert main(["release", "--source", str(small), "--out", str(out), "--quiet"]) == 0
@@ -319,7 +274,9 @@ def test_cli_release(
     assert not (tmp_path / "x").exists()
 
 
-def test_python_m_builders_release(small: Path, small_build: Path, tmp_path: Path) -> None:
+def test_python_m_builders_release(
+    small: Path, small_build: Path, tmp_path: Path, tree_bytes
+) -> None:
     """The exact command form of the docs, as a new process, with its progress bars."""
     out = tmp_path / "out"
     done = subprocess.run(

@@ -1,5 +1,11 @@
 """Runs across processes: ``torchrun`` with two CPU processes (gloo) gives the files of one process,
-and a killed two-process run resumes (per part) to the same result."""
+and a killed two-process run resumes (per part) to the same result.
+
+Byte-identical ``scores.jsonl`` holds between runs with the same numeric settings only: the same
+batches and the same number of CPU threads per process (a float32 sum over more threads may round
+differently, e.g. with AVX-512 kernels). Both sides therefore run as child processes with one
+thread each (``OMP_NUM_THREADS=1``, as ``torchrun`` gives its workers by default).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,9 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import psutil
 import pytest
-from bla_eval.cli import main
 from bla_eval.distributed import (
     Processes,
     fold_parts,
@@ -24,23 +28,28 @@ from bla_eval.distributed import (
 from bla_eval.items import ImageRef, Item
 from bla_eval.results import SCORES_FILE
 
-SPACE = Path(__file__).resolve().parents[2] / "space"
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""The numeric settings of every process of these runs (one CPU thread each)."""
 
 
-def torchrun(argv: list[str], **popen) -> subprocess.Popen:
-    """``torchrun --standalone --nproc-per-node 2 -m bla_eval ...`` in its own process group."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    command += ["--nproc-per-node", "2", "-m", "bla_eval", *argv]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([str(SPACE), env.get("PYTHONPATH", "")])
+def bla_eval_process(argv: list[str], processes: int = 1) -> subprocess.Popen:
+    """``python -m bla_eval ...`` (one process) or ``torchrun --standalone --nproc-per-node N -m
+    bla_eval ...``, one CPU thread per process, in a process group of its own."""
+    launcher = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(processes)]
+    command = [sys.executable, *(launcher if processes > 1 else []), "-m", "bla_eval", *argv]
     return subprocess.Popen(
         command,
-        env=env,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", **ONE_THREAD},
         start_new_session=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        **popen,
     )
+
+
+def finish(proc: subprocess.Popen) -> None:
+    """Wait for ``proc`` (5 minutes at most); it must exit 0 (else its log's end is shown)."""
+    log = proc.communicate(timeout=300)[0].decode(errors="replace")
+    assert proc.returncode == 0, log[-3000:]
 
 
 def kill_tree(proc: subprocess.Popen) -> None:
@@ -95,21 +104,19 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
 def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_dataset, tmp_path):
     argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--device", "cpu"]
     argv += ["--limit", "40", "--batch-size", "1", "--images-per-batch", "1"]  # same batches
-    assert main([*argv, "--output", str(tmp_path / "one")]) == 0
     one = tmp_path / "one"
+    finish(bla_eval_process([*argv, "--output", str(one)]))  # one process, one thread
     whole = json.loads((one / "results.json").read_text(encoding="utf-8"))
 
     two = tmp_path / "two"
-    proc = torchrun([*argv, "--output", str(two)])
-    log = proc.communicate(timeout=300)[0].decode(errors="replace")
-    assert proc.returncode == 0, log[-3000:]
+    finish(bla_eval_process([*argv, "--output", str(two)], processes=2))
     assert (two / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()
     results = json.loads((two / "results.json").read_text(encoding="utf-8"))
     assert results["tasks"] == whole["tasks"]
     assert part_files(two) == []
 
     killed = tmp_path / "killed"
-    proc = torchrun([*argv, "--output", str(killed)])
+    proc = bla_eval_process([*argv, "--output", str(killed)], processes=2)
     deadline = time.monotonic() + 300
     while proc.poll() is None and time.monotonic() < deadline:
         lines = sum(p.read_bytes().count(b"\n") for p in part_files(killed))
@@ -123,9 +130,7 @@ def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_datas
     time.sleep(1)  # nothing of the killed run is left to write or remove anything
     assert len(part_files(killed)) == 2
 
-    proc = torchrun([*argv, "--output", str(killed), "--resume"])
-    log = proc.communicate(timeout=300)[0].decode(errors="replace")
-    assert proc.returncode == 0, log[-3000:]
+    finish(bla_eval_process([*argv, "--output", str(killed), "--resume"], processes=2))
     resumed = json.loads((killed / "results.json").read_text(encoding="utf-8"))
     assert resumed["tasks"] == whole["tasks"]
     assert resumed["timings"]["datapoints_resumed"] >= 10

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import torch
 import transformers as tf
-from bla_eval.benchmark_generative import bpe_tokenizer, save_random_idefics3
 from bla_eval.protocols import QUESTION, chat_messages, plain_prompt
 from bla_eval.scorers.prefix_cache import (
     IMAGE_FEATURES,
@@ -24,122 +23,24 @@ from bla_eval.scorers.prefix_cache import (
     UnsupportedPrefix,
     fast_path_for,
 )
+from bla_eval.tiny_models import (
+    CHAT_TEMPLATE,
+    TINY_VISION,
+    TWO_LAYERS,
+    build_blip2_generative,
+    build_blip2_t5_generative,
+    build_blip_itm,
+    build_idefics3,
+    build_llava_chat,
+    build_qwen2_vl,
+    word_tokenizer,
+)
 from PIL import Image
 
-LAYERS = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
-VISION = dict(LAYERS, image_size=32, patch_size=8)
-CHAT_TEMPLATE = (
-    "{% for message in messages %}<|{{ message['role'] }}|>"
-    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image>"
-    "{% else %}{{ part['text'] }}{% endif %}{% endfor %}\n{% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-)
-QWEN_TEMPLATE = CHAT_TEMPLATE.replace("<image>", "<|vision_start|><|image_pad|><|vision_end|>")
-
-
-def lm_ids(tok) -> dict:
-    ids = dict(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    return dict(vocab_size=len(tok), pad_token_id=tok.pad_token_id, **ids)
-
-
-def build_blip2(out: Path, texts: list[str], t5: bool) -> None:
-    processor = tf.Blip2Processor(
-        image_processor=tf.BlipImageProcessor(size={"height": 32, "width": 32}),
-        tokenizer=bpe_tokenizer(texts),
-        num_query_tokens=4,
-    )
-    tok = processor.tokenizer
-    if t5:
-        lm = tf.T5Config(
-            d_model=32,
-            d_kv=16,
-            d_ff=64,
-            num_layers=1,
-            num_decoder_layers=1,
-            num_heads=2,
-            vocab_size=len(tok),
-            pad_token_id=tok.pad_token_id,
-            eos_token_id=tok.eos_token_id,
-            decoder_start_token_id=tok.pad_token_id,
-        )
-    else:
-        lm = tf.OPTConfig(
-            hidden_size=32,
-            ffn_dim=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            word_embed_proj_dim=32,
-            max_position_embeddings=512,
-            **lm_ids(tok),
-        )
-    config = tf.Blip2Config(
-        vision_config=VISION,
-        qformer_config=dict(LAYERS, vocab_size=64, encoder_hidden_size=32),
-        text_config=lm.to_dict(),
-        num_query_tokens=4,
-        image_token_index=tok.convert_tokens_to_ids("<image>"),
-    )
-    tf.Blip2ForConditionalGeneration(config).save_pretrained(out)
-    processor.save_pretrained(out)
-
-
-def build_llava(out: Path, texts: list[str]) -> None:
-    tok = bpe_tokenizer(texts)
-    tok.add_tokens(["<image>"], special_tokens=True)
-    config = tf.LlavaConfig(
-        vision_config=tf.CLIPVisionConfig(**VISION, projection_dim=16),
-        text_config=tf.LlamaConfig(**LAYERS, num_key_value_heads=1, **lm_ids(tok)),
-        image_token_index=tok.convert_tokens_to_ids("<image>"),
-        vision_feature_layer=-1,
-    )
-    tf.LlavaForConditionalGeneration(config).save_pretrained(out)
-    tf.LlavaProcessor(
-        image_processor=tf.CLIPImageProcessor(
-            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
-        ),
-        tokenizer=tok,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        chat_template=CHAT_TEMPLATE,
-        num_additional_image_tokens=1,
-    ).save_pretrained(out)
-
-
-def build_idefics3(out: Path, texts: list[str]) -> None:
-    text = dict(LAYERS, num_key_value_heads=1)
-    save_random_idefics3(out, texts, text, VISION, scale_factor=2, chat_template=CHAT_TEMPLATE)
-
-
-def build_qwen2_vl(out: Path, texts: list[str]) -> None:
-    tok = bpe_tokenizer(texts)
-    names = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
-    tok.add_special_tokens({"additional_special_tokens": names})
-    ids = dict(
-        zip(
-            ["vision_start_token_id", "vision_end_token_id", "image_token_id", "video_token_id"],
-            tok.convert_tokens_to_ids(names),
-            strict=True,
-        )
-    )
-    rope = {"type": "mrope", "mrope_section": [2, 3, 3]}
-    text = dict(LAYERS, num_key_value_heads=2, rope_scaling=rope, **lm_ids(tok))
-    vision = dict(depth=1, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2, patch_size=8)
-    config = tf.Qwen2VLConfig(vision_config=vision, text_config=text, **ids)
-    tf.Qwen2VLForConditionalGeneration(config).save_pretrained(out)
-    tf.Qwen2VLProcessor(
-        image_processor=tf.Qwen2VLImageProcessor(
-            min_pixels=32 * 32, max_pixels=48 * 48, patch_size=8, merge_size=2
-        ),
-        tokenizer=tok,
-        video_processor=tf.Qwen2VLVideoProcessor(),
-        chat_template=QWEN_TEMPLATE,
-    ).save_pretrained(out)
-
-
 BUILDERS = {
-    "blip2_opt": lambda out, texts: build_blip2(out, texts, t5=False),
-    "blip2_t5": lambda out, texts: build_blip2(out, texts, t5=True),
-    "llava": build_llava,
+    "blip2_opt": lambda out, texts: build_blip2_generative(out, texts, max_positions=512),
+    "blip2_t5": build_blip2_t5_generative,
+    "llava": lambda out, texts: build_llava_chat(out, texts, kv_heads=1),
     "idefics3": build_idefics3,
     "qwen2_vl": build_qwen2_vl,
 }
@@ -278,8 +179,8 @@ def test_image_after_the_shared_prefix_is_refused(models, material):
 
 def test_paligemma_runs_the_plain_path():
     """PaliGemma's prefix attends to the whole prompt (prefix-LM): no cache, and a reason."""
-    gemma = dict(LAYERS, num_key_value_heads=1, head_dim=16, vocab_size=300)
-    vision = dict(VISION, projection_dim=32)
+    gemma = dict(TWO_LAYERS, num_key_value_heads=1, head_dim=16, vocab_size=300)
+    vision = dict(TINY_VISION, projection_dim=32)
     config = tf.PaliGemmaConfig(text_config=gemma, vision_config=vision, image_token_index=299)
     chosen = fast_path_for(tf.PaliGemmaForConditionalGeneration(config), encoder_decoder=False)
     assert chosen.path == PLAIN
@@ -315,11 +216,11 @@ def test_scorer_fast_path_equals_its_plain_path(models, material, name):
     assert scorer.describe()["forward_path"] == PLAIN
 
 
-def test_benchmark_times_both_paths_in_one_run(models, built_dataset, capsys):
-    """``python -m bla_eval.benchmark --kind generative`` on a tiny model: both paths agree."""
-    from bla_eval.benchmark import main
+def test_performance_script_times_both_paths_in_one_run(models, built_dataset, capsys):
+    """``python -m bla_eval.performance.generative`` on a tiny model: both paths agree."""
+    from bla_eval.performance.generative import main
 
-    argv = ["--kind", "generative", "--data", str(built_dataset), "--images", "3"]
+    argv = ["--data", str(built_dataset), "--images", "3"]
     main([*argv, "--model", str(models["idefics3"]), "--threads", "1"])
     out = capsys.readouterr().out
     assert "fast path (prefix-cache):" in out and "plain per-pair path:" in out
@@ -332,13 +233,7 @@ def test_itm_runs_the_vision_tower_once_per_image(material, tmp_path):
     from bla_eval.scorers import LoadOptions, Query, load_scorer
 
     words = {w for _, sentences in material for s in sentences for w in s.split()}
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(words)]
-    tok = tf.BertTokenizer(vocab={w: i for i, w in enumerate(vocab)})
-    text = dict(LAYERS, vocab_size=len(tok) + 8, encoder_hidden_size=32)
-    config = tf.BlipConfig(text_config=text, vision_config=VISION, projection_dim=16)
-    tf.BlipForImageTextRetrieval(config).save_pretrained(tmp_path)
-    image_processor = tf.BlipImageProcessor(size={"height": 32, "width": 32})
-    tf.BlipProcessor(image_processor=image_processor, tokenizer=tok).save_pretrained(tmp_path)
+    build_blip_itm(tmp_path, [], tokenizer=word_tokenizer(sorted(words)))
     scorer = load_scorer(str(tmp_path), "itm", 4, LoadOptions(device="cpu"))
     seen = []
     hook = scorer.model.vision_model.register_forward_pre_hook(

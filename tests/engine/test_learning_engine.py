@@ -12,7 +12,7 @@ from bla_eval import protocols as P
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
 from bla_eval.scorers import LoadOptions, Query, load_scorer
-from test_scorers import build_blip2_generative, build_llava_chat
+from bla_eval.tiny_models import build_blip2_generative, build_llava_chat
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -158,9 +158,6 @@ def test_learning_report_compares_each_protocol_with_zero_shot_on_the_same_datap
 def test_space_runs_icl_and_keeps_protocols_apart_on_the_leaderboard(
     generative, built_dataset, tmp_path
 ):
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "space"))  # as on the Hub
     from bla_space import views
     from bla_space.config import SpaceConfig
     from bla_space.runner import run_evaluation

@@ -4,7 +4,6 @@ and the engine, the metric, the Markdown report, the CLI and the Space's builder
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import datasets
@@ -17,12 +16,10 @@ from bla_eval.items import ImageRef, Item, image_key
 from bla_eval.report import markdown_table
 from bla_eval.run import evaluate
 from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
+from bla_space import explore_data, runner, views
 
 from bla_metric import formulas, neighbours
 from bla_metric.tasks import Task, get_task, register_task, task_codes, unregister_task
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "space"))  # as on the Hub
-from bla_space import explore_data, runner, views  # noqa: E402
 
 TOY_TASK = Task(
     code="ng",

@@ -323,7 +323,7 @@ def test_bootstrap_reproducible_and_contains_estimate():
 
 
 def test_compute_is_fast_on_100k_datapoints():
-    from bla_metric.benchmark import time_compute
+    from bla_eval.performance.metric import time_compute
 
     assert time_compute(100_000, repeats=3) < 1.0
 

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import gradio as gr
 import pytest
-
-SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
-sys.path.insert(0, str(SPACE_DIR))  # the Space's own modules sit beside app.py, as on the Hub
-from bla_space import analysis_tab  # noqa: E402
-from bla_space.config import SpaceConfig  # noqa: E402
+from bla_space import analysis_tab
+from bla_space.config import SpaceConfig
 
 RUN = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "runs" / "smollm2"
 

@@ -19,7 +19,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "space"))  # the Space's modules sit beside app.py, as on the Hub
 
 from bla_space.config import SpaceConfig  # noqa: E402
 from bla_space.ui import build_demo, launch_kwargs  # noqa: E402
@@ -242,7 +241,6 @@ class NoBuilders:
         if name.split(".")[0] == "builders":
             raise ImportError("builders is not deployed with the Space")
 sys.meta_path.insert(0, NoBuilders())
-sys.path.insert(0, {str(REPO_ROOT / "space")!r})
 from bla_space import explore_data
 from bla_space.config import SpaceConfig
 from bla_space.ui import build_demo

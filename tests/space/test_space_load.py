@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = 20
 MEMORY_SLACK_MB = 200
 """Growth of the server's resident memory allowed after the first burst (allocator caches)."""
@@ -24,9 +23,7 @@ BURST_GROWTH_MB = 100
 in a loaded CI run): a leak of more than 5 MB per request exceeds it."""
 
 SERVER = """
-import sys
 from pathlib import Path
-sys.path.insert(0, {space!r})
 from bla_space.config import SpaceConfig
 from bla_space.ui import build_demo, launch_kwargs
 config = SpaceConfig(dataset={data!r}, results_dir=Path({runs!r}), allow_local_models=True,
@@ -65,7 +62,6 @@ def _wait_until_up(url: str, server: subprocess.Popen, seconds: float = 240) -> 
 def server(built_dataset, tmp_path_factory):
     port = _free_port()
     code = SERVER.format(
-        space=str(REPO_ROOT / "space"),
         data=str(built_dataset),
         runs=str(tmp_path_factory.mktemp("load-runs")),
         port=port,

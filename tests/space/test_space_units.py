@@ -3,27 +3,22 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import save_file
-
-SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
-sys.path.insert(0, str(SPACE_DIR))  # the Space's own modules sit beside app.py, as on the Hub
-
-from bla_space import explore_data, gpu, results_store, views  # noqa: E402
-from bla_space.config import SpaceConfig  # noqa: E402
-from bla_space.safety import (  # noqa: E402
+from bla_space import explore_data, gpu, results_store, views
+from bla_space.config import SpaceConfig
+from bla_space.safety import (
     ModelRejected,
     check_model_size,
     count_parameters,
     validate_model_id,
 )
+from safetensors.torch import save_file
 
-from bla_metric import references  # noqa: E402
-from bla_metric.formulas import ranking_metrics  # noqa: E402
+from bla_metric import references
+from bla_metric.formulas import ranking_metrics
 
 
 # ----------------------------------------------------------------------------- safety

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
-import transformers as tf
 from bla_eval.cli import main as bla_eval
 from bla_eval.finetune import FinetuneConfig, finetune
 from bla_eval.finetune.cli import main as bla_finetune
-from conftest import TINY_LAYERS
+from bla_eval.tiny_models import TINY_LAYERS, build_blip_itm, build_open_clip, word_tokenizer
 
 LIMIT = 16  # validation / test datapoints scored per epoch (training uses all 100 pairs)
 
@@ -42,16 +41,9 @@ def tiny_blip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
             for w in c.split()
         }
     )
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = tf.BertTokenizer(vocab={w: i for i, w in enumerate([*specials, *words])})
-    vision = dict(TINY_LAYERS, image_size=32, patch_size=8)
-    text = dict(TINY_LAYERS, vocab_size=len(tok) + 8, encoder_hidden_size=32)
-    config = tf.BlipConfig(text_config=text, vision_config=vision, projection_dim=16)
     out = tmp_path_factory.mktemp("tiny_blip") / "blip"
     torch.manual_seed(0)
-    tf.BlipForImageTextRetrieval(config).save_pretrained(out)
-    images = tf.BlipImageProcessor(size={"height": 32, "width": 32})
-    tf.BlipProcessor(image_processor=images, tokenizer=tok).save_pretrained(out)
+    build_blip_itm(out, [], layers=TINY_LAYERS, tokenizer=word_tokenizer(words))
     return out
 
 
@@ -183,8 +175,6 @@ def test_a_generative_model_or_a_full_output_folder_is_refused(
 
 
 def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tmp_path):
-    from test_scorers import build_open_clip
-
     build_open_clip(tmp_path / "oc", [])
     out = tmp_path / "oc-ap"
     config = FinetuneConfig(

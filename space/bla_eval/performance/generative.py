@@ -1,0 +1,117 @@
+"""Speed of the generative fast path: ``python -m bla_eval.performance.generative``.
+
+One run scores the same BLA images (every datapoint about them, all tasks: about six distinct
+sentences per image, as in the whole benchmark) twice with the same randomly initialised model,
+with the fast path (each image encoded once, the shared prompt prefix cached) and with the plain
+per-pair path (every (image, sentence) pair through the whole model), alternating every two images
+so that a change in the machine's load hits both alike, and prints both times, the ratio, the time
+per part and the largest score difference. The model has the shape of SmolVLM-256M (the
+Idefics3 architecture: SigLIP-B/16 at 512 px, pixel-shuffle connector, SmolLM2-135M), with one
+512 px view per image (no image splitting) and a byte-level BPE tokenizer trained on the
+benchmark's sentences and prompts (so a prompt has about as many tokens as with SmolVLM's own
+tokenizer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+
+def time_paths(
+    scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Any]], images_per_step: int = 2
+) -> dict:
+    """Score with the scorer's fast path and its plain path, alternating every
+    ``images_per_step`` images (so a change in the machine's load hits both alike); seconds,
+    scores and time per part of each."""
+    from ..scorers.prefix_cache import PLAIN
+
+    fast_path = scorer.path
+    out = {p: {"seconds": 0.0, "scores": [], "parts": {}} for p in (fast_path, PLAIN)}
+    for at in range(0, len(images), images_per_step):
+        step = slice(at, at + images_per_step)
+        for path in (fast_path, PLAIN):
+            scorer.path = path
+            scorer.reset_timings()
+            start = time.perf_counter()
+            scored = scorer.score(images[step], queries[step])
+            out[path]["seconds"] += time.perf_counter() - start
+            out[path]["scores"] += scored.scores
+            for part, seconds in scorer.timings.items():
+                out[path]["parts"][part] = out[path]["parts"].get(part, 0.0) + seconds
+    scorer.path = fast_path
+    for result in out.values():
+        result["parts"] = {k: round(v, 1) for k, v in result["parts"].items()}
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time the fast and the plain path of the generative scorer on the same datapoints."""
+    from ..benchmarks.bla import default_data, load_bla
+    from ..items import decode_image
+    from ..scorers import LoadOptions, Query, load_scorer
+    from ..tiny_models import save_smolvlm_shaped
+
+    p = argparse.ArgumentParser(
+        prog="python -m bla_eval.performance.generative", description=__doc__
+    )
+    p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
+    p.add_argument(
+        "--images", type=int, default=8, help="N images spread over the benchmark (default 8)"
+    )
+    p.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass")
+    p.add_argument("--model", default=None, help="a generative model (default: SmolVLM-shaped)")
+    p.add_argument("--device", default="cpu")
+    p.add_argument(
+        "--images-per-step", type=int, default=2, help="images per turn of each path (default 2)"
+    )
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    args = p.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    data = args.data or default_data()
+    groups: dict[str, list[Any]] = {}
+    for item in load_bla(data):
+        groups.setdefault(item.images[0].key, []).append(item)
+    keys = list(groups)  # every n-th image: images of one task and images shared across tasks
+    step = max(1, len(keys) // max(1, args.images))
+    groups = {k: groups[k] for k in keys[::step][: args.images]}
+    items = [item for group in groups.values() for item in group]
+    images = [decode_image(g[0], g[0].images[0]) for g in groups.values()]
+    queries = [
+        [Query(s) for s in dict.fromkeys(c for item in g for c in item.captions)]
+        for g in groups.values()
+    ]
+    n_pairs = sum(len(q) for q in queries)
+    print(
+        f"datapoints: {len(items)}, images: {len(images)}, (image, sentence) pairs: {n_pairs}, "
+        f"torch threads: {torch.get_num_threads()}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model
+        if model is None:
+            texts = [c for item in items for c in item.captions]
+            model = str(save_smolvlm_shaped(Path(tmp) / "smolvlm-shaped", texts))
+        options = LoadOptions(device=args.device, dtype="float32")
+        scorer = load_scorer(model, "generative", args.batch_size, options)
+        scorer.score(images[:1], [queries[0][:1]])  # warm-up (allocations, lazy init)
+        result = time_paths(scorer, images, queries, args.images_per_step)
+    fast, plain = result[scorer.path], result["plain"]
+    diff = max(
+        abs(a - b)
+        for rf, rp in zip(fast["scores"], plain["scores"], strict=True)
+        for a, b in zip(rf, rp, strict=True)
+    )
+    print(f"fast path ({scorer.path}): {fast['seconds']:.1f} s  {fast['parts']}")
+    print(f"plain per-pair path: {plain['seconds']:.1f} s  {plain['parts']}")
+    print(f"speed-up: {plain['seconds'] / fast['seconds']:.2f}x; max |score difference| {diff:.2e}")
+
+
+if __name__ == "__main__":
+    main()
