@@ -1,11 +1,12 @@
-"""Command line of the builders: ``python -m builders <subcommand> ...``.
+"""Command line of the builders: ``python -m builders <subcommand> ...`` (from the repository root).
 
 Subcommands: ``release``, ``publish``, ``construct``, ``calibrate``, and the neighbouring
 benchmarks' ``valse``, ``vl-checklist``, ``winoground``.
 
-Each subcommand module is imported only when it runs. Every bad argument, path or record ends
-in one line ``error: ...`` naming it on stderr and exit code 2, with nothing written; ``--debug``
-shows the traceback instead.
+Each subcommand module is imported only when it runs. Every bad argument, path or record ends in
+one line ``python -m builders <subcommand>: error: ...`` naming it on stderr and exit code 2, with
+nothing written (``bla_eval.cli_common``); ``--debug`` shows the traceback instead. Relative paths,
+and the default ``--out bla_dataset``, are relative to the working directory.
 """
 
 from __future__ import annotations
@@ -16,23 +17,15 @@ import os
 import sys
 from pathlib import Path
 
-from bla_eval import cli_common
+from bla_eval.cli_common import OneLineParser, positive_int, run_guarded
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = REPO_ROOT / "bla_dataset"
-EXIT_ERROR = 2
-"""Exit code of every refused argument, path or record (argparse's own code for bad usage)."""
+PROG = "python -m builders"
+DEFAULT_OUT = Path("bla_dataset")
+"""Default output folder, relative to the working directory (where bla-eval looks for it)."""
+RELEASE_ENV = "BLA_RELEASE_DIR"
+"""Environment variable naming a local release folder or zip (``release`` without --source)."""
 
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (no usage block) and exit code 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_ERROR, f"error: {self.prog}: {message} (see --help)\n")
-
-
-positive_int = cli_common.positive_int
-"""An argparse type: an integer >= 1 (shared with ``bla-eval``)."""
+__all__ = ["DEFAULT_OUT", "build_parser", "main", "positive_int", "share"]
 
 
 def share(text: str) -> float:
@@ -47,12 +40,9 @@ def share(text: str) -> float:
 
 
 def default_release() -> Path | None:
-    """``$BLA_RELEASE_DIR``, else the team's copy beside the repo when it exists, else None
-    (``release`` then downloads the public release zip)."""
-    if os.environ.get("BLA_RELEASE_DIR"):
-        return Path(os.environ["BLA_RELEASE_DIR"])
-    sibling = REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark"
-    return sibling if sibling.is_dir() else None
+    """``$BLA_RELEASE_DIR``, else None (``release`` then downloads the public release zip)."""
+    folder = os.environ.get(RELEASE_ENV)
+    return Path(folder) if folder else None
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -84,10 +74,9 @@ def add_release_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--source",
         default=None,
-        help="release folder, zip file, or URL of the zip (default: $BLA_RELEASE_DIR, "
-        "else ../shared/data/BLA_Benchmark beside the repo, else the authors' public "
-        "release zip ($BLA_RELEASE_URL overrides its URL); a download is checked file "
-        "by file against builders/data/release_sha256.json and cached in "
+        help="release folder, zip file, or URL of the zip (default: $BLA_RELEASE_DIR, else "
+        "the authors' public release zip, $BLA_RELEASE_URL overriding its URL; a download "
+        "is checked file by file against builders/data/release_sha256.json and cached in "
         "$BLA_CACHE_DIR, else ~/.cache/bla)",
     )
     p.add_argument(
@@ -95,7 +84,7 @@ def add_release_parser(sub: argparse._SubParsersAction) -> None:
         type=Path,
         default=DEFAULT_OUT,
         help=f"output folder, replaced only after a successful build and only when it "
-        f"holds nothing but a previous build (default: {DEFAULT_OUT})",
+        f"holds nothing but a previous build (default: ./{DEFAULT_OUT})",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_release)
@@ -110,7 +99,7 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
         "--source",
         type=Path,
         default=DEFAULT_OUT,
-        help=f"built dataset folder (release or construct; default: {DEFAULT_OUT})",
+        help=f"built dataset folder (release or construct; default: ./{DEFAULT_OUT})",
     )
     p.add_argument(
         "--dry-run",
@@ -132,7 +121,7 @@ SUBCOMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+    """The argument parser with every subcommand (each a ``OneLineParser`` with ``--debug``)."""
     adders = [add_release_parser, add_publish_parser] + [
         importlib.import_module(module).add_parser for module in SUBCOMMAND_MODULES
     ]
@@ -144,9 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the Python traceback of an error",
     )
     parser = OneLineParser(
-        prog="python -m builders",
-        description="Build and publish the BLA dataset repo.",
-        parents=[debug],
+        prog=PROG, description="Build and publish the BLA dataset repo.", parents=[debug]
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for add in adders:
@@ -164,31 +151,11 @@ class _WithParents:
         return self.sub.add_parser(name, parents=self.parents, **kwargs)
 
 
-def one_line(err: BaseException) -> str:
-    """The error as one line: its message (with the exception type when that says more)."""
-    from builders.source import ReleaseError
-
-    text = " ".join(str(err).split()) or type(err).__name__
-    if isinstance(err, (ReleaseError, ValueError, OSError, LookupError)):
-        if isinstance(err, OSError) and err.filename and str(err.filename) not in text:
-            text = f"{text}: {err.filename}"
-        return text
-    return f"{type(err).__name__}: {text} (run with --debug for the traceback)"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen subcommand; errors print one line and return 2."""
     args = build_parser().parse_args(argv)
-    if getattr(args, "debug", False):
-        return args.func(args)
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:
-        print("error: interrupted; nothing was written", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as err:  # every failure becomes one line naming it; --debug shows more
-        print(f"error: {one_line(err)}", file=sys.stderr)
-        return EXIT_ERROR
+    debug = getattr(args, "debug", False)
+    return run_guarded(lambda: args.func(args), debug, f"{PROG} {args.command}")
 
 
 if __name__ == "__main__":

@@ -16,14 +16,9 @@ import typing
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError,
-    FileNotFoundError,
-    FileExistsError,
-    NotADirectoryError,
-    PermissionError,
-)
-"""Exceptions that carry a message for the user (bad argument, path or record)."""
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError)
+"""Exceptions that carry a message for the user: a bad argument or record (``ValueError``), a
+path, file or connection (``OSError``), an optional package that is not installed."""
 
 EXIT_USAGE = 2
 """Exit code of every refused argument, path or record (argparse's own code for bad usage)."""

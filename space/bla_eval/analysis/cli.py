@@ -7,33 +7,13 @@ and return 2 (no traceback unless ``--debug``); nothing is left half-written.
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 
+from ..cli_common import OneLineParser, run_guarded
 from .compare import DEFAULT_RESAMPLES
 
 
-def _run(prog: str, args: argparse.Namespace, body: Callable[[], int]) -> int:
-    try:
-        return body()
-    except (
-        ValueError,
-        FileNotFoundError,
-        NotADirectoryError,
-        PermissionError,
-        ConnectionError,
-        KeyError,
-        ImportError,
-    ) as err:
-        if args.debug:
-            raise
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        return 2
-
-
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=description)
+    p = OneLineParser(prog=prog, description=description)
     p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     return p
 
@@ -67,7 +47,7 @@ def analyze_main(argv: list[str] | None = None) -> int:
         print(f"wrote {path / REPORT_FILE}")
         return 0
 
-    return _run("bla-eval analyze", args, body)
+    return run_guarded(body, args.debug, "bla-eval analyze")
 
 
 def compare_main(argv: list[str] | None = None) -> int:
@@ -92,7 +72,7 @@ def compare_main(argv: list[str] | None = None) -> int:
         print(report, end="")
         return 0
 
-    return _run("bla-eval compare", args, body)
+    return run_guarded(body, args.debug, "bla-eval compare")
 
 
 def export_main(argv: list[str] | None = None) -> int:
@@ -144,4 +124,4 @@ def export_main(argv: list[str] | None = None) -> int:
                     raise ValueError(f"push to {args.repo_id} failed: {err}") from None
         return 0
 
-    return _run("bla-eval export", args, body)
+    return run_guarded(body, args.debug, "bla-eval export")
