@@ -6,12 +6,15 @@ import datasets
 import evaluate
 
 from .formulas import check_inputs, compute
+from .learning_references import TABLE3
+from .published import PUBLISHED
 from .references import CITATION
 from .tasks import TASKS
 
 # evaluate copies only the files this script imports directly: formulas and references import
-# tasks, so it is imported (and re-exported) here too.
-__all__ = ["Bla", "TASKS"]
+# tasks, references imports the registry (published, learning_references), so they are imported
+# (and re-exported) here too.
+__all__ = ["PUBLISHED", "TABLE3", "Bla", "TASKS"]
 
 _CITATION = CITATION
 
