@@ -15,6 +15,7 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from bla_eval.cli_common import OneLineParser, positive_int, run_guarded
@@ -110,21 +111,28 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_publish)
 
 
-SUBCOMMAND_MODULES = (
-    "builders.construct.cli",  # construct
-    "builders.construct.calibrate",  # calibrate
-    "builders.valse",
-    "builders.vl_checklist",
-    "builders.winoground",
-)
-"""Modules that each add one subcommand with ``add_parser(sub)`` (after release and publish)."""
+SUBCOMMAND_MODULES = {
+    "construct": "builders.construct.cli",
+    "calibrate": "builders.construct.calibrate",
+    "valse": "builders.valse",
+    "vl-checklist": "builders.vl_checklist",
+    "winoground": "builders.winoground",
+}
+"""Subcommand -> module that adds it with ``add_parser(sub)`` (after release and publish)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand (each a ``OneLineParser`` with ``--debug``)."""
-    adders = [add_release_parser, add_publish_parser] + [
-        importlib.import_module(module).add_parser for module in SUBCOMMAND_MODULES
-    ]
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser (each subcommand a ``OneLineParser`` with ``--debug``).
+
+    When ``argv`` names a subcommand, only that subcommand's module is imported; otherwise (no
+    ``argv``, ``--help``, an unknown name) every subcommand is added.
+    """
+    command = next((a for a in argv or () if not a.startswith("-")), None)
+    modules = [m for name, m in SUBCOMMAND_MODULES.items() if name == command]
+    if command not in (*SUBCOMMAND_MODULES, "release", "publish"):
+        modules = list(SUBCOMMAND_MODULES.values())
+    adders = [add_release_parser, add_publish_parser]
+    adders += [importlib.import_module(module).add_parser for module in modules]
     debug = OneLineParser(add_help=False)
     debug.add_argument(
         "--debug",
@@ -153,7 +161,8 @@ class _WithParents:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen subcommand; errors print one line and return 2."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
     debug = getattr(args, "debug", False)
     return run_guarded(lambda: args.func(args), debug, f"{PROG} {args.command}")
 

@@ -33,6 +33,22 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse's, but unknown arguments are named by the subcommand that was chosen."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.chosen(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The (sub)command parser that ``parsed`` went through last (``self`` without one)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(getattr(parsed, action.dest, None))
+                if isinstance(sub, OneLineParser):
+                    return sub.chosen(parsed)
+        return self
+
 
 def positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""

@@ -193,7 +193,7 @@ def test_bad_argument_is_one_line_exit_2_nothing_written(bad, tmp_path, capsys, 
     err = capsys.readouterr().err
     assert code == 2, err
     lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert len(lines) == 1 and lines[0].startswith(f"python -m builders {argv[0]}: error: "), err
     assert _fill(expected, paths) in lines[0], lines[0]
     assert "Traceback" not in err
     assert {p: _tree(p.parent) for p in before} == before  # nothing written, nothing left

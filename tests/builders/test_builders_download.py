@@ -74,13 +74,12 @@ def test_pinned_list_covers_every_file_the_build_reads(release_dir):
 def test_release_without_source_downloads_checks_caches_and_builds(
     served, tmp_path, monkeypatch, capsys
 ):
-    """A fresh clone: no --source, no $BLA_RELEASE_DIR, no release beside the repo (the team's
-    copy beside this checkout is hidden by replacing the local lookup)."""
+    """A fresh clone: no --source and no $BLA_RELEASE_DIR, so the release is downloaded."""
     base, _ = served
     cache = tmp_path / "cache"
     monkeypatch.setenv("BLA_RELEASE_URL", f"{base}/{ZIP_NAME}")
     monkeypatch.setenv("BLA_CACHE_DIR", str(cache))
-    monkeypatch.setattr("builders.__main__.default_release", lambda: None)  # a fresh clone
+    monkeypatch.delenv("BLA_RELEASE_DIR", raising=False)
     assert main(["release", "--out", str(tmp_path / "bla")]) == 0
     captured = capsys.readouterr()
     assert "BLA release: 100%" in captured.err  # the download's progress bar
@@ -101,7 +100,7 @@ def test_corrupted_download_is_refused_and_not_cached(served, tmp_path, monkeypa
     assert list(cache.iterdir()) == []  # neither the zip nor a temporary file
     monkeypatch.setenv("BLA_RELEASE_URL", f"{base}/corrupt.zip")
     monkeypatch.setenv("BLA_CACHE_DIR", str(cache))
-    monkeypatch.setattr("builders.__main__.default_release", lambda: None)
+    monkeypatch.delenv("BLA_RELEASE_DIR", raising=False)
     assert main(["release", "--out", str(tmp_path / "bla"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "damaged or altered download, refused" in err
