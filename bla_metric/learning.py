@@ -11,7 +11,9 @@ want it; the report uses :func:`improvement`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+
+from .formulas import binary_metrics, ranking_metrics, threshold_labels
 
 LEARNING_METRICS = ("accuracy", "precision_true", "precision_false")
 """The binary metrics the paper reports for BLA-specific learning."""
@@ -38,3 +40,19 @@ def improvements(
     return {
         m: improvement(learned[m], zero_shot[m]) for m in metrics if m in learned and m in zero_shot
     }
+
+
+def pair_accuracy(
+    scores: Sequence[Sequence[float]], labels: Sequence[Sequence[int]], probabilistic: bool
+) -> float:
+    """Share of training datapoints a model gets right while it learns (0.0 without any).
+
+    Match probabilities (``probabilistic``, ITM heads): the share of sentences on the right side
+    of 0.5 (the binary view's accuracy at threshold 0.5). Similarities (dual encoders): the share
+    of datapoints whose true sentences all score strictly above their false ones (set accuracy).
+    """
+    if not labels:
+        return 0.0
+    if probabilistic:
+        return binary_metrics(threshold_labels(scores, 0.5), labels)["accuracy"]
+    return ranking_metrics(scores, labels)["set_accuracy"]

@@ -20,7 +20,9 @@ class Task:
 
     ``caption_types`` are in release order (True1, True2, False1, False2); ``pairs`` are the
     ordered caption-type pairs (X, Y) of the thesis' pairwise tables (§7.1); ``release_dir`` is the
-    folder of its learning splits in the release (``annotations/finetune/finetune_random/<dir>``).
+    folder of its learning splits in the release (``annotations/finetune/finetune_random/<dir>``);
+    ``dd_partner`` is the config of the construction whose sentences about the same image are the
+    demonstrations of cross-task in-context learning (``icl-dd``, paper §6), empty when none.
     """
 
     code: str
@@ -30,6 +32,7 @@ class Task:
     caption_types: tuple[str, ...]
     pairs: tuple[tuple[str, str], ...]
     release_dir: str = ""
+    dd_partner: str = ""
 
     @property
     def learning_config(self) -> str:
@@ -82,6 +85,16 @@ def config_names() -> list[str]:
     return [t.config for t in TASKS.values()] + [t.learning_config for t in TASKS.values()]
 
 
+def dd_pairs() -> list[tuple[Task, Task]]:
+    """The DD partner constructions as pairs, each pair once, in registration order."""
+    pairs: list[tuple[Task, Task]] = []
+    for task in TASKS.values():
+        partner = get_task(task.dd_partner) if task.dd_partner else None
+        if partner is not None and (partner, task) not in pairs:
+            pairs.append((task, partner))
+    return pairs
+
+
 _PERSON_TYPES = ("TP1", "TP2", "FP1", "FP2")
 _PERSON_PAIRS = (
     ("TP1", "FP1"),
@@ -101,6 +114,7 @@ register_task(
         caption_types=("TA", "TP", "FA", "FP"),
         pairs=(("TA", "FA"), ("TP", "FP"), ("TP", "FA"), ("TA", "FP"), ("TA", "TP"), ("FA", "FP")),
         release_dir="active_passive",
+        # no dd_partner: active-passive shares too few images with the other two (paper §6)
     )
 )
 register_task(
@@ -112,6 +126,7 @@ register_task(
         caption_types=_PERSON_TYPES,
         pairs=_PERSON_PAIRS,
         release_dir="coord",
+        dd_partner="relative_clause",
     )
 )
 register_task(
@@ -123,5 +138,6 @@ register_task(
         caption_types=_PERSON_TYPES,
         pairs=_PERSON_PAIRS,
         release_dir="rc",
+        dd_partner="coordination",
     )
 )

@@ -40,23 +40,44 @@ ORDERS = ("true-first", "shuffled")
 """Order of the two demonstrations: the true one first (the paper's example), or shuffled per
 target sentence with a recorded seed (the authors' script shuffled without a seed)."""
 
-CROSS_TASK: dict[str, str] = {"coordination": "relative_clause", "relative_clause": "coordination"}
-"""DD: config of the target -> config whose sentences about the same image are the demonstrations.
-Active-passive shares too few images with the other two (paper §6), so it has no DD partner."""
+TITLES = {
+    "zero-shot": "Zero-shot",
+    "icl-sd": "In-context, same task (ICL SD)",
+    "icl-dd": "In-context, cross task (ICL DD: {pairs})",
+}
+"""Menu label of each protocol; ``{pairs}`` = the DD partner constructions (see :func:`title`)."""
 
 RULES = {
     "zero-shot": "no demonstrations",
     "icl-sd": "one true and one false sentence of the same datapoint whose voice (AP) or person "
     "(CO, RC) differs from the target's: TA/FA -> TP, FP; TP/FP -> TA, FA; TP1/FP1 -> TP2, FP2; "
     "TP2/FP2 -> TP1, FP1",
-    "icl-dd": "one true and one false sentence of the other construction (coordination <-> "
-    "relative_clause) about the same image, from its full config, of the target's person: "
+    "icl-dd": "one true and one false sentence of the other construction ({pairs}) about the "
+    "same image, from its full config, of the target's person: "
     "TP1/FP1 -> TP1, FP1; TP2/FP2 -> TP2, FP2; datapoints whose image the other construction "
     "lacks are not scored and are counted",
 }
-"""The demonstration rule of each protocol, as recorded in results.json."""
+"""The demonstration rule of each protocol; ``{pairs}`` = the DD partner constructions (the
+recorded text is :func:`demonstration_rule`)."""
 
 Demonstrations = tuple[tuple[str, str], ...]
+
+
+def _dd_pairs(name: Any) -> str:
+    """The DD partner constructions as ``a <-> b`` (``name`` picks the config or abbreviation)."""
+    from bla_metric.tasks import dd_pairs
+
+    return ", ".join(f"{name(a)} <-> {name(b)}" for a, b in dd_pairs())
+
+
+def title(protocol: str) -> str:
+    """The menu label of ``protocol`` (e.g. ``In-context, cross task (ICL DD: CO <-> RC)``)."""
+    return TITLES[check_protocol(protocol)].format(pairs=_dd_pairs(lambda t: t.abbreviation))
+
+
+def demonstration_rule(protocol: str) -> str:
+    """The demonstration rule of ``protocol`` as recorded in results.json."""
+    return RULES[check_protocol(protocol)].format(pairs=_dd_pairs(lambda t: t.config))
 
 
 def check_protocol(protocol: str) -> str:
@@ -176,14 +197,21 @@ def partner_index(points: Iterable[Any]) -> dict[str, Any]:
 
 
 def partner_config(config: str) -> str:
-    """The DD partner config of a task config or learning config (ValueError when it has none)."""
-    base = config.removesuffix("_learning")
-    if base not in CROSS_TASK:
+    """The DD partner config of a task config or learning config (``Task.dd_partner``;
+    ValueError when it has none)."""
+    from bla_metric.tasks import TASKS, get_task
+
+    try:
+        partner = get_task(config).dd_partner
+    except ValueError:
+        partner = ""
+    if not partner:
+        with_partner = [t.config for t in TASKS.values() if t.dd_partner]
         raise ValueError(
             f"protocol icl-dd has no partner construction for {config!r}: it runs on "
-            f"{' and '.join(CROSS_TASK)} only (paper §6)"
+            f"{' and '.join(with_partner)} only (paper §6)"
         )
-    return CROSS_TASK[base]
+    return partner
 
 
 def demonstrations_for(
@@ -314,7 +342,7 @@ def protocol_record(
         "demonstration_format": "chat turns (user question, assistant answer) about the same image"
         if chat
         else "'<question> <answer>.' per demonstration, then the target question, joined by ' '",
-        "demonstration_rule": RULES[protocol],
+        "demonstration_rule": demonstration_rule(protocol),
     }
     if protocol != "zero-shot":
         record["order"] = order
@@ -345,13 +373,17 @@ def run_tasks(protocol: str, benchmark: str, tasks: Sequence[str], explicit: boo
         if explicit:
             for config in configs:
                 partner_config(config)
-        configs = [c for c in configs if c.removesuffix("_learning") in CROSS_TASK]
+        configs = [c for c in configs if get_task(c).dd_partner]
     return configs
+
+
+DEMONSTRATION_KINDS = ("generative", "openai-api")
+"""The model kinds that read in-context demonstrations (chat turns before the question)."""
 
 
 def check_kind(protocol: str, kind: str) -> None:
     """The ICL protocols need a generative model (only generative kinds read demonstrations)."""
-    if protocol in ICL_PROTOCOLS and kind != "generative":
+    if protocol in ICL_PROTOCOLS and kind not in DEMONSTRATION_KINDS:
         raise ValueError(
             f"protocol {protocol!r} needs a generative model; this model is of kind {kind!r} "
             "(fine-tune ITM and contrastive models with bla-finetune instead)"

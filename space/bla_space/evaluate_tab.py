@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
+from bla_eval import protocols
 
 from . import results_store, views
 from .config import SpaceConfig
@@ -21,11 +22,11 @@ WAITING = (
     "and the results JSON. Progress and your place in the queue show here.*"
 )
 VIEW_CHOICES = [("Ranking view (thesis)", "ranking"), ("Binary view (paper)", "binary")]
-PROTOCOL_CHOICES = [  # paper §6, bla_eval.protocols
-    ("Zero-shot", "zero-shot"),
-    ("In-context, same task (ICL SD)", "icl-sd"),
-    ("In-context, cross task (ICL DD: CO <-> RC)", "icl-dd"),
-]
+
+
+def protocol_choices() -> list[tuple[str, str]]:
+    """(label, name) of every protocol of ``bla_eval.protocols`` (paper §6)."""
+    return [(protocols.title(p), p) for p in protocols.PROTOCOLS]
 
 
 @dataclass
@@ -77,7 +78,7 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 elem_id="limit",
             )
             protocol = gr.Radio(
-                PROTOCOL_CHOICES,
+                protocol_choices(),
                 value="zero-shot",
                 label="Protocol",
                 elem_id="protocol",

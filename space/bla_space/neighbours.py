@@ -17,7 +17,7 @@ from typing import Any
 
 import gradio as gr
 import pandas as pd
-from bla_eval.benchmarks import get_benchmark
+from bla_eval.benchmarks import benchmark_names, get_benchmark
 from bla_eval.items import Item, decode_image
 from bla_eval.results import SCORES_FILE, read_records
 
@@ -26,16 +26,15 @@ from bla_metric.neighbours import pairwise_accuracy, winoground_outcomes
 from . import results_store, views
 from .config import SpaceConfig
 
-NEIGHBOURS: dict[str, str] = {
-    "valse": "VALSE",
-    "vl-checklist": "VL-CheckList",
-    "winoground": "Winoground",
-}
-"""Benchmark name -> label of the picker."""
-
 NO_RUN = ""
 PAIR_COLUMNS = ["text", "role", "score"]
 WINOGROUND_COLUMNS = ["caption", "score with image 0", "score with image 1"]
+
+
+def neighbour_menu() -> dict[str, str]:
+    """Benchmark name -> label of the picker: every registered benchmark except BLA (which has
+    tabs of its own), in registry order."""
+    return {n: get_benchmark(n).label for n in benchmark_names() if n != "bla"}
 
 
 def dataset_for(
@@ -184,10 +183,11 @@ def leaderboards(config: SpaceConfig, benchmark: str) -> dict[str, pd.DataFrame]
 
 def build(config: SpaceConfig, demo: gr.Blocks) -> None:
     """The tab's layout and events (call inside ``gr.Blocks``)."""
-    first = next(iter(NEIGHBOURS))
+    menu = neighbour_menu()
+    first = next(iter(menu))
     with gr.Row():
         benchmark = gr.Radio(
-            [(label, name) for name, label in NEIGHBOURS.items()],
+            [(label, name) for name, label in menu.items()],
             value=first,
             label="Benchmark",
             scale=2,
@@ -253,7 +253,7 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
             try:
                 n = len(items_of(name, data, task_name))
             except Exception as err:  # dataset unreachable: say so in the page
-                gr.Warning(f"Cannot load {NEIGHBOURS[name]} task {task_name}: {err}")
+                gr.Warning(f"Cannot load {menu[name]} task {task_name}: {err}")
         return (
             gr.Dropdown(choices=choices, value=task_name),
             gr.Slider(1, max(2, n), value=1, step=1, label=f"Item (of {n})"),

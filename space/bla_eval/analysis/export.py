@@ -2,9 +2,9 @@
 
 - ``--format eval-results`` (default): ``.eval_results/bla.yaml``, one entry per task of the
   dataset's ``eval.yaml`` (``builders/hub_eval.py`` writes that file): dataset id and revision,
-  task id (the config name), value (the headline metric, sentence accuracy of the ranking view,
-  in %), date, source, and notes with the protocol. Serialised with huggingface_hub's own
-  ``eval_result_entries_to_yaml``.
+  task id (the config name), value (the headline metric of the benchmark spec's main view; BLA:
+  sentence accuracy of the ranking view, in %), date, source, and notes with the protocol.
+  Serialised with huggingface_hub's own ``eval_result_entries_to_yaml``.
 - ``--format model-index``: the older ``model-index`` block of a model card's YAML header, from
   huggingface_hub's ``EvalResult`` / ``eval_results_to_model_index``.
 - ``--push --repo-id ORG/MODEL`` opens a pull request on the model repo (``HfApi.create_commit``
@@ -20,46 +20,50 @@ from typing import Any
 
 import yaml
 
+from ..benchmarks import Benchmark, get_benchmark
 from .rundata import Run, load_run
 
 FORMATS = ("eval-results", "model-index")
 EVAL_RESULTS_DIR = ".eval_results"
 EVAL_RESULTS_FILE = "bla.yaml"
 MODEL_INDEX_FILE = "model-index.yaml"
-HEADLINE_VIEW = "ranking"
-HEADLINE_METRIC = "sentence_accuracy"
-HEADLINE_NAME = "Sentence accuracy (ranking view, %)"
-DEFAULT_DATASET_ID = "bla-benchmark/bla"
 COMMIT_MESSAGE = "Add BLA evaluation results"
+
+
+def benchmark_of(results: dict[str, Any]) -> Benchmark:
+    """The spec of the run's benchmark (runs without the field are BLA runs)."""
+    return get_benchmark(str(results.get("benchmark") or "bla"))
+
+
+def headline(results: dict[str, Any]) -> tuple[str, str]:
+    """(view, metric) of the value exported per task: the spec's main view and its headline."""
+    spec = benchmark_of(results)
+    return spec.main_view, spec.headline[spec.main_view]
 
 
 def dataset_id(results: dict[str, Any], override: str | None = None) -> str:
     """The Hub dataset id the results belong to: ``override``, else the run's dataset when it is
-    a Hub id, else the published BLA dataset."""
+    a Hub id, else the benchmark's published dataset."""
     if override:
         return override
     data = str(results.get("dataset") or "")
     looks_like_hub = data.count("/") == 1 and not data.startswith((".", "/", "~"))
     if looks_like_hub and not Path(data).exists():
         return data
-    try:
-        from bla_eval.data import HUB_DATASET_ID
-
-        return HUB_DATASET_ID
-    except ImportError:
-        return DEFAULT_DATASET_ID
+    return benchmark_of(results).hub_id
 
 
 def protocol_notes(results: dict[str, Any], task: str) -> str:
     """One line describing how the value was obtained."""
     protocol = results.get("protocol") or {}
+    view, metric = headline(results)
     parts = [
         f"bla-eval {results.get('bla_eval_version', '')}".strip(),
         f"protocol {protocol.get('protocol', 'zero-shot')}",
         f"kind {results.get('kind')}",
         f"split {results.get('split', 'test')}",
         f"n {results['tasks'][task].get('n')}",
-        f"headline {HEADLINE_METRIC} ({HEADLINE_VIEW} view, %)",
+        f"headline {metric} ({view} view, %)",
     ]
     if protocol.get("score"):
         parts.append(f"score {protocol['score']}")
@@ -69,13 +73,12 @@ def protocol_notes(results: dict[str, Any], task: str) -> str:
 
 
 def headline_value(results: dict[str, Any], task: str) -> float:
-    metrics = results["tasks"][task]
+    """The task's headline metric in percent, rounded to 2 decimals."""
+    view, metric = headline(results)
     try:
-        return round(100 * float(metrics[HEADLINE_VIEW][HEADLINE_METRIC]), 2)
+        return round(100 * float(results["tasks"][task][view][metric]), 2)
     except (KeyError, TypeError):
-        raise ValueError(
-            f"results.json has no {HEADLINE_VIEW} {HEADLINE_METRIC} for {task}"
-        ) from None
+        raise ValueError(f"results.json has no {view} {metric} for {task}") from None
 
 
 def eval_result_entries(
@@ -130,17 +133,19 @@ def model_index(run: Run, dataset: str | None = None, source_url: str | None = N
 
     results = run.results
     hub_id = dataset_id(results, dataset)
+    label = benchmark_of(results).label
+    view, metric = headline(results)
     evals = [
         EvalResult(
             task_type="image-text-to-text",
-            task_name=f"BLA {task}",
+            task_name=f"{label} {task}",
             dataset_type=hub_id,
-            dataset_name=f"BLA ({task})",
+            dataset_name=f"{label} ({task})",
             dataset_config=task,
             dataset_split=results.get("split", "test"),
             dataset_revision=_revision(results),
-            metric_type=HEADLINE_METRIC,
-            metric_name=HEADLINE_NAME,
+            metric_type=metric,
+            metric_name=f"{metric.replace('_', ' ').capitalize()} ({view} view, %)",
             metric_value=headline_value(results, task),
             source_name="bla-eval" if source_url else None,
             source_url=source_url,

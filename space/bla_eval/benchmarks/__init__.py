@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..items import Item
@@ -48,7 +48,16 @@ class Benchmark:
     chance: Mapping[str, float] | None = None
     task_label: Callable[[str], str] = str
     default_data: Callable[[], str] | None = None
-    splits: tuple[str, ...] = field(default=("test",))
+
+    @property
+    def label(self) -> str:
+        """The short name of the benchmark for menus: its title up to the colon (``VALSE``)."""
+        return self.title.split(":")[0]
+
+    @property
+    def main_view(self) -> str:
+        """The view whose headline metric is the benchmark's one number per task (the first)."""
+        return next(iter(self.headline))
 
     def data_or_default(self, data: str | None) -> str:
         """``data`` or the benchmark's default dataset (a local build, else its Hub id)."""

@@ -8,9 +8,11 @@
   sentences plus text -> image over the true sentences (CLIP); SigLIP models use their sigmoid
   loss over the same pairs. Score = cosine similarity (the engine's default).
 
-Checkpoints are written so ``bla-eval --model DIR`` loads them through the same code path as a
-Hub id: ``save_pretrained`` of model and processor, or open_clip's ``open_clip_config.json`` +
-``open_clip_model.safetensors``.
+Models are loaded by the scorer class of their kind (``bla_eval.scorers``, float32), so training
+starts from exactly the model, processor and text padding (SigLIP's fixed length) that bla-eval
+scores. Checkpoints are written so ``bla-eval --model DIR`` loads them through the same code path
+as a Hub id: ``save_pretrained`` of model and processor, or open_clip's ``open_clip_config.json``
++ ``open_clip_model.safetensors``.
 """
 
 from __future__ import annotations
@@ -18,37 +20,33 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
 from PIL import Image
 
-TRAINABLE_KINDS = ("itm", "contrastive", "open_clip")
-ITM_CLASSES = ("BlipForImageTextRetrieval", "Blip2ForImageTextRetrieval")
-FIXED_LENGTH_MODEL_TYPES = {"siglip", "siglip2"}
-
-
-def _features(output: Any) -> torch.Tensor:
-    """Unit-norm float features from a tensor or a model output with ``pooler_output``."""
-    feats = output if isinstance(output, torch.Tensor) else output.pooler_output
-    return F.normalize(feats.float(), dim=-1)
+from ..scorers import LoadOptions, scorer_class
+from ..scorers.dual import DualEncoderScorer
 
 
 class Trainable:
-    """A model being fine-tuned. ``probabilistic``: scores are probabilities (binary view at 0.5),
-    else the two highest-scored sentences of a datapoint are its predicted true ones."""
+    """A model being fine-tuned, loaded by the scorer of its kind. ``probabilistic``: scores are
+    probabilities (binary view at 0.5), else the two highest-scored sentences of a datapoint are
+    its predicted true ones (the scorer's own rule)."""
 
-    kind: str
-    probabilistic = False
+    kind: ClassVar[str]
 
     def __init__(self, model_id: str, device: torch.device) -> None:
+        options = LoadOptions(device=str(device), dtype="float32")
+        self.scorer = scorer_class(self.kind)(model_id, options=options)
         self.model_id = model_id
-        self.device = device
-        self.model: torch.nn.Module
+        self.model: torch.nn.Module = self.scorer.model
+        self.device = self.scorer.device
+        self.probabilistic = self.scorer.probabilistic
 
     def prepare_image(self, image: Image.Image) -> torch.Tensor:
-        raise NotImplementedError
+        return self.scorer.prepare_image(image)
 
     def loss(self, pixels: torch.Tensor, true: Sequence[str], false: Sequence[str]) -> torch.Tensor:
         """Loss of a batch: image i with its true sentence ``true[i]`` and false ``false[i]``."""
@@ -59,7 +57,9 @@ class Trainable:
         raise NotImplementedError
 
     def save(self, out: Path) -> None:
-        raise NotImplementedError
+        """The checkpoint in the format the scorer of its kind loads: model and processor."""
+        self.model.save_pretrained(out)
+        self.scorer.processor.save_pretrained(out)
 
     def describe(self) -> dict[str, Any]:
         return {}
@@ -69,36 +69,18 @@ class ItmModel(Trainable):
     """BLIP / BLIP-2 image-text matching head."""
 
     kind = "itm"
-    probabilistic = True
-
-    def __init__(self, model_id: str, device: torch.device) -> None:
-        import transformers
-
-        super().__init__(model_id, device)
-        config = transformers.AutoConfig.from_pretrained(model_id)
-        names = [a for a in (config.architectures or []) if a in ITM_CLASSES]
-        if not names:
-            blip2 = getattr(config, "model_type", "") == "blip-2"
-            names = ["Blip2ForImageTextRetrieval" if blip2 else "BlipForImageTextRetrieval"]
-        cls = getattr(transformers, names[0])
-        self.blip2 = names[0].startswith("Blip2")
-        self.model = cls.from_pretrained(model_id, dtype=torch.float32).to(device)
-        self.processor = transformers.AutoProcessor.from_pretrained(model_id)
-        tokenizer = getattr(self.processor, "qformer_tokenizer", None) if self.blip2 else None
-        self.tokenizer = tokenizer or self.processor.tokenizer
-
-    def prepare_image(self, image: Image.Image) -> torch.Tensor:
-        return self.processor.image_processor(images=image, return_tensors="pt")["pixel_values"][0]
 
     def logits(self, pixels: torch.Tensor, texts: Sequence[str]) -> torch.Tensor:
         """ITM logits [n, 2] of ``texts[k]`` with ``pixels[k]``."""
-        tokens = self.tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt")
+        tokens = self.scorer.tokenizer(
+            list(texts), padding=True, truncation=True, return_tensors="pt"
+        )
         args = {
             "input_ids": tokens["input_ids"].to(self.device),
             "attention_mask": tokens["attention_mask"].to(self.device),
             "pixel_values": pixels.to(self.device),
         }
-        if self.blip2:
+        if self.scorer.blip2:
             return self.model(**args, use_image_text_matching_head=True).logits_per_image
         return self.model(**args, use_itm_head=True).itm_score
 
@@ -121,27 +103,28 @@ class ItmModel(Trainable):
             start += len(group)
         return out
 
-    def save(self, out: Path) -> None:
-        self.model.save_pretrained(out)
-        self.processor.save_pretrained(out)
-
     def describe(self) -> dict[str, Any]:
         return {"loss": "cross-entropy on the ITM logits, match = class 1", "score": "P(match)"}
 
 
 class DualModel(Trainable):
-    """Dual encoders: NegCLIP-style contrastive loss with the false sentence as hard negative."""
+    """Dual encoders: NegCLIP-style contrastive loss with the false sentence as hard negative;
+    SigLIP-style models (a ``logit_bias``) use their sigmoid loss."""
 
-    sigmoid = False
+    scorer: DualEncoderScorer
+
+    def __init__(self, model_id: str, device: torch.device) -> None:
+        super().__init__(model_id, device)
+        self.sigmoid = getattr(self.model, "logit_bias", None) is not None
 
     def image_features(self, pixels: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
+        return self.scorer.embed_images(pixels)
 
     def text_features(self, texts: Sequence[str]) -> torch.Tensor:
-        raise NotImplementedError
+        return self.scorer.embed_texts(texts)
 
     def scale_bias(self) -> tuple[torch.Tensor, torch.Tensor | None]:
-        raise NotImplementedError
+        return self.model.logit_scale.exp(), getattr(self.model, "logit_bias", None)
 
     def loss(self, pixels, true, false):
         n = len(true)
@@ -183,41 +166,6 @@ class HFDualModel(DualModel):
 
     kind = "contrastive"
 
-    def __init__(self, model_id: str, device: torch.device) -> None:
-        from transformers import AutoModel, AutoProcessor
-
-        super().__init__(model_id, device)
-        self.processor = AutoProcessor.from_pretrained(model_id)
-        self.model = AutoModel.from_pretrained(model_id, dtype=torch.float32).to(device)
-        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
-        self.image_processor = getattr(self.processor, "image_processor", self.processor)
-        model_type = getattr(self.model.config, "model_type", "")
-        self.padding: dict[str, Any] = {"padding": True}
-        if model_type in FIXED_LENGTH_MODEL_TYPES:
-            self.padding = {"padding": "max_length", "max_length": 64}
-        self.sigmoid = hasattr(self.model, "logit_bias")
-
-    def prepare_image(self, image: Image.Image) -> torch.Tensor:
-        return self.image_processor(images=image, return_tensors="pt")["pixel_values"][0]
-
-    def image_features(self, pixels):
-        return _features(self.model.get_image_features(pixel_values=pixels))
-
-    def text_features(self, texts):
-        inputs = self.tokenizer(list(texts), truncation=True, return_tensors="pt", **self.padding)
-        inputs = {
-            k: v.to(self.device) for k, v in inputs.items() if k in ("input_ids", "attention_mask")
-        }
-        return _features(self.model.get_text_features(**inputs))
-
-    def scale_bias(self):
-        bias = getattr(self.model, "logit_bias", None)
-        return self.model.logit_scale.exp(), bias
-
-    def save(self, out: Path) -> None:
-        self.model.save_pretrained(out)
-        self.processor.save_pretrained(out)
-
 
 class OpenClipModel(DualModel):
     """open_clip models (built-in names with a pretrained tag, ``hf-hub:``, ``local-dir:``)."""
@@ -225,45 +173,24 @@ class OpenClipModel(DualModel):
     kind = "open_clip"
 
     def __init__(self, model_id: str, device: torch.device) -> None:
-        import open_clip
-
-        from ..scorers.detect import open_clip_name
-        from ..scorers.openclip import split_pretrained
-
         super().__init__(model_id, device)
-        self.name, pretrained = split_pretrained(open_clip_name(model_id) or model_id)
-        self.model, _, self.preprocess = open_clip.create_model_and_transforms(
-            self.name, pretrained=pretrained, device=device
-        )
-        self.model.float()
-        self.tokenizer = open_clip.get_tokenizer(self.name)
-        self.sigmoid = getattr(self.model, "logit_bias", None) is not None
-
-    def prepare_image(self, image: Image.Image) -> torch.Tensor:
-        return self.preprocess(image)
-
-    def image_features(self, pixels):
-        return _features(self.model.encode_image(pixels))
-
-    def text_features(self, texts):
-        return _features(self.model.encode_text(self.tokenizer(list(texts)).to(self.device)))
-
-    def scale_bias(self):
-        return self.model.logit_scale.exp(), getattr(self.model, "logit_bias", None)
+        self.scorer.trim = False  # train on the whole context, as open_clip does; trimming is
+        # an inference speed-up whose float sums differ in the last bits
 
     def config(self) -> dict[str, Any]:
         """The ``open_clip_config.json`` of the model being trained."""
         import open_clip
 
-        if self.name.startswith("local-dir:"):
-            path = Path(self.name.removeprefix("local-dir:")) / "open_clip_config.json"
+        name = self.scorer.name
+        if name.startswith("local-dir:"):
+            path = Path(name.removeprefix("local-dir:")) / "open_clip_config.json"
             return json.loads(path.read_text(encoding="utf-8"))
-        if self.name.startswith("hf-hub:"):
+        if name.startswith("hf-hub:"):
             from huggingface_hub import hf_hub_download
 
-            path = hf_hub_download(self.name.removeprefix("hf-hub:"), "open_clip_config.json")
+            path = hf_hub_download(name.removeprefix("hf-hub:"), "open_clip_config.json")
             return json.loads(Path(path).read_text(encoding="utf-8"))
-        return {"model_cfg": open_clip.get_model_config(self.name), "preprocess_cfg": {}}
+        return {"model_cfg": open_clip.get_model_config(name), "preprocess_cfg": {}}
 
     def save(self, out: Path) -> None:
         from safetensors.torch import save_file
@@ -275,7 +202,10 @@ class OpenClipModel(DualModel):
         save_file(state, out / "open_clip_model.safetensors")
 
 
-TRAINABLE = {"itm": ItmModel, "contrastive": HFDualModel, "open_clip": OpenClipModel}
+TRAINABLE: dict[str, type[Trainable]] = {
+    cls.kind: cls for cls in (ItmModel, HFDualModel, OpenClipModel)
+}
+"""Kind -> trainable wrapper: the kinds bla-finetune trains."""
 
 
 def load_trainable(model_id: str, device: torch.device, kind: str | None = None) -> Trainable:
@@ -286,7 +216,7 @@ def load_trainable(model_id: str, device: torch.device, kind: str | None = None)
     if kind not in TRAINABLE:
         raise ValueError(
             f"model {model_id!r} is of kind {kind!r}: bla-finetune trains "
-            f"{', '.join(TRAINABLE_KINDS)} models (use bla-eval --protocol icl-sd|icl-dd for "
+            f"{', '.join(TRAINABLE)} models (use bla-eval --protocol icl-sd|icl-dd for "
             "generative ones)"
         )
     try:

@@ -30,6 +30,7 @@ from bla_metric.tasks import TASKS, get_task
 
 from ..benchmarks.bla import summarise
 from ..cli_common import OneLineParser, run_guarded
+from ..protocols import ICL_PROTOCOLS
 
 FIGURE_FILE = "figure3_accuracy.png"
 
@@ -116,7 +117,7 @@ def icl_rows(evals: Sequence[EvalRun]) -> tuple[list[Row], list[str]]:
             for config in run.results.get("tasks", {}):
                 zero.setdefault((run.results["model"], config), run)
     for run in evals:
-        if run.protocol not in ("icl-sd", "icl-dd"):
+        if run.protocol not in ICL_PROTOCOLS:
             continue
         model = run.results["model"]
         partners = (run.results.get("protocol") or {}).get("partner_configs", {})

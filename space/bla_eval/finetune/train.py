@@ -10,7 +10,6 @@ how many of its test images were training images and its metrics without them.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import random
@@ -23,10 +22,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from PIL import Image
 from tqdm.auto import tqdm
 
-from bla_metric import formulas
+from bla_metric.learning import LEARNING_METRICS, pair_accuracy
 from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from ..run_folder import FINETUNE_FILE, check_replaceable, owner, staged
@@ -35,7 +33,7 @@ from .models import Trainable, load_trainable
 
 FINETUNE_COMMAND = "bla-finetune"
 """The command named in the marker of a fine-tuning output (``--overwrite`` replaces only these)."""
-METRICS = ("accuracy", "precision_true", "precision_false")
+METRICS = LEARNING_METRICS
 """The binary metrics of the paper's learning tables (Table 3, Table 4, Figure 3)."""
 
 
@@ -91,35 +89,25 @@ def set_seed(seed: int) -> None:
 def read_rows(
     model: Trainable, data: str, config: str, split: str, limit: int | None = None
 ) -> list[Row]:
-    """Rows of one learning split (the first ``limit``) with their images prepared once."""
-    from ..data import load_split
+    """Rows of one learning split (the first ``limit``), read by the BLA benchmark spec, with
+    their images prepared once."""
+    from ..benchmarks.bla import BENCHMARK
+    from ..items import decode_image
 
-    ds = load_split(data, config, split)
-    if limit is not None:
-        ds = ds.select(range(min(limit, len(ds))))
     rows = []
-    for row in ds:
+    for item in BENCHMARK.read_items(data, config, split, limit):
+        image = item.images[0]
         rows.append(
             Row(
-                id=str(row["id"]),
-                image_key=f"id:{row['image_id']}",
-                pixels=model.prepare_image(_decode(row["image"], config, row["id"])),
-                captions=list(row["captions"]),
-                labels=[int(x) for x in row["labels"]],
-                caption_types=list(row["caption_types"]),
+                id=item.id,
+                image_key=image.key,
+                pixels=model.prepare_image(decode_image(item, image)),
+                captions=list(item.captions),
+                labels=list(item.labels[0]),
+                caption_types=list(item.caption_types),
             )
         )
     return rows
-
-
-def _decode(source: dict[str, Any] | None, config: str, row_id: str) -> Image.Image:
-    source = source or {}
-    try:
-        if source.get("bytes"):
-            return Image.open(io.BytesIO(source["bytes"])).convert("RGB")
-        return Image.open(source["path"]).convert("RGB")
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"image of {config} datapoint {row_id} cannot be read: {err}") from err
 
 
 def score_rows(model: Trainable, rows: Sequence[Row], batch: int = 16) -> list[list[float]]:
@@ -134,37 +122,18 @@ def score_rows(model: Trainable, rows: Sequence[Row], batch: int = 16) -> list[l
 
 
 def metrics(model: Trainable, rows: Sequence[Row], scores: Sequence[Sequence[float]]) -> dict:
-    """Binary (the paper's view: threshold 0.5 for ITM, two highest for dual encoders) and
-    ranking metrics of ``rows`` from their scores."""
-    labels = [r.labels for r in rows]
+    """The binary (the paper's view: threshold 0.5 for ITM, two highest for dual encoders) and
+    ranking views of ``rows``, summarised by the BLA benchmark spec."""
+    from ..benchmarks.bla import BENCHMARK
+
     if not rows:
         return {"n": 0}
-    if model.probabilistic:
-        predicted = formulas.threshold_labels(scores, 0.5)
-    else:
-        predicted = formulas.top_k_labels(scores, labels)
-    return {
-        "n": len(rows),
-        "binary": formulas.binary_metrics(predicted, labels),
-        "ranking": formulas.ranking_metrics(scores, labels),
-    }
-
-
-def pair_accuracy(model: Trainable, rows: Sequence[Row], scores) -> float:
-    """Training pairs classified right: P(match) on the right side of 0.5 (ITM), or the true
-    sentence scored above the false one (dual encoders)."""
-    right = 0
-    total = 0
-    for row, s in zip(rows, scores, strict=True):
-        if model.probabilistic:
-            right += sum(int((v >= 0.5) == bool(y)) for v, y in zip(s, row.labels, strict=True))
-            total += len(s)
-        else:
-            true = [v for v, y in zip(s, row.labels, strict=True) if y]
-            false = [v for v, y in zip(s, row.labels, strict=True) if not y]
-            right += int(min(true) > max(false))
-            total += 1
-    return right / total if total else 0.0
+    records = [
+        {"scores": list(s), "labels": r.labels, "caption_types": r.caption_types}
+        for r, s in zip(rows, scores, strict=True)
+    ]
+    summary = BENCHMARK.summarise(records, model.probabilistic)
+    return {key: summary[key] for key in ("n", "binary", "ranking")}
 
 
 def evaluate_tests(
@@ -237,7 +206,8 @@ def train_one_seed(
         train_s = time.perf_counter() - start
         val_scores = score_rows(model, validation)
         val = metrics(model, validation, val_scores)["binary"]["accuracy"]
-        train_acc = pair_accuracy(model, train, score_rows(model, train))
+        train_scores = score_rows(model, train)
+        train_acc = pair_accuracy(train_scores, [r.labels for r in train], model.probabilistic)
         entry = {
             "epoch": epoch,
             "loss": float(np.mean(losses)),

@@ -50,13 +50,11 @@ class ContrastiveScorer(DualEncoderScorer):
     def prepare_image(self, image: Image.Image) -> torch.Tensor:
         return self.image_processor(images=image, return_tensors="pt")["pixel_values"][0]
 
-    @torch.inference_mode()
-    def encode_images(self, images: Sequence[torch.Tensor]) -> torch.Tensor:
-        pixels = torch.stack(list(images)).to(self.device, self.dtype)
+    def embed_images(self, pixels: torch.Tensor) -> torch.Tensor:
+        pixels = pixels.to(self.device, self.dtype)
         return unit_features(self.model.get_image_features(pixel_values=pixels))
 
-    @torch.inference_mode()
-    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+    def embed_texts(self, texts: Sequence[str]) -> torch.Tensor:
         inputs = self.tokenizer(list(texts), truncation=True, return_tensors="pt", **self.padding)
         inputs = {
             k: v.to(self.device) for k, v in inputs.items() if k in ("input_ids", "attention_mask")

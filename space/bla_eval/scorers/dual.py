@@ -49,12 +49,23 @@ class DualEncoderScorer(Scorer):
         self._text_cache: dict[str, torch.Tensor] = {}
 
     @abstractmethod
-    def encode_images(self, images: Sequence[Any]) -> torch.Tensor:
-        """Unit-norm features, one row per prepared image."""
+    def embed_images(self, pixels: torch.Tensor) -> torch.Tensor:
+        """Unit-norm features of a batch of prepared images (differentiable: fine-tuning trains
+        through it)."""
 
     @abstractmethod
+    def embed_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        """Unit-norm features, one row per sentence (differentiable)."""
+
+    @torch.inference_mode()
+    def encode_images(self, images: Sequence[Any]) -> torch.Tensor:
+        """Unit-norm features, one row per prepared image."""
+        return self.embed_images(torch.stack(list(images)))
+
+    @torch.inference_mode()
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
-        """Unit-norm features, one row per sentence (padded to the batch's longest sentence)."""
+        """Unit-norm features, one row per sentence."""
+        return self.embed_texts(texts)
 
     def text_features(self, texts: Sequence[str]) -> torch.Tensor:
         """Features of ``texts``, encoding only sentences not seen before (shortest first)."""

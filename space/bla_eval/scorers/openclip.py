@@ -44,12 +44,15 @@ class OpenClipScorer(DualEncoderScorer):
         name, pretrained = split_pretrained(open_clip_name(model_id) or model_id)
         if pretrained is None and not name.startswith(OPEN_CLIP_PREFIXES):
             logger.warning("open_clip model %s without a pretrained tag: random weights", name)
+        self.name = name
+        """open_clip's model name (``hf-hub:`` / ``local-dir:`` prefixed, or a built-in name)."""
         self.model, _, self.preprocess = open_clip.create_model_and_transforms(
             name, pretrained=pretrained, device=self.device
         )
         self.model.to(self.dtype).eval()
         self.tokenizer = open_clip.get_tokenizer(name)
         self.trim = self._can_trim(self.model)
+        """Run the text tower on the batch's real length (see :meth:`encode_trimmed`)."""
 
     @staticmethod
     def _can_trim(model: Any) -> bool:
@@ -63,13 +66,10 @@ class OpenClipScorer(DualEncoderScorer):
     def prepare_image(self, image: Image.Image) -> torch.Tensor:
         return self.preprocess(image)
 
-    @torch.inference_mode()
-    def encode_images(self, images: Sequence[torch.Tensor]) -> torch.Tensor:
-        pixels = torch.stack(list(images)).to(self.device, self.dtype)
-        return unit_features(self.model.encode_image(pixels))
+    def embed_images(self, pixels: torch.Tensor) -> torch.Tensor:
+        return unit_features(self.model.encode_image(pixels.to(self.device, self.dtype)))
 
-    @torch.inference_mode()
-    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+    def embed_texts(self, texts: Sequence[str]) -> torch.Tensor:
         tokens = self.tokenizer(list(texts)).to(self.device)
         if not self.trim:
             return unit_features(self.model.encode_text(tokens))
