@@ -89,7 +89,8 @@ class RunConfig:
     protocol: str = option(
         "zero-shot",
         "evaluation protocol: zero-shot, or in-context learning on the learning test splits, "
-        "icl-sd / icl-dd, for generative kinds (paper §6)",
+        "icl-sd / icl-dd, for generative kinds (paper §6); paper, paper-icl-sd, paper-icl-dd: "
+        "the authors' own (generated answers, their prompt strings and demonstrations)",
         choices=registry("bla_eval.protocols:PROTOCOLS"),
     )
     icl_order: str = option(
@@ -97,7 +98,7 @@ class RunConfig:
         "ICL: order of the demonstrations (shuffled uses --icl-seed)",
         choices=registry("bla_eval.protocols:ORDERS"),
     )
-    icl_seed: int = option(0, "ICL: seed of the shuffled order")
+    icl_seed: int = option(0, "ICL: seed of the shuffled order and of the paper-icl-* coin flips")
     device_map: str | None = option(
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
         "the GPUs of one machine"

@@ -29,12 +29,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import paper_protocol
+from .paper_protocol import PAPER_PROTOCOLS, is_paper
 from .prompts import ANSWERS, QUESTION
 
-PROTOCOLS = ("zero-shot", "icl-sd", "icl-dd")
-"""Protocol names (``bla-eval --protocol``); zero-shot is the default."""
+PROTOCOLS = ("zero-shot", "icl-sd", "icl-dd", *PAPER_PROTOCOLS)
+"""Protocol names (``bla-eval --protocol``); zero-shot is the default. ``paper``,
+``paper-icl-sd`` and ``paper-icl-dd`` are the authors' own (:mod:`bla_eval.paper_protocol`)."""
 
-ICL_PROTOCOLS = ("icl-sd", "icl-dd")
+ICL_PROTOCOLS = ("icl-sd", "icl-dd", "paper-icl-sd", "paper-icl-dd")
+
+PAPER_KINDS = ("generative",)
+"""The model kinds that run the authors' protocols (they generate answers locally)."""
 
 ORDERS = ("true-first", "shuffled")
 """Order of the two demonstrations: the true one first (the paper's example), or shuffled per
@@ -78,6 +84,11 @@ def title(protocol: str) -> str:
 def demonstration_rule(protocol: str) -> str:
     """The demonstration rule of ``protocol`` as recorded in results.json."""
     return RULES[check_protocol(protocol)].format(pairs=_dd_pairs(lambda t: t.config))
+
+
+def base_protocol(protocol: str) -> str:
+    """The corrected protocol that runs on the same tasks (``paper-icl-dd`` -> ``icl-dd``)."""
+    return PAPER_PROTOCOLS.get(protocol, protocol)
 
 
 def check_protocol(protocol: str) -> str:
@@ -224,6 +235,8 @@ def demonstrations_for(
     """Per caption of ``point`` (an engine Item or a Datapoint), its demonstrations under
     ``protocol``; ``None`` when ``icl-dd`` finds no partner for the image (not scored)."""
     check_protocol(protocol)
+    if is_paper(protocol):
+        return paper_protocol.demonstrations_for(point, protocol, partners, seed)
     captions, types = list(point.captions), list(point.caption_types)
     if protocol == "zero-shot":
         return [() for _ in captions]
@@ -309,7 +322,7 @@ def plan(
     partner_configs: dict[str, str] = {}
     for point in points:
         index = None
-        if protocol == "icl-dd":
+        if base_protocol(protocol) == "icl-dd":
             partner_configs[point.task] = partner_config(point.task)
             index = indexes.get(point.task, {})
         found = demonstrations_for(point, protocol, index, order, seed)
@@ -330,6 +343,8 @@ def protocol_record(
 ) -> dict[str, Any]:
     """The protocol's part of results.json: the exact template, rule, order and what was skipped."""
     check_protocol(protocol)
+    if is_paper(protocol):
+        return paper_protocol.protocol_record(protocol, seed, chat, plan_)
     example = plain_prompt(
         "[target]",
         (("[true]", ANSWERS[1]), ("[false]", ANSWERS[0])) if protocol != "zero-shot" else (),
@@ -362,14 +377,14 @@ def run_tasks(protocol: str, benchmark: str, tasks: Sequence[str], explicit: boo
     learning configs of ``tasks`` (their test split), and for ``icl-dd`` only the constructions
     with a partner (an explicitly asked task without one is an error)."""
     check_protocol(protocol)
-    if protocol == "zero-shot":
+    if base_protocol(protocol) == "zero-shot":
         return list(tasks)
     if benchmark != "bla":
         raise ValueError(f"protocol {protocol!r} runs on benchmark 'bla' only, not {benchmark!r}")
     from bla_metric.tasks import get_task
 
     configs = list(dict.fromkeys(get_task(t).learning_config for t in tasks))
-    if protocol == "icl-dd":
+    if base_protocol(protocol) == "icl-dd":
         if explicit:
             for config in configs:
                 partner_config(config)
@@ -382,7 +397,13 @@ DEMONSTRATION_KINDS = ("generative", "openai-api")
 
 
 def check_kind(protocol: str, kind: str) -> None:
-    """The ICL protocols need a generative model (only generative kinds read demonstrations)."""
+    """The ICL protocols need a generative model (only generative kinds read demonstrations);
+    the authors' protocols a local generative model (it generates the answers)."""
+    if is_paper(protocol) and kind not in PAPER_KINDS:
+        raise ValueError(
+            f"protocol {protocol!r} generates answers with a local generative model; this model "
+            f"is of kind {kind!r}"
+        )
     if protocol in ICL_PROTOCOLS and kind not in DEMONSTRATION_KINDS:
         raise ValueError(
             f"protocol {protocol!r} needs a generative model; this model is of kind {kind!r} "
@@ -400,10 +421,10 @@ def plan_run(
     """The plan of a run (None for zero-shot); ``read_test(config)`` returns the items of a
     config's test split (the full config of the DD partner construction)."""
     check_protocol(protocol)
-    if protocol == "zero-shot":
+    if base_protocol(protocol) == "zero-shot":
         return None
     partners = None
-    if protocol == "icl-dd":
+    if base_protocol(protocol) == "icl-dd":
         tasks = dict.fromkeys(i.task for i in items)
         partners = {t: read_test(partner_config(t)) for t in tasks}
     return plan(items, protocol, partners, order, seed)

@@ -89,4 +89,10 @@ def markdown_table(results: dict[str, Any]) -> str:
         lines = [title, "", header, rule, model_row, *reference_lines(bench, tasks, view)]
         blocks.append("\n".join(lines))
     counts = ", ".join(f"{bench.task_label(t)} n={results['tasks'][t]['n']}" for t in tasks)
+    unparsed = [t for t in tasks if "unparsed" in results["tasks"][t]]
+    if unparsed:
+        shown = ", ".join(
+            f"{bench.task_label(t)} {results['tasks'][t]['unparsed']}" for t in unparsed
+        )
+        counts += f"\n\nUnparsed answers (counted nowhere, as the authors did): {shown}"
     return "\n\n".join(blocks) + f"\n\nDatapoints: {counts}\n"

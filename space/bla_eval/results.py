@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +59,13 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def make_record(
-    item: Item, scores: Sequence[Sequence[float]], answers: Sequence[Sequence[str]] | None = None
+    item: Item,
+    scores: Sequence[Sequence[float]],
+    answers: Sequence[Sequence[str]] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The scores.jsonl record of one item (``scores[i][j]``: image i, caption j)."""
+    """The scores.jsonl record of one item (``scores[i][j]``: image i, caption j); ``extra``
+    adds per-sentence fields (one row per image, like ``answers``)."""
     record: dict[str, Any] = {
         "task": item.task,
         "id": item.id,
@@ -71,6 +75,8 @@ def make_record(
     }
     if answers is not None:
         record["answers"] = as_record_value(answers)
+    for key, value in (extra or {}).items():
+        record[key] = as_record_value(value)
     return record
 
 
@@ -95,9 +101,10 @@ class ScoreStore:
         item: Item,
         scores: Sequence[Sequence[float]],
         answers: Sequence[Sequence[str]] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         """Append the item's record and flush it to disk."""
-        record = make_record(item, scores, answers)
+        record = make_record(item, scores, answers, extra)
         self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._file.flush()
         self.records[(item.task, item.id)] = record

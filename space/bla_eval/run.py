@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import __version__, protocols
+from . import __version__, paper_protocol, protocols
 from .benchmarks import Benchmark, get_benchmark, load_items
 from .config import RunConfig
 from .distributed import Processes, part_files
@@ -213,6 +213,7 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 config.similarity,
                 config.gguf_file,
                 device_map=config.device_map,
+                protocol=config.protocol,
             )
             scorer = load_scorer(config.model, run.kind, config.batch_size, options)
         run.clock["model"] = time.perf_counter()
@@ -220,7 +221,7 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
 
             def on_scored(item: Item, scores: list[list[float]], answers) -> None:
                 check_finite(config.model, item, scores)
-                store.add(item, scores, answers)
+                store.add(item, scores, answers, _parsed(config, answers))
 
             queries = {"queries": run.plan.queries} if run.plan is not None else {}
             score_items(scorer, pending, on_scored, config.images_per_batch, progress, **queries)
@@ -228,6 +229,13 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
         store.close()
     run.clock["pending"] = len(pending)
     return scorer
+
+
+def _parsed(config: RunConfig, answers: Any) -> dict[str, Any] | None:
+    """The authors' protocols record each generated answer's class beside its raw text."""
+    if answers is None or not paper_protocol.is_paper(config.protocol):
+        return None
+    return {"parsed": paper_protocol.parsed(answers)}
 
 
 def check_finite(model: str, item: Item, scores: list[list[float]]) -> None:

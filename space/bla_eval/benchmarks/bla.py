@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import formulas, references
+from bla_metric import formulas, paper, references
 from bla_metric.tasks import LEARNING_SUFFIX, get_task, task_configs
 
 from ..data import default_dataset, load_split
@@ -81,7 +81,10 @@ def answer_labels(answers: Sequence[Sequence[str]]) -> list[list[int]]:
 
 
 def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
-    """Ranking, binary and pairwise metrics of one task, all from ``bla_metric.formulas``."""
+    """Ranking, binary and pairwise metrics of one task, all from ``bla_metric.formulas``; for
+    runs under the authors' protocols (records with ``parsed``), the binary view is theirs
+    (:func:`bla_metric.paper.paper_metrics`: parsed answers only) and ``unparsed`` counts the
+    rest."""
     scores = [r["scores"] for r in records]
     labels = [r["labels"] for r in records]
     if probabilistic:
@@ -94,7 +97,10 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
         "binary": formulas.binary_metrics(predicted, labels),
         "pairwise": formulas.pairwise_preferences(scores, [r["caption_types"] for r in records]),
     }
-    if records and all("answers" in r for r in records):
+    if records and all("parsed" in r for r in records):  # the authors' protocols
+        out["binary"] = paper.paper_metrics([r["answers"] for r in records], labels)
+        out["unparsed"] = out["binary"]["unparsed"]
+    elif records and all("answers" in r for r in records):
         out["binary_answers"] = formulas.binary_metrics(
             answer_labels([r["answers"] for r in records]), labels
         )

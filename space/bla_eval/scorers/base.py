@@ -25,6 +25,9 @@ class LoadOptions:
     similarity: str = "cosine"
     gguf_file: str | None = None
     device_map: str | None = None  # from_pretrained(device_map=...), e.g. "auto"
+    protocol: str = "zero-shot"
+    """The run's protocol (``bla_eval.protocols``): the authors' ones make generative kinds
+    generate answers."""
 
 
 @dataclass(frozen=True)

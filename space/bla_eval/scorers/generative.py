@@ -17,9 +17,10 @@ import torch
 from PIL import Image
 
 from ..batching import map_batches
+from ..paper_protocol import is_paper
 from ..prompts import NO_WORDS, QUESTION, YES_WORDS
 from ..protocols import chat_messages, plain_prompt
-from . import register_kind
+from . import generation, register_kind
 from .base import LoadOptions, Query, Scored, Scorer, regroup
 from .detect import architectures, is_dual_encoder
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
@@ -117,6 +118,8 @@ class GenerativeScorer(Scorer):
                 batch_size=self.batch_size,
             )
         self.keep_last_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self.paper = is_paper(self.options.protocol)
+        """True under the authors' protocols: answers are generated (``scorers.generation``)."""
         self.timings: dict[str, float] = {}
         """Seconds per part of the forward, summed over ``score`` calls (the benchmark reads it)."""
 
@@ -125,6 +128,8 @@ class GenerativeScorer(Scorer):
         (``bla_eval.protocols``), wrapped by the chat template when there is one."""
         if isinstance(query, str):
             query = Query(query)
+        if self.paper:
+            return generation.prompt(self, query)
         if not self.chat:
             return plain_prompt(query.sentence, query.demonstrations, QUESTION)
         messages = chat_messages(query.sentence, query.demonstrations, QUESTION)
@@ -170,6 +175,8 @@ class GenerativeScorer(Scorer):
         return [(s, a.strip()) for s, a in zip(score, answers, strict=True)]
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
+        if self.paper:
+            return generation.score(self, images, queries)
         results = None
         if self.fast is not None and self.path != PLAIN:
             try:
@@ -212,6 +219,8 @@ class GenerativeScorer(Scorer):
         return map_batches(run, pairs, self.batch_size)
 
     def describe(self) -> dict[str, Any]:
+        if self.paper:
+            return generation.describe(self)
         return {
             "prompt": QUESTION,
             "chat_template": self.chat,
