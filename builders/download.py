@@ -12,11 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+from bla_eval.run_folder import atomic_file, remove_stale
 from tqdm.auto import tqdm
 
 from builders.source import ReleaseError, ReleaseSource
@@ -84,15 +84,11 @@ def fetch_release(url: str | None = None, cache: Path | None = None, progress: b
         verify_release(target)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{ZIP_NAME}.", suffix=".part", dir=target.parent)
-    temp = Path(temp_name)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            _download(url, out, target, progress)
-        verify_release(temp)
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
+    remove_stale(target.parent)  # a download cut off by a killed process
+    with atomic_file(target, binary=True) as out:
+        _download(url, out, target, progress)
+        out.flush()
+        verify_release(Path(out.name))
     return target
 
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
+from bla_eval.run_folder import staged
 
 from builders.schema import FEATURES
 
@@ -151,32 +150,18 @@ def check_replaceable(out: Path, builder: str | None = None) -> None:
 
 @contextmanager
 def staged_folder(out: Path, builder: str | None = None) -> Iterator[Path]:
-    """Yield a temporary folder beside ``out``: on success it replaces ``out``, on error it goes.
+    """Yield a staging folder beside ``out``: on success it replaces ``out``, on error it goes.
 
     Hidden files already in ``out`` (e.g. the repo's ``.gitignore``) are carried over. ``out`` is
-    untouched until everything was written; the swap itself is two renames on the same file system.
+    untouched until everything was written; :func:`check_replaceable` runs before and again
+    right before the swap (two renames on the same file system).
     """
-    check_replaceable(out, builder)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
-    stage.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the repo folder should not be
-    try:
+    with staged(out, check=lambda target: check_replaceable(target, builder)) as stage:
         yield stage
-        check_replaceable(out, builder)  # again: files may have appeared while building
-        if out.exists():
+        if out.is_dir():
             for hidden in out.iterdir():
                 if hidden.name.startswith(".") and not (stage / hidden.name).exists():
                     _copy(hidden, stage / hidden.name)
-        _swap_into_place(stage, out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _copy(src: Path, dst: Path) -> None:
@@ -184,18 +169,3 @@ def _copy(src: Path, dst: Path) -> None:
         shutil.copytree(src, dst, symlinks=True)
     else:
         shutil.copy2(src, dst)
-
-
-def _swap_into_place(stage: Path, out: Path) -> None:
-    if not out.exists():
-        stage.rename(out)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-    old.rmdir()
-    out.rename(old)
-    try:
-        stage.rename(out)
-    except BaseException:
-        old.rename(out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)

@@ -20,10 +20,8 @@ continues from them.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -31,10 +29,8 @@ from typing import Any
 
 from .batching import chunks
 from .items import Item
-from .results import SCORES_FILE, read_records
+from .run_folder import PART_PATTERN, PART_RE, SCORES_FILE, read_records, write_lines_atomic
 
-PART_PATTERN = "scores.part-{rank}-of-{world}.jsonl"
-PART_RE = re.compile(r"^scores\.part-(\d+)-of-(\d+)\.jsonl$")
 TIMEOUT_ENV = "BLA_EVAL_DIST_TIMEOUT_S"
 """Seconds a process waits at a barrier for the others (default 24 hours: a long model run)."""
 
@@ -184,14 +180,6 @@ def single_process_order(items: Sequence[Item], images_per_batch: int = 32) -> l
     return order
 
 
-def _write_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for record in records:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
-
-
 def fold_parts(out: Path) -> int:
     """Resume: append the records of leftover parts to ``scores.jsonl`` (first record of an item
     wins), then remove the parts. Returns the number of records added."""
@@ -209,7 +197,7 @@ def fold_parts(out: Path) -> int:
                 known.add(key)
                 records.append(record)
                 added += 1
-    _write_lines(path, records)
+    write_lines_atomic(path, records)
     for part in parts:
         part.unlink()
     return added
@@ -238,7 +226,7 @@ def merge_parts(out: Path, items: Sequence[Item], images_per_batch: int = 32) ->
     ]
     wanted = {(it.task, it.id) for it in items}
     ordered += [r for key, r in by_key.items() if key not in wanted]  # kept, as a resume keeps
-    _write_lines(Path(out) / SCORES_FILE, ordered)
+    write_lines_atomic(Path(out) / SCORES_FILE, ordered)
     for part in parts:
         part.unlink()
     return len(ordered)

@@ -7,17 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-LOCK_FILE = ".bla-eval.lock"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+from .run_folder import LOCK_FILE, pid_alive
 
 
 def _holder(path: Path) -> int | None:
@@ -38,7 +28,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
             break
         except FileExistsError:
             pid = _holder(path)
-            if pid is not None and _alive(pid):
+            if pid is not None and pid_alive(pid):
                 raise ValueError(
                     f"output folder {folder} is in use by another bla-eval run (process {pid}); "
                     "wait for it or choose another --output"

@@ -1,61 +1,14 @@
-"""Per-item score records (scores.jsonl, appended as computed) and the run's result files."""
+"""Per-item score records: made from an item's scores, appended to ``scores.jsonl`` as computed."""
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .items import Item, as_record_value
-
-SCORES_FILE = "scores.jsonl"
-RESULTS_FILE = "results.json"
-RUN_FILE = "run.json"
-
-
-def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
-    """Write JSON through a temporary file and a rename, so a crash never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    """A JSON document of a run folder (an error names the file)."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"cannot read {path}: {err}") from err
-
-
-def read_records(path: Path, repair: bool = False) -> list[dict[str, Any]]:
-    """Records of a scores file. A last line cut off by a crash is dropped (and, with ``repair``,
-    removed from the file); any other bad line is an error naming it."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    records = []
-    for number, line in enumerate(lines, 1):
-        try:
-            if not line.endswith("\n"):
-                raise ValueError("unterminated line")
-            records.append(json.loads(line))
-        except ValueError as err:
-            if number < len(lines):
-                raise ValueError(f"{path}: line {number} is not a score record: {err}") from err
-            if repair:
-                path.write_text("".join(lines[:-1]), encoding="utf-8")
-    return records
-
-
-def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``results.json`` and the score records of a finished run folder."""
-    run_dir = Path(run_dir)
-    results = read_json(run_dir / RESULTS_FILE)
-    return results, read_records(run_dir / results.get("scores_file", SCORES_FILE))
+from .run_folder import read_records
 
 
 def make_record(

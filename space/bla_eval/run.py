@@ -22,13 +22,14 @@ from .config import RunConfig
 from .distributed import Processes, part_files
 from .items import Item
 from .locking import folder_lock
-from .results import (
+from .results import ScoreStore
+from .run_folder import (
     RESULTS_FILE,
     RUN_FILE,
     SCORES_FILE,
-    ScoreStore,
     read_json,
     read_records,
+    remove_stale,
     write_json_atomic,
 )
 from .scorers import LoadOptions, Scorer, detect_kind, load_scorer, scorer_class
@@ -111,6 +112,8 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     run = _prepare(config)
     lock = folder_lock(run.out) if run.procs.main else nullcontext()
     with _output_folder(run.out), lock:
+        if run.procs.main:
+            remove_stale(run.out)  # temporary files of a killed run
         run.procs.prepare(run.out, config.resume)  # fold or clear the parts of processes
         if run.procs.main:
             check_resume(run.out, resume_settings(config, run.kind, run.data), config.resume)

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bla_eval.results import RESULTS_FILE, read_json
+from bla_eval.run_folder import RESULTS_FILE, read_json
 
 log = logging.getLogger(__name__)
-
-PARTIAL_PREFIX = ".partial-"
 
 
 @dataclass(frozen=True)
@@ -43,28 +40,17 @@ def run_folder_name(model: str, now: datetime | None = None) -> str:
     return f"{slug.strip('_')[:80]}-{now.strftime('%Y%m%dT%H%M%S%fZ')}"
 
 
-def staging_dir(results_dir: Path, name: str) -> Path:
-    """The hidden folder a run writes into before ``publish_run`` moves it into place."""
-    return results_dir / f"{PARTIAL_PREFIX}{name}"
-
-
-def publish_run(staging: Path) -> Path:
-    """Move a finished run from its staging folder to its final name (an atomic rename)."""
-    final = staging.with_name(staging.name.removeprefix(PARTIAL_PREFIX))
-    staging.rename(final)
-    return final
-
-
-def discard_run(staging: Path) -> None:
-    """Remove the staging folder of a failed run."""
-    shutil.rmtree(staging, ignore_errors=True)
+def new_run_path(results_dir: Path, model: str) -> Path:
+    """Where a new run of ``model`` goes (written through ``bla_eval.run_folder.staged``)."""
+    return Path(results_dir) / run_folder_name(model)
 
 
 def list_runs(results_dir: Path) -> list[Run]:
-    """Every finished run under ``results_dir``, newest first; unreadable ones are skipped."""
+    """Every finished run under ``results_dir``, newest first; hidden folders (runs being
+    written) and unreadable runs are skipped."""
     runs = []
     for file in Path(results_dir).glob(f"*/{RESULTS_FILE}"):
-        if file.parent.name.startswith(PARTIAL_PREFIX):
+        if file.parent.name.startswith("."):
             continue
         try:
             runs.append(Run(file.parent, read_json(file)))

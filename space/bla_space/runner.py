@@ -11,6 +11,7 @@ from typing import Any
 
 from bla_eval import protocols
 from bla_eval.config import RunConfig
+from bla_eval.run_folder import staged
 from bla_eval.scorers import KIND_INFO, detect_kind, kinds
 
 from . import results_store
@@ -90,27 +91,23 @@ def run_evaluation(
     if not tasks:  # icl-dd with active-passive only
         raise ValueError("ICL DD runs on coordination and relative clauses only: select one.")
     n_points = count_datapoints(config, tasks, limit or None)
-    config.results_dir.mkdir(parents=True, exist_ok=True)
-    staging = results_store.staging_dir(config.results_dir, results_store.run_folder_name(model))
-    run_config = RunConfig(
-        model,
-        staging,
-        data=config.dataset,
-        tasks=tuple(tasks),
-        limit=limit or None,
-        kind=kind,
-        batch_size=config.batch_size,
-        images_per_batch=config.batch_size,
-        device=config.device,
-        trust_remote_code=False,
-        protocol=protocol,
-    )
-    try:
+    target = results_store.new_run_path(config.results_dir, model)
+    with staged(target) as staging:
+        run_config = RunConfig(
+            model,
+            staging,
+            data=config.dataset,
+            tasks=tuple(tasks),
+            limit=limit or None,
+            kind=kind,
+            batch_size=config.batch_size,
+            images_per_batch=config.batch_size,
+            device=config.device,
+            trust_remote_code=False,
+            protocol=protocol,
+        )
         results = evaluate_on_gpu(run_config, n_points, progress)
-    except BaseException:
-        results_store.discard_run(staging)
-        raise
-    run = results_store.Run(results_store.publish_run(staging), results)
+    run = results_store.Run(target, results)
     if config.results_repo:
         try:
             results_store.push_to_hub(config.results_repo, run.path)

@@ -26,7 +26,7 @@ from bla_eval.distributed import (
     single_process_order,
 )
 from bla_eval.items import ImageRef, Item
-from bla_eval.results import SCORES_FILE
+from bla_eval.run_folder import SCORES_FILE
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """The numeric settings of every process of these runs (one CPU thread each)."""
@@ -94,7 +94,7 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
     assert part_files(tmp_path) == []
     # a resume folds parts left by a killed run into scores.jsonl, first record of an item wins
     (tmp_path / "scores.part-0-of-3.jsonl").write_text(lines[0].replace("0.5", "0.9") + "\n")
-    new = '{"task": "xx", "id": "new"}'
+    new = '{"task": "xx", "id": "new", "scores": [0.5, 0.1]}'
     (tmp_path / "scores.part-2-of-3.jsonl").write_text(new + "\n")
     assert fold_parts(tmp_path) == 1
     assert (tmp_path / SCORES_FILE).read_text().splitlines() == [*lines, new]

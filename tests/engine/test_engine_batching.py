@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch
 from bla_eval.batching import chunks, is_out_of_memory, map_batches, prefetch_map
-from bla_eval.results import read_records
+from bla_eval.run_folder import read_records
 from bla_eval.scorers.base import regroup
 from bla_eval.scorers.dual import similarity_scores
 
@@ -82,7 +82,8 @@ def test_read_records_drops_a_cut_off_last_line(tmp_path):
 
 def test_read_records_rejects_a_broken_middle_line(tmp_path):
     path = tmp_path / "scores.jsonl"
-    path.write_text('{"id": 1}\nnot json\n{"id": 2}\n', encoding="utf-8")
+    good = '{"task": "t", "id": "1", "scores": [1]}\n'
+    path.write_text(good + "not json\n" + good, encoding="utf-8")
     with pytest.raises(ValueError, match="line 2"):
         read_records(path)
 

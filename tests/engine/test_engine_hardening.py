@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 from bla_eval.cli import main
 from bla_eval.config import RunConfig
-from bla_eval.locking import LOCK_FILE
-from bla_eval.results import RUN_FILE, SCORES_FILE
 from bla_eval.run import evaluate
+from bla_eval.run_folder import LOCK_FILE, RUN_FILE, SCORES_FILE
 from bla_eval.scorers import Scored, Scorer, register_kind, unregister_kind
 
 

@@ -12,8 +12,8 @@ from bla_eval.benchmarks.bla import load_bla
 from bla_eval.config import RunConfig
 from bla_eval.items import decode_image
 from bla_eval.performance.dual_encoder import per_datapoint_loop
-from bla_eval.results import RESULTS_FILE, SCORES_FILE
 from bla_eval.run import evaluate
+from bla_eval.run_folder import RESULTS_FILE, SCORES_FILE
 from bla_eval.scorers import detect_kind
 from bla_eval.scorers.base import Scored, Scorer
 from bla_eval.scoring import score_items

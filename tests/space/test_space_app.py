@@ -201,7 +201,7 @@ def test_gradio_client_gives_the_cli_numbers(space, tiny_clip, built_dataset, tm
     (not_scorable / "config.json").write_text(json.dumps(config))
     with pytest.raises(AppError, match="unknown model kind .* 'Model kind' menu"):
         client.predict(str(not_scorable), "auto", TASKS, LIMIT, "ranking", api_name="/evaluate")
-    assert not any(p.name.startswith(".partial") for p in space[1].results_dir.iterdir())
+    assert not any(p.name.startswith(".") for p in space[1].results_dir.iterdir())
 
 
 def test_engine_progress_reaches_the_page_callback(tiny_clip, built_dataset, tmp_path):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from bla_eval.run_folder import staged
 from bla_space import explore_data, gpu, results_store, views
 from bla_space.config import SpaceConfig
 from bla_space.safety import (
@@ -132,25 +133,23 @@ def _results(model: str, n: int, created: str, set_accuracy: float = 0.25) -> di
 
 
 def _publish(results_dir: Path, results: dict) -> Path:
-    name = results_store.run_folder_name(results["model"])
-    staging = results_store.staging_dir(results_dir, name)
-    staging.mkdir(parents=True)
-    (staging / "results.json").write_text(json.dumps(results))
-    return results_store.publish_run(staging)
+    target = results_store.new_run_path(results_dir, results["model"])
+    with staged(target) as staging:
+        (staging / "results.json").write_text(json.dumps(results))
+    return target
 
 
 def test_runs_are_listed_newest_first_without_partial_or_broken_ones(tmp_path):
     old = _publish(tmp_path, _results("org/a", 4, "2026-01-01T00:00:00"))
     new = _publish(tmp_path, _results("org/b", 4, "2026-02-01T00:00:00"))
-    partial = results_store.staging_dir(tmp_path, "org_c-x")
-    partial.mkdir()
-    (partial / "results.json").write_text(json.dumps(_results("org/c", 4, "2026-03-01")))
-    (tmp_path / "broken").mkdir()
-    (tmp_path / "broken" / "results.json").write_text("{not json")
-    assert [r.path for r in results_store.list_runs(tmp_path)] == [new, old]
-    assert results_store.find_run(tmp_path, old.name).results["model"] == "org/a"
-    results_store.discard_run(partial)
-    assert not partial.exists()
+    with pytest.raises(RuntimeError), staged(results_store.new_run_path(tmp_path, "org/c")) as part:
+        (part / "results.json").write_text(json.dumps(_results("org/c", 4, "2026-03-01")))
+        (tmp_path / "broken").mkdir()
+        (tmp_path / "broken" / "results.json").write_text("{not json")
+        assert [r.path for r in results_store.list_runs(tmp_path)] == [new, old]
+        assert results_store.find_run(tmp_path, old.name).results["model"] == "org/a"
+        raise RuntimeError("the run failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([old.name, new.name, "broken"])
 
 
 def test_run_folder_names_are_safe_and_unique():

@@ -26,9 +26,12 @@ import pandas as pd
 from bla_metric import formulas, orders, significance, thesis_tables
 from bla_metric.references import CHANCE
 
+from ..run_folder import staged
 from . import regression
-from .rundata import Run, attach_rows, images_of, load_run, staged_dir
+from .rundata import Run, attach_rows, images_of, load_run
 
+ANALYZE_COMMAND = "bla-eval analyze"
+"""The command named in the marker of an analysis folder (it replaces only its own)."""
 ANALYSIS_DIR = "analysis"
 REPORT_FILE = "report.md"
 THESIS_PAIRWISE_MODELS = ("CLIP", "ViLBERT", "LXMERT", "GPT-2")
@@ -488,8 +491,9 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
 
 
 def write_analysis(analysis: Analysis, target: Path) -> Path:
-    """Write report, CSVs, PNGs and thumbnails into ``target`` (replaced as a whole)."""
-    with staged_dir(Path(target)) as stage:
+    """Write report, CSVs, PNGs and thumbnails into ``target`` (a new folder, or replacing a
+    folder an earlier ``bla-eval analyze`` wrote)."""
+    with staged(target, ANALYZE_COMMAND) as stage:
         for name, frame in analysis.tables.items():
             frame.to_csv(stage / f"{name}.csv")
         for name, png in analysis.figures.items():

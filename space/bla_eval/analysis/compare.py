@@ -18,8 +18,11 @@ import pandas as pd
 
 from bla_metric import formulas, significance
 
-from .rundata import Run, load_run, staged_dir
+from ..run_folder import staged
+from .rundata import Run, load_run
 
+COMPARE_COMMAND = "bla-eval compare"
+"""The command named in the marker of a comparison folder (it replaces only its own)."""
 HEADLINE = {
     "ranking": ("sentence_accuracy", "set_accuracy", "set_error"),
     "binary": ("accuracy", "precision_true", "precision_false"),
@@ -166,7 +169,7 @@ def compare(
     result = compare_runs(a, b, resamples, seed)
     report = markdown_report(a, b, result, resamples, seed)
     if output is not None:
-        with staged_dir(Path(output)) as stage:
+        with staged(output, COMPARE_COMMAND) as stage:
             (stage / "compare.md").write_text(report, encoding="utf-8")
             document = {
                 "run_a": str(a.path),

@@ -14,13 +14,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ..benchmarks import Benchmark, get_benchmark
+from ..run_folder import write_text_atomic
 from .rundata import Run, load_run
 
 FORMATS = ("eval-results", "model-index")
@@ -162,13 +162,6 @@ def model_index_yaml(run: Run, dataset: str | None = None, source_url: str | Non
     )
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
     """(the exact huggingface_hub call as Python source, a function that performs it)."""
     if fmt == "eval-results":
@@ -234,5 +227,6 @@ def export(
     else:
         text = model_index_yaml(run, dataset, source_url)
         path = base / MODEL_INDEX_FILE
-    _write_atomic(path, text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, text)
     return path, text

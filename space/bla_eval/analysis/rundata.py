@@ -1,23 +1,17 @@
 """A finished run read back: results.json, the score records, and the dataset rows they score.
 
-Nothing here writes into the run folder; :func:`staged_dir` is how the analyses write theirs
-(a temporary folder renamed into place, so a failure leaves nothing half-written).
+Nothing here writes into the run folder; the analyses write theirs with
+:func:`bla_eval.run_folder.staged` (a hidden folder renamed into place).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-RESULTS_FILE = "results.json"
-SCORES_FILE = "scores.jsonl"
+from ..run_folder import RESULTS_FILE, SCORES_FILE, read_json, read_records
+
 ROW_COLUMNS = (
     "id",
     "image_id",
@@ -48,22 +42,6 @@ class Run:
         return str(self.results.get("model", "?"))
 
 
-def read_scores(path: Path) -> list[dict[str, Any]]:
-    """The records of a scores.jsonl file (read only; an error names the bad line)."""
-    records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                record["task"], record["id"], record["scores"]  # noqa: B018
-            except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"{path}: line {number} is not a score record ({err})") from None
-            records.append(record)
-    return records
-
-
 def load_run(path: str | Path) -> Run:
     """Read a run folder written by ``bla-eval`` (results.json + scores.jsonl)."""
     path = Path(path)
@@ -72,11 +50,8 @@ def load_run(path: str | Path) -> Run:
     results_path = path / RESULTS_FILE
     if not results_path.is_file():
         raise FileNotFoundError(f"{path} has no {RESULTS_FILE}: not a finished bla-eval run")
-    try:
-        results = json.loads(results_path.read_text(encoding="utf-8"))
-    except ValueError as err:
-        raise ValueError(f"{results_path} is not JSON: {err}") from None
-    if not isinstance(results, dict) or not isinstance(results.get("tasks"), dict):
+    results = read_json(results_path)
+    if not isinstance(results.get("tasks"), dict):
         raise ValueError(f"{results_path} has no 'tasks': not a bla-eval results document")
     if results.get("benchmark", "bla") != "bla":
         raise ValueError(
@@ -86,7 +61,7 @@ def load_run(path: str | Path) -> Run:
     if not scores_path.is_file():
         raise FileNotFoundError(f"{path} has no {scores_path.name}: the run's scores are missing")
     by_task: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in results["tasks"]}
-    for record in read_scores(scores_path):
+    for record in read_records(scores_path):
         if record["task"] in by_task:
             by_task[record["task"]][str(record["id"])] = record
     for task, expected in results["tasks"].items():
@@ -158,27 +133,3 @@ def images_of(data: str, config: str, split: str, ids: set[str]) -> dict[str, di
         for r in load_rows(data, config, split, image=True)
         if str(r["id"]) in ids
     }
-
-
-@contextmanager
-def staged_dir(target: Path) -> Iterator[Path]:
-    """A temporary folder beside ``target`` that replaces it when the block ends without error
-    (and is removed otherwise)."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    stage.chmod(0o777 & ~umask)  # mkdtemp makes it private; the result is an ordinary folder
-    try:
-        yield stage
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(stage, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if stage.exists():
-            shutil.rmtree(stage, ignore_errors=True)

@@ -49,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="score only the first N validation / test datapoints (quick runs)",
     )
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --output folder")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier bla-finetune output in --output (nothing else is replaced)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 

@@ -31,8 +31,11 @@ from bla_metric.tasks import TASKS, get_task
 from ..benchmarks.bla import summarise
 from ..cli_common import OneLineParser, run_guarded
 from ..protocols import ICL_PROTOCOLS
+from ..run_folder import FINETUNE_FILE, RESULTS_FILE, SCORES_FILE, read_json, read_records, staged
 
 FIGURE_FILE = "figure3_accuracy.png"
+REPORT_COMMAND = "bla-eval learning-report"
+"""The command named in the marker of a report folder (it replaces only its own)."""
 
 
 @dataclass
@@ -52,18 +55,11 @@ class Row:
     source: str = ""
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from err
-
-
 def _records(folder: Path, results: dict) -> list[dict]:
-    path = folder / results.get("scores_file", "scores.jsonl")
+    path = folder / results.get("scores_file", SCORES_FILE)
     if not path.is_file():
         raise FileNotFoundError(f"run {folder} has no {path.name}")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return read_records(path)
 
 
 def _binary(records: Sequence[dict], probabilistic: bool) -> dict[str, float]:
@@ -95,15 +91,15 @@ def load_runs(folders: Sequence[str]) -> tuple[list[EvalRun], list[tuple[Path, d
     evals, tunes = [], []
     for name in folders:
         folder = Path(name)
-        if (folder / "finetune.json").is_file():
-            tunes.append((folder, _read_json(folder / "finetune.json")))
-        elif (folder / "results.json").is_file():
-            results = _read_json(folder / "results.json")
+        if (folder / FINETUNE_FILE).is_file():
+            tunes.append((folder, read_json(folder / FINETUNE_FILE)))
+        elif (folder / RESULTS_FILE).is_file():
+            results = read_json(folder / RESULTS_FILE)
             evals.append(EvalRun(folder, results, _records(folder, results)))
         else:
             raise FileNotFoundError(
-                f"{folder} is neither a bla-eval run (results.json) nor a bla-finetune run "
-                "(finetune.json)"
+                f"{folder} is neither a bla-eval run ({RESULTS_FILE}) nor a bla-finetune run "
+                f"({FINETUNE_FILE})"
             )
     return evals, tunes
 
@@ -291,7 +287,8 @@ def figure3(rows: Sequence[Row], path: Path) -> Path:
 
 
 def build_report(folders: Sequence[str], output: Path | None) -> tuple[str, dict[str, Any]]:
-    """The markdown report and its JSON document; the figure goes into ``output`` when given."""
+    """The markdown report and its JSON document; with ``output`` they and the figure are
+    written into that folder (a new one, or one an earlier learning report wrote)."""
     evals, tunes = load_runs(folders)
     rows, notes = icl_rows(evals)
     rows += finetune_rows(tunes)
@@ -310,9 +307,14 @@ def build_report(folders: Sequence[str], output: Path | None) -> tuple[str, dict
     ]
     text += [f"- note: {n}" for n in notes]
     document: dict[str, Any] = {"rows": [asdict(r) for r in rows], "notes": notes}
-    if output is not None:
-        document["figure"] = str(figure3(rows, output / FIGURE_FILE))
-        text.append(f"\nFigure 3: {document['figure']}")
+    if output is None:
+        return "\n".join(text), document
+    document["figure"] = str(Path(output) / FIGURE_FILE)
+    text.append(f"\nFigure 3: {document['figure']}")
+    with staged(output, REPORT_COMMAND) as stage:
+        figure3(rows, stage / FIGURE_FILE)
+        (stage / "learning_report.md").write_text("\n".join(text) + "\n", encoding="utf-8")
+        (stage / "learning_report.json").write_text(json.dumps(document, indent=2), "utf-8")
     return "\n".join(text), document
 
 
@@ -334,10 +336,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def run() -> int:
         out = Path(args.output) if args.output else None
-        text, document = build_report(args.runs, out)
-        if out is not None:
-            (out / "learning_report.md").write_text(text + "\n", encoding="utf-8")
-            (out / "learning_report.json").write_text(json.dumps(document, indent=2), "utf-8")
+        text, _ = build_report(args.runs, out)
         print(text)
         return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from bla_eval.analysis.cli import compare_main
 from bla_eval.analysis.compare import compare
+from bla_eval.run_folder import OWNER_FILE
 
 from bla_metric import significance
 
@@ -38,6 +39,7 @@ def test_identical_runs_differ_by_zero_with_p_one(tmp_path: Path) -> None:
                 assert stats["ci"] == [0, 0]
         assert task["mcnemar_set_accuracy"]["p_value"] == 1
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
+        OWNER_FILE,
         "compare.md",
         "compare.json",
         "compare.csv",

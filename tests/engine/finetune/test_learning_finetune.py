@@ -12,6 +12,7 @@ import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.finetune import FinetuneConfig, finetune
 from bla_eval.finetune.cli import main as bla_finetune
+from bla_eval.run_folder import OWNER_FILE
 from bla_eval.tiny_models import TINY_LAYERS, build_blip_itm, build_open_clip, word_tokenizer
 
 LIMIT = 16  # validation / test datapoints scored per epoch (training uses all 100 pairs)
@@ -163,7 +164,11 @@ def test_a_generative_model_or_a_full_output_folder_is_refused(
     (tmp_path / "full" / "keep.txt").write_text("x", encoding="utf-8")
     argv = ["--model", str(tiny_clip), "--task", "ap", "--data", str(built_dataset)]
     assert bla_finetune([*argv, "--output", str(tmp_path / "full")]) == 2
-    assert "exists and is not empty (use --overwrite)" in capsys.readouterr().err
+    assert "is not empty (it holds keep.txt): choose an empty or new folder" in (
+        capsys.readouterr().err
+    )
+    assert bla_finetune([*argv, "--output", str(tmp_path / "full"), "--overwrite"]) == 2
+    assert "not written by `bla-finetune` (it holds keep.txt)" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full"]
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"")
@@ -190,6 +195,7 @@ def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tmp_pa
     )
     assert finetune(config)["kind"] == "open_clip"
     assert {p.name for p in out.iterdir()} == {
+        OWNER_FILE,
         "finetune.json",
         "open_clip_config.json",
         "open_clip_model.safetensors",

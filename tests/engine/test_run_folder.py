@@ -1,0 +1,254 @@
+"""The run-folder module: readers, atomic files, staged outputs, stale temporaries, ownership."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bla_eval import run_folder
+from bla_eval.run_folder import (
+    OWNER_FILE,
+    check_replaceable,
+    read_json,
+    read_records,
+    remove_stale,
+    staged,
+    write_json_atomic,
+    write_lines_atomic,
+)
+
+RECORDS = [{"task": "t", "id": str(i), "scores": [i, -i]} for i in range(3)]
+LINES = "".join(json.dumps(r) + "\n" for r in RECORDS)
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited."""
+    code = "import os; print(os.getpid())"
+    child = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    return int(child.stdout)
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+# ----------------------------------------------------------------------------- readers
+def test_a_half_written_last_line_is_dropped_and_repaired(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    path.write_bytes(LINES.encode() + '{"task": "t", "id": "3", "scores": [0.5, "é'.encode()[:-1])
+    assert read_records(path) == RECORDS
+    assert read_records(path, repair=True) == RECORDS
+    assert path.read_text(encoding="utf-8") == LINES
+
+
+def test_a_complete_last_line_without_newline_is_kept_and_terminated(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    path.write_text(LINES.rstrip("\n"), encoding="utf-8")
+    assert read_records(path) == RECORDS
+    assert path.read_text(encoding="utf-8") == LINES.rstrip("\n")  # a reader does not write
+    assert read_records(path, repair=True) == RECORDS
+    assert path.read_text(encoding="utf-8") == LINES
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "line 2 is not a score record: Expecting value"),
+        ('{"task": "t", "id": "x"}', r"line 2 is not a score record \(it needs task, id, scores\)"),
+        ("[1, 2]", "line 2 is not a score record"),
+    ],
+)
+def test_a_bad_line_is_named(tmp_path, line, message):
+    path = tmp_path / "scores.jsonl"
+    path.write_text(LINES.replace("\n", f"\n{line}\n", 1), encoding="utf-8")
+    with pytest.raises(ValueError, match=f"^{path}: {message}"):
+        read_records(path, repair=True)
+    assert line in path.read_text(encoding="utf-8")  # an error never rewrites the file
+
+
+def test_non_utf8_content_is_one_error_naming_file_and_line(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    path.write_bytes(LINES.encode() + b'{"task": "t", "id": "\xff", "scores": []}\n')
+    with pytest.raises(ValueError, match=f"^{path}: line 4 is not UTF-8 text"):
+        read_records(path)
+    doc = tmp_path / "results.json"
+    doc.write_bytes(b'{"model": "\xe9"}')
+    with pytest.raises(ValueError, match=f"^{doc} is not UTF-8 text"):
+        read_json(doc)
+
+
+def test_read_json_names_the_file(tmp_path):
+    path = tmp_path / "run.json"
+    for text, message in [("{", "is not valid JSON"), ("[1]", "is not a JSON object")]:
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=f"^{path} {message}"):
+            read_json(path)
+    with pytest.raises(ValueError, match=f"^cannot read {tmp_path / 'missing.json'}"):
+        read_json(tmp_path / "missing.json")
+    assert read_records(tmp_path / "missing.jsonl") == []
+
+
+# ----------------------------------------------------------------------------- atomic files
+def test_atomic_writes_replace_in_one_rename_and_leave_no_temporary(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text("old", encoding="utf-8")
+    write_json_atomic(path, {"model": "é", "n": 1})
+    assert path.read_bytes() == '{\n  "model": "é",\n  "n": 1\n}\n'.encode()
+    with pytest.raises(TypeError), run_folder.atomic_file(path) as handle:
+        handle.write("half")
+        raise TypeError("crash while writing")
+    assert json.loads(path.read_text(encoding="utf-8")) == {"model": "é", "n": 1}
+    write_lines_atomic(tmp_path / "scores.jsonl", RECORDS)
+    assert (tmp_path / "scores.jsonl").read_text(encoding="utf-8") == LINES
+    assert listing(tmp_path) == ["results.json", "scores.jsonl"]
+
+
+# ----------------------------------------------------------------------------- staging
+def test_staging_success_renames_into_place_with_the_marker(tmp_path):
+    target = tmp_path / "out"
+    with staged(target, "bla-eval analyze") as stage:
+        assert stage.parent == tmp_path and stage.name.startswith(".out.bla-staging-")
+        (stage / "report.md").write_text("r", encoding="utf-8")
+        (stage / "thumbs").mkdir()
+        (stage / "thumbs" / "a.jpg").write_bytes(b"x")
+        assert not target.exists()
+    assert listing(tmp_path) == ["out"]
+    assert listing(target) == [OWNER_FILE, "report.md", "thumbs"]
+    marker = json.loads((target / OWNER_FILE).read_text(encoding="utf-8"))
+    assert marker == {"command": "bla-eval analyze", "files": ["report.md", "thumbs/a.jpg"]}
+    with staged(target, "bla-eval analyze") as stage:  # ours: replaced as a whole
+        (stage / "new.md").write_text("n", encoding="utf-8")
+    assert listing(target) == [OWNER_FILE, "new.md"] and listing(tmp_path) == ["out"]
+
+
+def test_staging_failure_removes_the_stage_and_keeps_the_target(tmp_path):
+    target = tmp_path / "out"
+    with staged(target, "bla-finetune") as stage:
+        (stage / "finetune.json").write_text("{}", encoding="utf-8")
+    before = (target / OWNER_FILE).read_bytes()
+    with pytest.raises(RuntimeError, match="disk full"), staged(target, "bla-finetune") as stage:
+        (stage / "model.safetensors").write_bytes(b"half")
+        raise RuntimeError("disk full")
+    assert listing(tmp_path) == ["out"]
+    assert listing(target) == [OWNER_FILE, "finetune.json"]
+    assert (target / OWNER_FILE).read_bytes() == before
+
+
+def test_staging_checks_again_before_the_rename(tmp_path):
+    target = tmp_path / "out"
+    with pytest.raises(FileExistsError, match="it holds thesis.tex"), staged(target) as stage:
+        (stage / "a.txt").write_text("a", encoding="utf-8")
+        target.mkdir()
+        (target / "thesis.tex").write_text("mine", encoding="utf-8")
+    assert listing(tmp_path) == ["out"] and listing(target) == ["thesis.tex"]
+
+
+def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
+    dead, alive = dead_pid(), os.getpid()
+    stale = tmp_path / f".out.bla-staging-{dead}"
+    stale.mkdir()
+    (stale / "model.safetensors").write_bytes(b"checkpoint")
+    (tmp_path / f".results.json.bla-tmp-{dead}").write_text("half", encoding="utf-8")
+    (tmp_path / f".other.bla-staging-{alive}").mkdir()  # a live writer: kept
+    (tmp_path / f".keep.staging-{dead}").mkdir()  # not a name of ours: kept
+    (tmp_path / f".gone.bla-replaced-{dead}").mkdir()  # killed between the two renames
+    (tmp_path / f".gone.bla-replaced-{dead}" / "finetune.json").write_text("{}", encoding="utf-8")
+    with staged(tmp_path / "new") as stage:
+        (stage / "x").write_text("x", encoding="utf-8")
+    assert listing(tmp_path) == [
+        f".keep.staging-{dead}",
+        f".other.bla-staging-{alive}",
+        "gone",  # put back: its replacement never arrived
+        "new",
+    ]
+    assert listing(tmp_path / "gone") == ["finetune.json"]
+    assert remove_stale(tmp_path) == []
+
+
+def test_a_killed_writer_leaves_staging_that_the_next_run_removes(tmp_path):
+    script = (
+        "import os, sys\n"
+        "from bla_eval.run_folder import staged\n"
+        "with staged(sys.argv[1], 'bla-finetune') as stage:\n"
+        "    (stage / 'seed-0').mkdir()\n"
+        "    os._exit(9)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], check=False)
+    assert [p.name.split("-staging-")[0] for p in tmp_path.iterdir()] == [".out.bla"]
+    with staged(tmp_path / "out", "bla-finetune") as stage:
+        (stage / "finetune.json").write_text("{}", encoding="utf-8")
+    assert listing(tmp_path) == ["out"]
+
+
+# ----------------------------------------------------------------------------- ownership
+def test_absent_empty_and_own_outputs_are_replaceable(tmp_path):
+    check_replaceable(tmp_path / "absent", "bla-eval compare")
+    (tmp_path / "empty").mkdir()
+    check_replaceable(tmp_path / "empty", "bla-eval compare")
+    with staged(tmp_path / "ours", "bla-eval compare") as stage:
+        (stage / "compare.md").write_text("c", encoding="utf-8")
+    check_replaceable(tmp_path / "ours", "bla-eval compare")
+    with pytest.raises(FileExistsError, match="holds the output of `bla-eval compare`"):
+        check_replaceable(tmp_path / "ours", "bla-eval analyze")
+    with pytest.raises(FileExistsError, match=r"is not empty \(it holds .bla-output.json, compa"):
+        check_replaceable(tmp_path / "ours")  # no command: new or empty only
+
+
+def test_foreign_content_is_refused_listing_what_is_there(tmp_path):
+    user = tmp_path / "user"
+    user.mkdir()
+    for name in ("thesis.tex", "a.txt", "b.txt", "c.txt", "d.txt", "e.txt"):
+        (user / name).write_text("mine", encoding="utf-8")
+    with pytest.raises(FileExistsError) as err:
+        check_replaceable(user, "bla-finetune")
+    assert str(err.value) == (
+        f"output {user} is not empty and was not written by `bla-finetune` (it holds a.txt, "
+        "b.txt, c.txt, d.txt, e.txt and 1 more): choose an empty or new folder"
+    )
+    file = tmp_path / "notes.txt"
+    file.write_text("mine", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="exists and is not a folder"):
+        check_replaceable(file, "bla-eval compare")
+    with staged(tmp_path / "ours", "bla-eval compare") as stage:
+        (stage / "compare.md").write_text("c", encoding="utf-8")
+    (tmp_path / "ours" / "thesis.tex").write_text("added by the user", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=r"did not write \(thesis.tex\)"):
+        check_replaceable(tmp_path / "ours", "bla-eval compare")
+    with pytest.raises(FileExistsError), staged(user, "bla-finetune"):
+        pass
+    assert len(list(user.iterdir())) == 6 and file.read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize("name", [".", "..", "sub/..", "/"])
+def test_the_working_directory_and_its_parents_are_refused(tmp_path, monkeypatch, name):
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="is the working directory or holds it"):
+        check_replaceable(name, "bla-finetune")
+    with pytest.raises(ValueError, match="working directory"), staged(name, "bla-finetune"):
+        pass
+    assert listing(tmp_path) == ["sub"]
+
+
+def test_a_symlink_target_is_refused(tmp_path):
+    real = tmp_path / "real"
+    with staged(real, "bla-eval analyze") as stage:
+        (stage / "report.md").write_text("r", encoding="utf-8")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(ValueError, match=f"output {link} is a symbolic link"):
+        check_replaceable(link, "bla-eval analyze")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="symbolic link"), staged(tmp_path / "dangling"):
+        pass
+    assert listing(tmp_path) == ["dangling", "link", "real"]
+
+
+def test_the_module_imports_nothing_heavy():
+    code = "import sys, bla_eval.run_folder; print({'torch', 'datasets'} & set(sys.modules))"
+    child = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert child.stdout.strip() == "set()"
