@@ -50,6 +50,9 @@ TITLES = {
     "zero-shot": "Zero-shot",
     "icl-sd": "In-context, same task (ICL SD)",
     "icl-dd": "In-context, cross task (ICL DD: {pairs})",
+    "paper": "Zero-shot, the authors' script (generated answers)",
+    "paper-icl-sd": "In-context, same task, the authors' script",
+    "paper-icl-dd": "In-context, cross task, the authors' script ({pairs})",
 }
 """Menu label of each protocol; ``{pairs}`` = the DD partner constructions (see :func:`title`)."""
 
@@ -83,6 +86,8 @@ def title(protocol: str) -> str:
 
 def demonstration_rule(protocol: str) -> str:
     """The demonstration rule of ``protocol`` as recorded in results.json."""
+    if is_paper(check_protocol(protocol)):
+        return paper_protocol.RULES[protocol]
     return RULES[check_protocol(protocol)].format(pairs=_dd_pairs(lambda t: t.config))
 
 
