@@ -37,26 +37,44 @@ def test_dry_run_prints_the_exact_operations(
         ]
     )
     assert code == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("Dry run: nothing is sent.")
-    calls = [ast.parse(line.split(". ", 1)[1], mode="eval").body for line in lines[1:]]
-    assert [c.func.attr for c in calls] == ["create_repo", "upload_folder", "create_tag"]
-    kwargs = [{k.arg: ast.literal_eval(k.value) for k in c.keywords} for c in calls]
-    assert kwargs[0] == {
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Dry run: nothing is sent.")
+    numbered = [line for line in out if line[:1].isdigit()]
+    calls = [ast.parse(line.split(". ", 1)[1], mode="eval").body for line in numbered]
+    assert [c.func.attr for c in calls] == [
+        "create_repo",
+        "list_repo_refs",
+        "repo_info",
+        "list_repo_files",
+        "create_commit",
+        "create_tag",
+    ]
+    kwargs = [{k.arg: k.value for k in c.keywords} for c in calls]
+    assert {k: ast.literal_eval(v) for k, v in kwargs[0].items()} == {
         "repo_id": "bla-org/bla",
         "repo_type": "dataset",
         "exist_ok": True,
         "private": False,
     }
-    upload = kwargs[1]
-    assert upload["repo_id"] == "bla-org/bla" and upload["repo_type"] == "dataset"
-    assert Path(upload["folder_path"]) == built_dataset.resolve()
-    written = sorted(
-        p.relative_to(built_dataset).as_posix() for p in built_dataset.rglob("*") if p.is_file()
-    )
-    assert upload["allow_patterns"] == written
-    assert upload["delete_patterns"] == ["data/**"]
-    assert kwargs[2]["tag"] == TAG and kwargs[2]["repo_type"] == "dataset"
+    commit = kwargs[4]
+    assert ast.literal_eval(commit["revision"]) == "main"
+    assert ast.literal_eval(commit["parent_commit"]).startswith("<head of main")
+    adds = [op for op in commit["operations"].elts if isinstance(op, ast.Call)]
+    added = {
+        ast.literal_eval(op.keywords[0].value): ast.literal_eval(op.keywords[1].value)
+        for op in adds
+    }
+    written = {
+        p.relative_to(built_dataset).as_posix(): str(p.resolve())
+        for p in built_dataset.rglob("*")
+        if p.is_file()
+    }
+    assert added == written  # one commit with every file of the build
+    assert "CommitOperationDelete" in ast.literal_eval(commit["operations"].elts[-1])
+    assert ast.literal_eval(kwargs[5]["tag"]) == TAG
+    assert ast.literal_eval(kwargs[5]["revision"]).startswith("<oid of the create_commit")
+    listed = [line.split()[0] for line in out if line.startswith("  ")]
+    assert listed == sorted(written)
 
 
 @pytest.mark.parametrize("tag", ["v9.9.9", "1.0.0", "latest"])
