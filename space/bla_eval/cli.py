@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, str] = {
     "analyze": "bla_eval.analysis.cli:analyze_main",
     "compare": "bla_eval.analysis.cli:compare_main",
     "export": "bla_eval.analysis.cli:export_main",
+    "reproduce": "bla_eval.reproduce:main",
 }
 """Subcommand name -> ``module:function`` taking ``argv`` and returning an exit code."""
 
