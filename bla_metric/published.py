@@ -189,8 +189,10 @@ SETUPS: dict[str, Setup] = {
             protocol="paper",
             runnable=False,
             reason="the open-flamingo package (CLIP ViT-L/14 + RedPajama-INCITE-Instruct-3B-v1) "
-            "is not a transformers architecture and is not a model kind of the engine "
-            "(docs/differences-from-authors.md says what breaks)",
+            "pins torch 2.0.1; installed without its pins it builds with today's torch and "
+            "transformers, but Flamingo.generate fails inside transformers' generate "
+            "(FlamingoLMMixin.forward() missing 'attention_mask'), so it is no model kind here "
+            "(docs/differences.md)",
         ),
         Setup(
             "GPT-2",
@@ -229,6 +231,7 @@ SETUPS: dict[str, Setup] = {
                 f"{model} fine-tuned {mode}",
                 model,
                 "itm",
+                protocol=f"fine-tuning {mode} (VOLTA)",
                 runnable=False,
                 baseline="zero-shot",
                 reason=VOLTA,
