@@ -7,10 +7,10 @@ here the "word vector" of a last word is the SBERT embedding of that word alone.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from pathlib import Path
 
 import numpy as np
 from lemminflect import getLemma
@@ -76,8 +76,9 @@ def _load_sentence_model(model_id: str):
 
     from builders.construct.config import resolve_model
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return SentenceTransformer(resolve_model(model_id), device="cpu")
+    path = resolve_model(model_id)
+    # a model folder on disk (the installed default) loads without asking the Hub
+    return SentenceTransformer(path, device="cpu", local_files_only=Path(path).exists())
 
 
 def deduplicate(

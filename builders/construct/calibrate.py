@@ -5,7 +5,7 @@ that keeps at least ``--keep`` of that task's release caption SETS (a set is kep
 sentences score above the threshold, the paper's rule); also the one threshold that does so for
 all three tasks at once (the smallest of the three). Run:
 
-    python -m builders calibrate --release ../shared/data/BLA_Benchmark --out calib.json
+    python -m builders calibrate --release path/to/BLA_Benchmark --out calib.json
 
 ``--scores calib.json`` reuses the sentence scores of an earlier run (no model is loaded). The
 figures of a new scorer go into ``builders/data/grammar_calibration.json`` under its name.

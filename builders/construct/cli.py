@@ -21,16 +21,6 @@ def _positive(text: str) -> int:
     return positive_int(text)
 
 
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
-    return value
-
-
 def _folder(text: str) -> Path:
     path = Path(text)
     if not path.is_dir():

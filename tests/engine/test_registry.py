@@ -4,10 +4,12 @@ and the engine, the metric, the Markdown report, the CLI and the Space's builder
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import datasets
 import pytest
+from bla_eval import protocols
 from bla_eval.benchmarks import Benchmark, register_benchmark, unregister_benchmark
 from bla_eval.cli import build_parser
 from bla_eval.config import RunConfig
@@ -16,7 +18,8 @@ from bla_eval.items import ImageRef, Item, image_key
 from bla_eval.report import markdown_table
 from bla_eval.run import evaluate
 from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
-from bla_space import explore_data, runner, views
+from bla_space import evaluate_tab, explore_data, runner, views
+from bla_space import neighbours as neighbour_tab
 
 from bla_metric import formulas, neighbours
 from bla_metric.tasks import Task, get_task, register_task, task_codes, unregister_task
@@ -76,6 +79,33 @@ def test_a_new_construction_runs_through_every_part(toy_task, real_rows, tiny_cl
     assert "NG set acc" in views.leaderboard_columns()
     assert explore_data.task_labels()["negation"] == "Negation (NG)"
     assert [c for _, c in runner.kind_menu()][1:] == list(runner.kinds())
+
+
+def test_new_constructions_paired_by_dd_partner_run_cross_task_icl():
+    one = replace(TOY_TASK, dd_partner="negation_scope")
+    two = replace(
+        TOY_TASK,
+        code="ns",
+        config="negation_scope",
+        title="Negation scope",
+        abbreviation="NS",
+        dd_partner="negation",
+    )
+    for task in (one, two):
+        register_task(task)
+    try:
+        assert protocols.partner_config("negation_learning") == "negation_scope"
+        assert protocols.run_tasks("icl-dd", "bla", ["ng", "ap"], explicit=False) == [
+            "negation_learning"
+        ]
+        assert "CO <-> RC, NG <-> NS" in protocols.title("icl-dd")
+        assert "negation <-> negation_scope" in protocols.demonstration_rule("icl-dd")
+        assert (protocols.title("icl-dd"), "icl-dd") in evaluate_tab.protocol_choices()
+    finally:
+        for task in (one, two):
+            unregister_task(task.code)
+    with pytest.raises(ValueError, match="runs on coordination and relative_clause only"):
+        protocols.partner_config("negation_learning")
 
 
 def _pair_items(data: str, task: str, split: str, limit: int | None) -> list[Item]:
@@ -153,6 +183,7 @@ def test_a_two_image_benchmark_runs_through_every_part(
     expected = neighbours.winoground_metrics([r["scores"] for r in records])
     assert results["tasks"]["pairs"]["scores"] == expected
     assert "| model | pairs |" in markdown_table(results)
+    assert neighbour_tab.neighbour_menu()["pairs"] == "Two images, two captions"
     assert list(views.metrics_table(results, "scores").columns)[:3] == [
         "model",
         "source",
