@@ -14,7 +14,9 @@ INTRO = (
     "Published numbers (paper Table 2, thesis Tables 6.2-6.3, chance) and every run finished in "
     "this Space: one row per model and protocol, the most complete run kept. Click a column "
     "header to sort. Quick runs score only the first N datapoints of each task (see "
-    "*datapoints*); paper rows score all of them."
+    "*datapoints*); paper rows score all of them. A run whose model and protocol are those of a "
+    "published row, with every number of the row within its tolerance, says *reproduces ROW* in "
+    "its source (`bla-eval reproduce ROW --run DIR` prints the comparison)."
 )
 
 

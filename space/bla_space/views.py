@@ -193,6 +193,16 @@ def leaderboard_columns(benchmark: str = "bla") -> list[str]:
     return [*TABLE_FIXED_COLUMNS, *metric_columns(view, benchmark)]
 
 
+def run_source(results: dict) -> str:
+    """``Space run <date>``, and the published rows the run reproduces (every number of the row
+    within its tolerance: ``bla_eval.reproduce``)."""
+    from bla_eval.reproduce import reproduced_rows
+
+    source = f"Space run {str(results.get('created', ''))[:10]}"
+    rows = reproduced_rows(results)
+    return source + (f"; reproduces {', '.join(rows)}" if rows else "")
+
+
 def leaderboard_table(runs: Iterable[dict], view: str, benchmark: str = "bla") -> pd.DataFrame:
     """References plus finished runs of one benchmark: one row per (model, protocol), the most
     complete run kept."""
@@ -200,7 +210,7 @@ def leaderboard_table(runs: Iterable[dict], view: str, benchmark: str = "bla") -
     best: dict[tuple[str, str], tuple[tuple[int, str], dict]] = {}
     for results in (r for r in runs if benchmark_of(r).name == bench.name):
         created = str(results.get("created", ""))
-        row = run_row(results, view, source=f"Space run {created[:10]}")
+        row = run_row(results, view, source=run_source(results))
         key, rank = (row["model"], str(row["protocol"])), (row["datapoints"], created)
         if key not in best or rank > best[key][0]:
             best[key] = (rank, row)
