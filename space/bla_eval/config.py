@@ -14,6 +14,14 @@ from dataclasses import MISSING, asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .api.settings import (
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
+    MAX_TOP_LOGPROBS,
+    PROVIDERS,
+    SCORING,
+    check_api_fields,
+)
 from .cli_common import positive_int
 from .protocols import ORDERS, PROTOCOLS
 
@@ -103,6 +111,51 @@ class RunConfig:
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
         "the GPUs of one machine"
     )
+    endpoint: str | None = option(
+        help="score a model served behind an OpenAI-compatible chat-completions API (kind "
+        "openai-api): its base URL, e.g. http://127.0.0.1:8000/v1, or one of "
+        f"{', '.join(PROVIDERS)}; --model is then the name the server knows"
+    )
+    api_key_env: str | None = option(
+        help="environment variable holding the endpoint's API key (default: OPENAI_API_KEY; "
+        "GEMINI_API_KEY / ANTHROPIC_API_KEY for --endpoint gemini / anthropic); the key is read "
+        "from the environment only and written nowhere"
+    )
+    concurrency: int = option(
+        DEFAULT_CONCURRENCY,
+        f"endpoint: requests in flight at once (at most {MAX_CONCURRENCY})",
+        type=positive_int,
+    )
+    request_timeout: float = option(60.0, "endpoint: seconds one request may take")
+    max_retries: int = option(
+        5,
+        "endpoint: retries of a request answered 408, 429 or 5xx (or cut off), with "
+        "exponential backoff that honours Retry-After",
+    )
+    top_logprobs: int = option(
+        MAX_TOP_LOGPROBS,
+        f"endpoint: alternatives asked for the first answer token (at most {MAX_TOP_LOGPROBS})",
+        type=positive_int,
+    )
+    max_answer_tokens: int = option(
+        1,
+        "endpoint, generation path: tokens of the generated answer (1: the first answer "
+        "token; more for models that reason before they answer)",
+        type=positive_int,
+    )
+    api_scoring: str = option(
+        "auto",
+        "endpoint: auto = P(yes) from top log-probabilities where the endpoint returns them, "
+        "else the generated answer classified; or force logprobs or generation",
+        choices=SCORING,
+    )
+    text_only: bool = option(
+        False, "endpoint: send the question without the image (text-only models)"
+    )
+    price_input: float | None = option(
+        help="endpoint: US dollars per million prompt tokens (the cost in results.json)"
+    )
+    price_output: float | None = option(help="endpoint: US dollars per million completion tokens")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))
@@ -121,6 +174,7 @@ class RunConfig:
             raise ValueError(
                 f"unknown protocol {self.protocol!r}: use one of {', '.join(PROTOCOLS)}"
             )
+        check_api_fields(self)
 
     def with_(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed."""

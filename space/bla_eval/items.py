@@ -77,6 +77,23 @@ def decode_image(item: Item, ref: ImageRef) -> Image.Image:
         ) from err
 
 
+def encoded_image(item: Item, ref: ImageRef) -> bytes:
+    """The encoded bytes of an image of ``item`` as stored (not decoded); an error names the
+    item when they are missing."""
+    source = ref.source or {}
+    try:
+        if source.get("bytes"):
+            return bytes(source["bytes"])
+        if source.get("path"):
+            with open(source["path"], "rb") as handle:
+                return handle.read()
+        raise FileNotFoundError("no image bytes or path")
+    except OSError as err:
+        raise ValueError(
+            f"image of {item.task} item {item.id} ({ref.key}) cannot be read: {err}"
+        ) from err
+
+
 def as_record_value(matrix: Sequence[Sequence[Any]]) -> list[Any]:
     """A matrix as stored in ``scores.jsonl``: the single row of a one-image item, else rows."""
     rows = [list(row) for row in matrix]

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, paper_protocol, protocols
+from .api.cache import CACHE_FOLDER
+from .api.settings import api_settings
 from .benchmarks import Benchmark, get_benchmark, load_items
 from .config import RunConfig
 from .distributed import Processes, part_files
@@ -33,6 +35,7 @@ from .run_folder import (
     write_json_atomic,
 )
 from .scorers import LoadOptions, Scorer, detect_kind, load_scorer, scorer_class
+from .scorers.detect import check_endpoint
 from .scoring import Progress, score_items
 
 
@@ -52,6 +55,8 @@ def resume_settings(config: RunConfig, kind: str, data: str) -> dict[str, Any]:
         settings |= {"benchmark": config.benchmark, "protocol": config.protocol}
     if config.protocol != "zero-shot":
         settings |= {"icl_order": config.icl_order, "icl_seed": config.icl_seed}
+    if scorer_class(kind).remote:  # the endpoint and how it is asked
+        settings |= api_settings(config).scoring_record()
     return settings
 
 
@@ -142,8 +147,9 @@ def _prepare(config: RunConfig) -> _Run:
     if plan is not None:  # in-context items without demonstrations (DD) are skipped, recorded
         items = [i for i in items if plan.covers(i)]
     clock["data"] = time.perf_counter()
-    kind = config.kind or detect_kind(config.model, config.trust_remote_code)
+    kind = config.kind or detect_kind(config.model, config.trust_remote_code, config.endpoint)
     scorer_class(kind)  # an unknown --kind is named before the folder is made
+    check_endpoint(kind, config.endpoint)
     protocols.check_kind(config.protocol, kind)
     return _Run(config, bench, data, tasks, items, kind, plan, Processes.from_env(), clock)
 
@@ -217,6 +223,7 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 config.gguf_file,
                 device_map=config.device_map,
                 protocol=config.protocol,
+                api=api_settings(config, run.out / CACHE_FOLDER),
             )
             scorer = load_scorer(config.model, run.kind, config.batch_size, options)
         run.clock["model"] = time.perf_counter()

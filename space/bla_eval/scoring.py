@@ -12,7 +12,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from .batching import chunks, prefetch_map
-from .items import Item, decode_image
+from .items import Item, decode_image, encoded_image
 from .scorers.base import Query, Scorer
 
 OnScored = Callable[[Item, list[list[float]], "list[list[str]] | None"], None]
@@ -59,7 +59,11 @@ def score_items(
 
     def prepare(key: str) -> Any:
         item, ref = refs[key]
-        return scorer.prepare_image(decode_image(item, ref)) if scorer.needs_images else None
+        if not scorer.needs_images:
+            return None
+        if scorer.wants_encoded:  # the bytes as stored (e.g. sent on to an API)
+            return scorer.prepare_image(encoded_image(item, ref))
+        return scorer.prepare_image(decode_image(item, ref))
 
     total, done = len(items), 0
     desc = f"scoring ({scorer.kind})"

@@ -12,7 +12,7 @@ from typing import Any
 from bla_eval import protocols
 from bla_eval.config import RunConfig
 from bla_eval.run_folder import staged
-from bla_eval.scorers import KIND_INFO, detect_kind, kinds
+from bla_eval.scorers import KIND_INFO, detect_kind
 
 from . import results_store
 from .config import SpaceConfig
@@ -25,14 +25,20 @@ log = logging.getLogger(__name__)
 AUTO = "auto"
 
 
+def space_kinds() -> list[str]:
+    """The kinds the Space offers: every registered kind except those whose models run behind
+    an API endpoint (a public Space holds no visitor's API key)."""
+    return [k for k, c in KIND_INFO.items() if not c.remote]
+
+
 def kind_menu() -> list[tuple[str, str]]:
-    """The kind menu: auto-detect, then every registered kind with its help line."""
-    return [("auto-detect", AUTO)] + [(f"{k}: {c.help}", k) for k, c in KIND_INFO.items()]
+    """The kind menu: auto-detect, then every kind the Space offers with its help line."""
+    return [("auto-detect", AUTO)] + [(f"{k}: {KIND_INFO[k].help}", k) for k in space_kinds()]
 
 
 def kind_examples() -> list[list[str]]:
-    """One example model id per registered kind that names one (the kind filled in with it)."""
-    return [[c.example, k] for k, c in KIND_INFO.items() if c.example]
+    """One example model id per offered kind that names one (the kind filled in with it)."""
+    return [[KIND_INFO[k].example, k] for k in space_kinds() if KIND_INFO[k].example]
 
 
 def kind_help(kind: str) -> str:
@@ -59,8 +65,9 @@ def resolve_model(config: SpaceConfig, text: str, kind_choice: str | None) -> tu
     model = validate_model_id(text, allow_local=config.allow_local_models)
     n_params = check_model_size(model, config.max_params)
     if kind_choice and kind_choice != AUTO:
-        if kind_choice not in kinds():
-            raise ValueError(f"unknown model kind {kind_choice!r}: use one of {', '.join(kinds())}")
+        if kind_choice not in space_kinds():
+            offered = ", ".join(space_kinds())
+            raise ValueError(f"unknown model kind {kind_choice!r}: use one of {offered}")
         return model, kind_choice, n_params
     return model, detect_kind(model, trust_remote_code=False), n_params
 

@@ -27,6 +27,8 @@ class KindInfo:
     """One line: what the model is and what its score means."""
     example: str = ""
     """A Hub model of this kind (the Space's examples)."""
+    remote: bool = False
+    """The model runs behind an API endpoint (``--endpoint``); the Space does not offer it."""
 
 
 BUILTIN_KINDS = (
@@ -60,8 +62,15 @@ BUILTIN_KINDS = (
         "text-only language model (no image): sentence likelihood, a blind baseline",
         "openai-community/gpt2",
     ),
+    KindInfo(
+        "openai-api",
+        f"{__name__}.openai_api",
+        "model behind an OpenAI-compatible endpoint (--endpoint URL): P(yes) from top "
+        "log-probabilities, else the generated answer",
+        remote=True,
+    ),
 )
-"""The built-in kinds, in detection order."""
+"""The built-in kinds, in detection order (a remote kind is chosen by ``--endpoint`` only)."""
 
 KIND_INFO: dict[str, KindInfo] = {info.kind: info for info in BUILTIN_KINDS}
 """Kind name -> its menu facts and module, in detection order (built-in, then registered)."""
@@ -80,7 +89,9 @@ def register_kind(cls: type[Scorer]) -> type[Scorer]:
     if info is not None and info.module == cls.__module__:
         cls.help, cls.example = info.help, info.example
     else:
-        KIND_INFO[cls.kind] = KindInfo(cls.kind, cls.__module__, cls.help, cls.example)
+        KIND_INFO[cls.kind] = KindInfo(
+            cls.kind, cls.__module__, cls.help, cls.example, getattr(cls, "remote", False)
+        )
     KINDS_REGISTRY[cls.kind] = cls
     return cls
 
@@ -127,8 +138,10 @@ def load_scorer(
 ) -> Scorer:
     """Load ``model`` as a scorer of ``kind`` (detected from the model when None)."""
     options = options or LoadOptions()
-    model = resolve_model(model)
-    kind = kind or detect_kind(model, options.trust_remote_code)
+    endpoint = options.api.endpoint if options.api is not None else None
+    kind = kind or detect_kind(model, options.trust_remote_code, endpoint)
+    if not KIND_INFO[kind].remote:  # a remote model's name is the server's, not a local file
+        model = resolve_model(model)
     return scorer_class(kind)(model, batch_size, options)
 
 

@@ -28,6 +28,8 @@ class LoadOptions:
     protocol: str = "zero-shot"
     """The run's protocol (``bla_eval.protocols``): the authors' ones make generative kinds
     generate answers."""
+    api: Any = None
+    """``bla_eval.api.settings.ApiSettings`` of a model behind an endpoint (remote kinds)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,11 @@ class Scorer(ABC):
     probabilistic: ClassVar[bool] = False
     """True when scores are probabilities (binary view: threshold 0.5), else top-k (binary view)."""
     needs_images: ClassVar[bool] = True
+    wants_encoded: ClassVar[bool] = False
+    """True when ``prepare_image`` takes the image's encoded bytes as stored, not decoded RGB."""
+    remote: ClassVar[bool] = False
+    """True when the model runs behind an API endpoint (``--endpoint``): chosen by the endpoint,
+    never detected from a model name, and not offered by the Space."""
     takes_similarity: ClassVar[bool] = False
     """True when ``--similarity`` (cosine / CLIPScore) applies."""
     default_batch_size: ClassVar[int] = 32

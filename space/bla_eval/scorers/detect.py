@@ -38,12 +38,15 @@ def read_config(model: str, trust_remote_code: bool = False) -> Any:
         raise ValueError(f"cannot read a model config for {model!r}: {err}") from err
 
 
-def detect_kind(model: str, trust_remote_code: bool = False) -> str:
+def detect_kind(model: str, trust_remote_code: bool = False, endpoint: str | None = None) -> str:
     """The kind of a Hub id, local folder, open_clip name, GGUF file or bundled short name
-    (``bla_eval.bundled``): name rules first, then the transformers config, in registry order."""
+    (``bla_eval.bundled``): name rules first, then the transformers config, in registry order.
+    With an ``endpoint`` the model is served there: the remote kind."""
     from ..bundled import resolve_model
     from . import kinds, scorer_classes
 
+    if endpoint:
+        return remote_kinds()[0]
     model = resolve_model(model)
     classes = scorer_classes().values()
     for cls in classes:
@@ -58,6 +61,27 @@ def detect_kind(model: str, trust_remote_code: bool = False) -> str:
         f"architectures={sorted(getattr(config, 'architectures', None) or [])}); "
         f"pass --kind one of {', '.join(kinds())}"
     )
+
+
+def remote_kinds() -> list[str]:
+    """The kinds whose models run behind an API endpoint."""
+    from . import KIND_INFO
+
+    return [kind for kind, info in KIND_INFO.items() if info.remote]
+
+
+def check_endpoint(kind: str, endpoint: str | None) -> None:
+    """A remote kind needs an endpoint, and an endpoint needs a remote kind (ValueError)."""
+    from . import KIND_INFO
+
+    remote = KIND_INFO[kind].remote if kind in KIND_INFO else False
+    if remote and not endpoint:
+        raise ValueError(f"model kind {kind!r} needs --endpoint URL (the API base of its server)")
+    if endpoint and not remote:
+        raise ValueError(
+            f"--endpoint is for model kind {' or '.join(map(repr, remote_kinds()))}; kind "
+            f"{kind!r} loads the model itself"
+        )
 
 
 def architectures(config: Any) -> set[str]:

@@ -1,0 +1,172 @@
+"""What a run asks of an OpenAI-compatible endpoint: where it is, how hard to push it, how to score.
+
+The API key is read from the environment when a request is made; it is never a setting, so it
+never reaches ``run.json``, ``results.json``, the cache or an error message.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+PROVIDERS: dict[str, tuple[str, str]] = {
+    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"),
+    "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+}
+"""``--endpoint`` shortcut -> (API base URL, environment variable of its key)."""
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+"""Where the key is read from when neither ``--api-key-env`` nor a shortcut names a variable."""
+
+DEFAULT_CONCURRENCY = 8
+MAX_CONCURRENCY = 64
+"""Requests in flight at once: the default, and the most a run may ask for."""
+
+MAX_TOP_LOGPROBS = 20
+"""The most alternatives per token that OpenAI, vLLM and llama.cpp return."""
+
+SCORING = ("auto", "logprobs", "generation")
+"""``--api-scoring``: ``auto`` reads P(yes) from top log-probabilities when the endpoint returns
+them and otherwise classifies a generated answer; the other two force one path."""
+
+CHAT_PATH = "/chat/completions"
+
+
+def resolve_endpoint(endpoint: str) -> tuple[str, str]:
+    """(API base URL, default key variable) of ``--endpoint``: a shortcut or an http(s) URL.
+
+    A URL ending in ``/chat/completions`` is cut back to its base; the request path is
+    ``<base>/chat/completions`` (so ``http://127.0.0.1:8000/v1`` is the usual form).
+    """
+    if endpoint.lower() in PROVIDERS:
+        return PROVIDERS[endpoint.lower()]
+    parts = urlsplit(endpoint.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"endpoint {public_url(endpoint)!r} is not an http(s) URL such as "
+            f"http://127.0.0.1:8000/v1 nor one of {', '.join(PROVIDERS)}"
+        )
+    if "@" in parts.netloc:
+        raise ValueError(
+            f"endpoint {public_url(endpoint)!r} must not carry credentials (user:password@): "
+            "put the key in an environment variable (--api-key-env)"
+        )
+    try:
+        parts.port  # noqa: B018  (a malformed port raises here)
+    except ValueError as err:
+        raise ValueError(f"endpoint {public_url(endpoint)!r}: {err}") from None
+    path = parts.path.rstrip("/").removesuffix(CHAT_PATH)
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")), DEFAULT_KEY_ENV
+
+
+def public_url(url: str) -> str:
+    """``url`` without user info, query or fragment (where keys are sometimes put): the form
+    that is recorded and shown."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """Everything the ``openai-api`` kind needs besides the model name."""
+
+    endpoint: str
+    """API base URL (requests go to ``<endpoint>/chat/completions``)."""
+    key_env: str = DEFAULT_KEY_ENV
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = 60.0
+    """Seconds one request may take."""
+    max_retries: int = 5
+    """Retries of a request answered 408, 429 or 5xx (or cut off) before the run stops."""
+    top_logprobs: int = MAX_TOP_LOGPROBS
+    max_answer_tokens: int = 1
+    scoring: str = "auto"
+    text_only: bool = False
+    """Send the question without the image."""
+    price_input: float | None = None
+    """US dollars per million prompt tokens (for the cost in results.json)."""
+    price_output: float | None = None
+    """US dollars per million completion tokens."""
+    cache_dir: Path | None = None
+    """Folder of the response cache (None: no cache)."""
+
+    @property
+    def public_endpoint(self) -> str:
+        """The endpoint as recorded and shown (no credentials, no query)."""
+        return public_url(self.endpoint)
+
+    def api_key(self) -> str | None:
+        """The key from the environment (None when the variable is unset or empty)."""
+        return os.environ.get(self.key_env) or None
+
+    def scoring_record(self) -> dict[str, Any]:
+        """The settings that decide the scores (a resumed run must have the same)."""
+        return {
+            "endpoint": self.public_endpoint,
+            "api_scoring": self.scoring,
+            "top_logprobs": self.top_logprobs,
+            "max_answer_tokens": self.max_answer_tokens,
+            "text_only": self.text_only,
+        }
+
+
+def api_settings(config: Any, cache_dir: Path | None = None) -> ApiSettings | None:
+    """The API settings of a ``RunConfig`` (None when it names no endpoint)."""
+    if not config.endpoint:
+        return None
+    base, key_env = resolve_endpoint(config.endpoint)
+    return ApiSettings(
+        endpoint=base,
+        key_env=config.api_key_env or key_env,
+        concurrency=config.concurrency,
+        timeout=config.request_timeout,
+        max_retries=config.max_retries,
+        top_logprobs=config.top_logprobs,
+        max_answer_tokens=config.max_answer_tokens,
+        scoring=config.api_scoring,
+        text_only=config.text_only,
+        price_input=config.price_input,
+        price_output=config.price_output,
+        cache_dir=cache_dir,
+    )
+
+
+def check_api_fields(config: Any) -> None:
+    """ValueError naming the first bad API setting of a ``RunConfig``."""
+    if config.endpoint is not None:
+        resolve_endpoint(config.endpoint)
+    _whole(config.concurrency, "concurrency", 1, MAX_CONCURRENCY)
+    _whole(config.max_retries, "max_retries", 0, 100)
+    _whole(config.top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
+    _whole(config.max_answer_tokens, "max_answer_tokens", 1, 100_000)
+    _positive(config.request_timeout, "request_timeout")
+    if config.api_scoring not in SCORING:
+        raise ValueError(
+            f"unknown api_scoring {config.api_scoring!r}: use one of {', '.join(SCORING)}"
+        )
+    for name in ("price_input", "price_output"):
+        value = getattr(config, name)
+        if value is not None and not (_number(value) and value >= 0):
+            raise ValueError(f"{name} must be a number >= 0 (US dollars per million tokens)")
+    if config.api_key_env is not None and not str(config.api_key_env).strip():
+        raise ValueError("api_key_env must name an environment variable")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: Any, name: str, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+
+
+def _positive(value: Any, name: str) -> None:
+    if not _number(value) or value <= 0:
+        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")

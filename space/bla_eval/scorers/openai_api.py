@@ -1,0 +1,228 @@
+"""Models behind an OpenAI-compatible chat-completions endpoint (vLLM, SGLang, llama.cpp,
+``transformers serve``, OpenAI, Gemini, Claude): the engine's yes/no question, scored from the
+first answer token's top log-probabilities, or from a short generated answer where the endpoint
+returns none (``bla_eval.api.answers``).
+
+The kind is chosen by ``--endpoint`` and never detected from a model name. The first query of a
+run decides the path (``auto``): one request with ``logprobs``; a response with top
+log-probabilities keeps that path, a refusal or a response without them switches to generation.
+Requests run ``concurrency`` at a time; each response is cached on disk by the exact request
+(``bla_eval.api.cache``), so a resumed run or a re-run sends nothing twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import Any
+
+from ..api.answers import Answer, answer_text, first_choice, first_token_alternatives, from_logprobs
+from ..api.answers import from_text as answer_from_text
+from ..api.cache import CACHE_FOLDER, ResponseCache, cache_key, request_bytes
+from ..api.client import ChatClient, EndpointError, LogprobsRefused
+from ..api.messages import api_messages, data_url
+from ..api.usage import Usage
+from ..prompts import NO_WORDS, QUESTION, YES_WORDS
+from . import register_kind
+from .base import LoadOptions, Query, Scored, Scorer, regroup
+
+LOGPROBS, GENERATION = "logprobs", "generation"
+
+SCORE_RULES = {
+    LOGPROBS: "P(yes) / (P(yes) + P(no)) over the top log-probabilities of the first answer "
+    "token, summed over the yes/no spellings; a side missing from the list counts as 0",
+    GENERATION: "generated answer classified by bla_metric.answers.parse_answer: yes 1.0, "
+    "no 0.0, unparsed 0.5",
+}
+
+
+@register_kind
+class OpenAIApiScorer(Scorer):
+    """A model name served by an OpenAI-compatible endpoint (``LoadOptions.api``)."""
+
+    kind = "openai-api"
+    probabilistic = True
+    remote = True
+    wants_encoded = True
+    default_batch_size = 1
+
+    def __init__(
+        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+    ) -> None:
+        # No torch: nothing is loaded here, so Scorer.__init__'s device and dtype do not apply.
+        self.model_id = model_id
+        self.batch_size = batch_size or self.default_batch_size
+        self.options = options or LoadOptions()
+        settings = self.options.api
+        if settings is None:
+            raise ValueError(f"model kind {self.kind!r} needs --endpoint URL (the API base)")
+        self.settings = settings
+        self.device = settings.public_endpoint
+        self.chat = True  # the server applies the model's chat template
+        self.needs_images = not settings.text_only
+        self.client = ChatClient(settings, model_id)
+        self.cache = ResponseCache(settings.cache_dir)
+        self.usage = Usage()
+        self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="bla-api")
+        self.path = None if settings.scoring == "auto" else settings.scoring
+        self.path_reason = "" if self.path is None else f"--api-scoring {settings.scoring}"
+        self.decided = False
+        self.bar: Any = None
+        self._bar_lock = threading.Lock()
+
+    def prepare_image(self, image: bytes) -> str:  # type: ignore[override]
+        """The item's encoded image bytes as a data URL (not decoded, not re-encoded)."""
+        return data_url(image)
+
+    def body(self, image_url: str | None, query: Query, path: str) -> dict[str, Any]:
+        """The request for one query on one path (greedy; one token for log-probabilities)."""
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": api_messages(query.sentence, query.demonstrations, image_url),
+            "temperature": 0,
+        }
+        if path == LOGPROBS:
+            body |= {"max_tokens": 1, "logprobs": True, "top_logprobs": self.settings.top_logprobs}
+        else:
+            body["max_tokens"] = self.settings.max_answer_tokens
+        return body
+
+    def fetch(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The response to ``body``: from the cache, else sent (and then cached)."""
+        data = request_bytes(body)
+        key = cache_key(self.settings.public_endpoint, data)
+        doc = self.cache.get(key)
+        cached = doc is not None
+        if doc is None:
+            doc = self.client.post(data)
+            self.cache.put(key, self.settings.public_endpoint, doc)
+        self.usage.add_response(doc, cached)
+        self._tick()
+        return doc
+
+    def answer(self, image_url: str | None, query: Query) -> Answer:
+        """The scored answer to one query on the run's path."""
+        if self.path == LOGPROBS:
+            doc = self.fetch(self.body(image_url, query, LOGPROBS))
+            alternatives = first_token_alternatives(doc)
+            if alternatives is None:  # this response came without them: its text decides
+                self.usage.add_outcome("without_logprobs")
+                result = answer_from_text(answer_text(doc))
+            else:
+                result = from_logprobs(alternatives, answer_text(doc))
+        else:
+            doc = self.fetch(self.body(image_url, query, GENERATION))
+            result = answer_from_text(answer_text(doc))
+        self.usage.add_outcome(result.outcome)
+        return result
+
+    def decide(self, image_url: str | None, query: Query) -> None:
+        """Choose the path with the first query (``auto``), or check the forced one."""
+        self.decided = True
+        if self.path != GENERATION:
+            try:
+                doc = self.fetch(self.body(image_url, query, LOGPROBS))
+            except LogprobsRefused as err:
+                if self.path == LOGPROBS:
+                    raise
+                self.path, self.path_reason = GENERATION, f"{err}"
+                return self._check_text(image_url, query)
+            if first_token_alternatives(doc) is not None:
+                self.path = LOGPROBS
+                self.path_reason = "the endpoint returns top log-probabilities"
+                return None
+            if self.path == LOGPROBS:
+                raise EndpointError(
+                    f"endpoint {self.settings.public_endpoint} returned no log-probabilities for "
+                    f"model {self.model_id!r}; use --api-scoring auto or generation"
+                )
+            self.path = GENERATION
+            self.path_reason = "the endpoint returned no log-probabilities"
+        return self._check_text(image_url, query)
+
+    def _check_text(self, image_url: str | None, query: Query) -> None:
+        """A generation path whose first answer has no text at all cannot score."""
+        doc = self.fetch(self.body(image_url, query, GENERATION))
+        if not answer_text(doc).strip():
+            reason = first_choice(doc).get("finish_reason")
+            raise EndpointError(
+                f"endpoint {self.settings.public_endpoint} returned neither log-probabilities "
+                f"nor text for model {self.model_id!r} (finish_reason: {reason}); a model that "
+                "reasons before answering needs a larger --max-answer-tokens"
+            )
+
+    def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
+        jobs = [(image, q) for image, group in zip(images, queries, strict=True) for q in group]
+        if jobs and not self.decided:
+            self.decide(*jobs[0])
+        answers = self._answer_all(jobs)
+        results = [answers[job] for job in jobs]
+        scores = regroup([a.score for a in results], queries)
+        return Scored(scores, regroup([a.text for a in results], queries))
+
+    def _answer_all(self, jobs: list[tuple[str | None, Query]]) -> dict[Any, Answer]:
+        """Every distinct job answered, ``concurrency`` at a time; the first failure stops the
+        rest (requests not yet sent are not sent) and is raised."""
+        unique = list(dict.fromkeys(jobs))
+        self._grow_bar(len(unique))
+        futures = {job: self.pool.submit(self.answer, *job) for job in unique}
+        try:
+            done, _ = wait(futures.values(), return_when=FIRST_EXCEPTION)
+            for future in done:
+                if future.exception() is not None:
+                    raise future.exception()
+        except BaseException:
+            self.client.stop.set()
+            for future in futures.values():
+                future.cancel()
+            raise
+        return {job: future.result() for job, future in futures.items()}
+
+    def _grow_bar(self, n: int) -> None:
+        from tqdm.auto import tqdm
+
+        with self._bar_lock:
+            if self.bar is None:
+                self.bar = tqdm(total=0, desc=f"requests ({self.kind})", unit="req")
+            self.bar.total += n
+            self.bar.refresh()
+
+    def _tick(self) -> None:
+        with self._bar_lock:
+            if self.bar is not None:
+                requests = self.usage.requests
+                self.bar.set_postfix(
+                    sent=requests["sent"],
+                    cached=requests["cached"],
+                    retries=self.client.retries,
+                    refresh=False,
+                )
+                self.bar.update(1)
+
+    def describe(self) -> dict[str, Any]:
+        settings = self.settings
+        prices = (settings.price_input, settings.price_output)
+        outcomes = self.usage.outcomes
+        return {
+            "prompt": QUESTION,
+            "chat_template": "the server's",
+            "scoring_path": self.path,
+            "scoring_path_reason": self.path_reason,
+            "score": SCORE_RULES.get(self.path or "", ""),
+            "yes_tokens": list(YES_WORDS),
+            "no_tokens": list(NO_WORDS),
+            "unparsed_answers": outcomes["unparsed"],
+            "api": {
+                "endpoint": settings.public_endpoint,
+                "key_env": settings.key_env,
+                "concurrency": settings.concurrency,
+                "request_timeout_s": settings.timeout,
+                "max_retries": settings.max_retries,
+                "top_logprobs": settings.top_logprobs,
+                "max_answer_tokens": settings.max_answer_tokens,
+                "text_only": settings.text_only,
+                "cache": CACHE_FOLDER if settings.cache_dir is not None else None,
+                **self.usage.record(self.client.retries, prices),
+            },
+        }
