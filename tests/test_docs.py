@@ -216,6 +216,18 @@ def test_the_documents_show_commands():
     assert {"bla-eval", "bla-finetune", "python -m builders", "bla-eval analyze"} <= programs
 
 
+def test_every_command_and_subcommand_is_shown():
+    from bla_eval.cli import SUBCOMMANDS
+
+    from builders.__main__ import SUBCOMMAND_MODULES
+
+    shown = {c.help_name for c in BLOCK_COMMANDS}
+    expected = {"bla-eval", "bla-finetune", *(f"bla-eval {name}" for name in SUBCOMMANDS)}
+    builders = ("release", "publish", *SUBCOMMAND_MODULES)
+    expected |= {f"python -m builders {name}" for name in builders}
+    assert not expected - shown, f"no example command of {sorted(expected - shown)}"
+
+
 def test_readme_keeps_the_test_command_and_is_a_landing_page():
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert TEST_COMMAND in readme.splitlines()
