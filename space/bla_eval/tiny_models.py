@@ -94,7 +94,11 @@ def train_clip_tokenizer(sentences: Iterable[str], vocab_size: int = 49408):
     bpe.train_from_iterator(sentences, trainer)
     state = json.loads(bpe.to_str())["model"]
     merges = [tuple(m.split(" ") if isinstance(m, str) else m) for m in state["merges"]]
-    return tf.CLIPTokenizer(vocab=state["vocab"], merges=merges)
+    # The trainer numbers the word-final letters ("s</w>") in hash order, different in every
+    # call: number the tokens in sorted order so that the same sentences give the same ids, and
+    # a seeded model the same scores, in every process.
+    tokens = [*special, *sorted(set(state["vocab"]) - set(special))]
+    return tf.CLIPTokenizer(vocab={t: i for i, t in enumerate(tokens)}, merges=merges)
 
 
 def bpe_tokenizer(texts: Iterable[str], vocab_size: int = 1000) -> tf.PreTrainedTokenizerFast:

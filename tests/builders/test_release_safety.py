@@ -270,7 +270,8 @@ def test_cli_release(
     broken = small_release(small, tmp_path / "broken")
     _missing_image(broken)
     assert main(["release", "--source", str(broken), "--out", str(tmp_path / "x"), "--quiet"]) == 2
-    assert re.search(r"^error: .*record 5 .*image missing", capsys.readouterr().err, re.M)
+    err = capsys.readouterr().err
+    assert re.search(r"^python -m builders release: error: .*record 5 .*image missing", err, re.M)
     assert not (tmp_path / "x").exists()
 
 
