@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import typing
 from collections.abc import Callable
@@ -22,6 +23,9 @@ path, file or connection (``OSError``), an optional package that is not installe
 
 EXIT_USAGE = 2
 """Exit code of every refused argument, path or record (argparse's own code for bad usage)."""
+
+EXIT_BROKEN_PIPE = 141
+"""Exit code when stdout's reader went away (128 + SIGPIPE, as a shell reports it)."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -75,6 +79,9 @@ def run_guarded(
     """Run ``fn``; one of ``errors`` prints one line and returns 2 (re-raised with ``debug``)."""
     try:
         return fn()
+    except BrokenPipeError:  # the reader of stdout stopped (``| head``): nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except errors as err:
         if debug:
             raise

@@ -22,6 +22,7 @@ VG = REPO_ROOT / "tests" / "fixtures" / "vg" / "release"
 RUN = REPO_ROOT / "tests" / "fixtures" / "runs" / "smollm2"
 OUT = "{tmp}/out"
 NOWHERE = "{tmp}/does-not-exist"
+FILE = "{tmp}/notes.txt"  # a file where a folder is expected
 
 ONE_LINE = tuple[list[str], str]
 """argv after the program, and text the one error line holds."""
@@ -47,6 +48,10 @@ BLA_EVAL: dict[str, tuple[ONE_LINE, ONE_LINE]] = {
     "export": (
         ([str(RUN), "--format", "zz"], "invalid choice: 'zz'"),
         ([NOWHERE], NOWHERE),
+    ),
+    "reproduce": (
+        (["CLIP", "--limit", "0"], "--limit: must be at least 1"),
+        (["CLIP", "--run", NOWHERE], f"{NOWHERE} is not a finished run folder"),
     ),
 }
 
@@ -92,6 +97,17 @@ BUILDERS: dict[str, tuple[ONE_LINE, ONE_LINE]] = {
         (["--out", OUT], "the following arguments are required"),
         (["--examples", NOWHERE, "--images", NOWHERE, "--out", OUT], NOWHERE),
     ),
+    "space": (
+        (["--out", OUT, "--bogus"], "unrecognized arguments: --bogus"),
+        (
+            ["--out", FILE, "--requirement", "bla-benchmark[space]"],
+            f"output {FILE} exists and is not a folder",
+        ),
+    ),
+    "metric-space": (
+        (["--out", OUT, "--bogus"], "unrecognized arguments: --bogus"),
+        (["--out", FILE], f"output {FILE} exists and is not a folder"),
+    ),
 }
 
 PROGRAMS = {
@@ -122,6 +138,7 @@ def test_the_table_covers_every_entry_point():
 )
 def test_bad_input_is_one_line_exit_2(prog, argv, expected, tmp_path):
     fill = {"tmp": str(tmp_path)}
+    (tmp_path / "notes.txt").write_text("not a folder", encoding="utf-8")
     done = subprocess.run(
         [a.format(**fill) for a in argv],
         capture_output=True,
