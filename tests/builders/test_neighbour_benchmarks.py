@@ -308,7 +308,7 @@ def test_valse_rebuild_is_byte_identical_and_errors_leave_out_alone(valse_repo, 
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert err == (
-        f"error: {broken / 'relations.json'} record 'relations:1': "
+        f"python -m builders valse: error: {broken / 'relations.json'} record 'relations:1': "
         "'image_file' must be a non-empty string"
     )
     assert json.loads((again / "manifest.json").read_text())["files"] == first  # untouched
@@ -427,7 +427,8 @@ def test_winoground_build(winoground_repo, winoground_release, capsys):
         ]
     )
     assert code == 2
-    assert capsys.readouterr().err.startswith(f"error: {bad} line 2: not valid JSON")
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m builders winoground: error: {bad} line 2: not valid JSON")
 
 
 # ----------------------------------------------------------------------------- engine
