@@ -1,7 +1,8 @@
 """Command line of the builders: ``python -m builders <subcommand> ...`` (from the repository root).
 
-Subcommands: ``release``, ``publish``, ``construct``, ``calibrate``, and the neighbouring
-benchmarks' ``valse``, ``vl-checklist``, ``winoground``.
+Subcommands: ``release``, ``publish``, ``construct``, ``calibrate``, the neighbouring
+benchmarks' ``valse``, ``vl-checklist``, ``winoground``, and the deployments ``space`` and
+``metric-space``.
 
 Each subcommand module is imported only when it runs. Every bad argument, path or record ends in
 one line ``python -m builders <subcommand>: error: ...`` naming it on stderr and exit code 2, with
@@ -117,6 +118,8 @@ SUBCOMMAND_MODULES = {
     "valse": "builders.valse",
     "vl-checklist": "builders.vl_checklist",
     "winoground": "builders.winoground",
+    "space": "builders.space_repo",
+    "metric-space": "builders.metric_repo",
 }
 """Subcommand -> module that adds it with ``add_parser(sub)`` (after release and publish)."""
 

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bla_eval.run_folder import RESULTS_FILE, read_json
+from bla_eval.hub_auth import require_token
+from bla_eval.run_folder import RESULTS_FILE, files_under, read_json
 
 log = logging.getLogger(__name__)
+
+RESULTS_REPO_VARIABLE = "BLA_RESULTS_REPO"
 
 
 @dataclass(frozen=True)
@@ -73,14 +76,27 @@ def pull_from_hub(repo_id: str, results_dir: Path) -> None:
     snapshot_download(repo_id, repo_type="dataset", local_dir=results_dir)
 
 
-def push_to_hub(repo_id: str, run_dir: Path) -> None:
-    """Upload one finished run folder to the Hub dataset repo ``repo_id``."""
-    from huggingface_hub import HfApi
+def push_to_hub(repo_id: str, run_dir: Path) -> str:
+    """Add one finished run folder to the Hub dataset repo ``repo_id`` (created if missing).
 
-    HfApi().upload_folder(
-        repo_id=repo_id,
+    One commit adds the run's files under its folder name and touches nothing else, so runs
+    that other Space processes push at the same time are all kept. Returns the commit id.
+    """
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    api = HfApi(token=require_token(f"pushing runs to {RESULTS_REPO_VARIABLE}={repo_id}"))
+    api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+    run_dir = Path(run_dir)
+    operations = [
+        CommitOperationAdd(
+            path_in_repo=f"{run_dir.name}/{name}", path_or_fileobj=str(run_dir / name)
+        )
+        for name in files_under(run_dir)
+    ]
+    commit = api.create_commit(
+        repo_id,
+        operations,
         repo_type="dataset",
-        folder_path=str(run_dir),
-        path_in_repo=run_dir.name,
         commit_message=f"Add BLA run {run_dir.name}",
     )
+    return commit.oid

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from bla_eval.hub_auth import require_token
 
 from . import analysis_tab, evaluate_tab, explore_tab, leaderboard_tab, neighbours, results_store
 from .config import SpaceConfig
@@ -36,7 +37,8 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
     """The Space's Blocks, queued so that one evaluation runs at a time."""
     config = config or SpaceConfig.from_env()
     preload_engine()
-    if config.results_repo:
+    if config.results_repo:  # every run is pushed there: no token, no start
+        require_token(f"{results_store.RESULTS_REPO_VARIABLE}={config.results_repo}")
         try:
             results_store.pull_from_hub(config.results_repo, config.results_dir)
         except Exception as err:  # the Space still serves without the synced runs

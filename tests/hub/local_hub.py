@@ -61,6 +61,7 @@ class Repo:
     refs: dict[str, str] = field(default_factory=dict)
     lfs: set[str] = field(default_factory=set)
     prs: int = 0
+    variables: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, revision: str) -> str | None:
         for ref in (f"refs/heads/{revision}", f"refs/tags/{revision}", revision):
@@ -115,6 +116,15 @@ class LocalHub:
         repo = self.repo(repo_type, repo_id)
         entries = repo.commits[repo.resolve(revision)]
         return {path: self.blob(e.sha256) for path, e in sorted(entries.items())}
+
+    def seed(self, repo_type: str, repo_id: str, files: dict[str, bytes], message: str) -> str:
+        """Commit ``files`` to ``main`` (the repo is created when missing); returns the commit."""
+        repo = self.repos.get((repo_type, repo_id)) or self.create_repo(repo_type, repo_id)
+        lines = [{"key": "header", "value": {"summary": message}}]
+        for path, data in files.items():
+            content = base64.b64encode(data).decode()
+            lines.append({"key": "file", "value": {"path": path, "content": content}})
+        return self.commit(repo, "main", lines, create_pr=False)["commitOid"]
 
     def blob(self, sha256: str) -> bytes:
         return (self.root / "blobs" / sha256).read_bytes()
@@ -262,6 +272,7 @@ ROUTES: list[tuple[str, str, re.Pattern]] = [
             "lfs_batch",
             r"^/(?:(?P<t>datasets|spaces)/)?(?P<id>[^/]+/[^/]+)\.git/info/lfs/objects/batch$",
         ),
+        ("POST", "space_variable", r"^/api/spaces/(?P<id>[^/]+/[^/]+)/variables$"),
         ("PUT", "lfs_upload", r"^/lfs-upload/(?P<t>\w+)/(?P<id>[^/]+/[^/]+)/(?P<oid>\w+)$"),
         ("POST", "lfs_verify", r"^/lfs-verify/(?P<t>\w+)/(?P<id>[^/]+/[^/]+)$"),
         (
@@ -276,7 +287,7 @@ ROUTES: list[tuple[str, str, re.Pattern]] = [
         ),
     ]
 ]
-WRITES = {"create_repo", "preupload", "commit", "create_tag", "lfs_batch"}
+WRITES = {"create_repo", "preupload", "commit", "create_tag", "lfs_batch", "space_variable"}
 """Routes that need an ``Authorization`` header (an LFS upload URL is signed instead, like S3's)."""
 
 
@@ -489,6 +500,12 @@ class Handler(BaseHTTPRequestHandler):
                 raise HubError(409, f"Tag {body['tag']} already exists")
             repo.refs[ref] = oid
         self._send_json({"name": body["tag"], "ref": ref, "targetCommit": oid})
+
+    def _space_variable(self, t: str, id: str) -> None:
+        repo = self._repo("space", id)
+        body = self._json()
+        repo.variables[body["key"]] = body["value"]
+        self._send_json({k: {"value": v} for k, v in repo.variables.items()})
 
     def _resolve(self, t: str, id: str, rev: str, path: str) -> None:
         repo = self._repo(t, id)

@@ -4,7 +4,6 @@ in the middle leaves ``main`` and the tags as they were, a second publish is ref
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 from builders.schema import DATASET_VERSION
@@ -15,13 +14,8 @@ REPO = "bla-org/bla"
 
 def _seed_old_release(hub) -> str:
     """A dataset repo whose main holds files of an older layout; returns its head."""
-    repo = hub.create_repo("dataset", REPO)
-    old = [("data/old/test-00000-of-00001.parquet", b"old rows"), ("notes.txt", b"old notes")]
-    lines = [{"key": "header", "value": {"summary": "old layout"}}]
-    for path, data in old:
-        content = base64.b64encode(data).decode()
-        lines.append({"key": "file", "value": {"path": path, "content": content}})
-    return hub.commit(repo, "main", lines, create_pr=False)["commitOid"]
+    old = {"data/old/test-00000-of-00001.parquet": b"old rows", "notes.txt": b"old notes"}
+    return hub.seed("dataset", REPO, old, "old layout")
 
 
 def _publish(run_cli, built: Path):
