@@ -11,7 +11,7 @@ from pathlib import Path
 import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
-from bla_eval.run_folder import staged
+from bla_eval.run_folder import output_path, staged
 
 from builders.schema import FEATURES
 
@@ -123,7 +123,8 @@ def check_replaceable(out: Path, builder: str | None = None) -> None:
     else is refused with the names of what is there; nothing is ever deleted. With ``builder``
     (e.g. ``"python -m builders construct"``), a build of another subcommand is refused too.
     """
-    if not out.exists() and not out.is_symlink():
+    output_path(out)  # refuses a symbolic link, the working directory and its parents
+    if not out.exists():
         return
     if not out.is_dir():
         raise FileExistsError(f"--out {out} exists and is not a folder")
