@@ -420,3 +420,83 @@ def test_an_endpoint_needs_the_remote_kind_and_back(built_dataset, tmp_path, cap
     args = [*cli_args("http://x/v1", tmp_path / "o", built_dataset, "--kind", "openai-api")]
     del args[args.index("--endpoint") : args.index("--endpoint") + 2]
     assert "needs --endpoint URL" in error_of(args, capsys)
+
+
+# ----------------------------------------------------------------------------- transformers serve
+
+
+@pytest.fixture(scope="module")
+def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random LLaVA (chat template, CLIP tower) saved to a local folder."""
+    import torch
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.prompts import QUESTION
+    from bla_eval.tiny_models import build_llava_chat
+
+    items = load_bla(str(built_dataset))
+    texts = [c for item in items for c in item.captions] + [QUESTION.format(sentence="x")] * 5
+    out = tmp_path_factory.mktemp("served") / "llava"
+    torch.manual_seed(0)
+    build_llava_chat(out, texts)
+    return out
+
+
+@pytest.fixture(scope="module")
+def transformers_serve(tiny_llava: Path, tmp_path_factory: pytest.TempPathFactory):
+    """``transformers serve`` on 127.0.0.1 pinned to the tiny LLaVA; its API base URL."""
+    pytest.importorskip("openai", reason="transformers serve needs the api-test extra")
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    command = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(tiny_llava)]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    with log.open("w") as handle:
+        proc = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", proc, log)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_for(url: str, proc: subprocess.Popen, log: Path, seconds: float = 180) -> None:
+    """Until ``url`` answers 200 (the server's log in the error when it exits or never does)."""
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the server exited: {log.read_text()[-2000:]}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"the server did not start: {log.read_text()[-2000:]}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("protocol", "tasks"), [("zero-shot", ("ap", "co", "rc")), ("icl-sd", ("ap",))]
+)
+def test_generation_path_gives_the_local_greedy_answers(
+    protocol, tasks, transformers_serve, tiny_llava, built_dataset, tmp_path
+):
+    common = dict(data=str(built_dataset), tasks=tasks, limit=2, protocol=protocol)
+    model = str(tiny_llava)
+    evaluate(RunConfig(model, tmp_path / "local", kind="generative", device="cpu", **common))
+    results = evaluate(RunConfig(model, tmp_path / "served", endpoint=transformers_serve, **common))
+    assert results["kind"] == "openai-api"
+    assert results["protocol"]["scoring_path"] == "generation"
+    assert "no log-probabilities" in results["protocol"]["scoring_path_reason"]
+    assert results["protocol"]["api"]["server_models"]
+    expected = {(r["task"], r["id"]): r["answers"] for r in read_scores(tmp_path / "local")}
+    answers = {(r["task"], r["id"]): r["answers"] for r in read_scores(tmp_path / "served")}
+    assert len(answers) == 2 * len(tasks) and answers.keys() == expected.keys()
+    for key, texts in answers.items():
+        assert [t.strip() for t in texts] == [t.strip() for t in expected[key]], key
