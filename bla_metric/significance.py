@@ -75,8 +75,21 @@ def paired_bootstrap(
         )
     stats_a = datapoint_stats(predictions_a, references, mode, threshold)
     stats_b = datapoint_stats(predictions_b, references, mode, threshold)
+    return paired_bootstrap_stats(stats_a, stats_b, mode, resamples, seed)
+
+
+def paired_bootstrap_stats(
+    stats_a: dict[str, np.ndarray],
+    stats_b: dict[str, np.ndarray],
+    mode: str,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, dict[str, Any]]:
+    """:func:`paired_bootstrap` from per-datapoint statistics of the same datapoints (those of
+    :func:`datapoint_stats`, or :func:`bla_metric.paper.datapoint_stats` for generated answers)."""
+    resamples = _check_resamples(resamples)
     observed_a, observed_b = aggregate(mode, stats_a), aggregate(mode, stats_b)
-    n = len(references)
+    n = len(next(iter(stats_a.values())))
     rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {key: [] for key in observed_a}
     for _ in range(resamples):
