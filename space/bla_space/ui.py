@@ -36,9 +36,10 @@ footer {display: none !important;}
 def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
     """The Space's Blocks, queued so that one evaluation runs at a time."""
     config = config or SpaceConfig.from_env()
-    preload_engine()
     if config.results_repo:  # every run is pushed there: no token, no start
         require_token(f"{results_store.RESULTS_REPO_VARIABLE}={config.results_repo}")
+    preload_engine()
+    if config.results_repo:
         try:
             results_store.pull_from_hub(config.results_repo, config.results_dir)
         except Exception as err:  # the Space still serves without the synced runs

@@ -105,10 +105,12 @@ def export_main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     def body() -> int:
-        from .export import export, push_call
+        from ..hub_auth import require_token
+        from .export import PUSH_COMMAND, export, push_call
 
         if args.push and not args.repo_id:
             raise ValueError("--push needs --repo-id (the model repo, e.g. ORG/MODEL)")
+        token = require_token(PUSH_COMMAND) if args.push and not args.dry_run else None
         path, text = export(args.run_dir, args.fmt, args.output, args.dataset_id, args.source_url)
         print(f"wrote {path}")
         if args.push:
@@ -117,7 +119,7 @@ def export_main(argv: list[str] | None = None) -> int:
                 print(source)
             else:
                 try:
-                    print(call())
+                    print(f"opened pull request {call(token)}")
                 except Exception as err:  # network, token or permission: one line, exit 2
                     if args.debug:
                         raise

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from ..benchmarks import Benchmark, get_benchmark
+from ..hub_auth import require_token
 from ..run_folder import write_text_atomic
 from .rundata import Run, load_run
 
@@ -27,6 +28,7 @@ FORMATS = ("eval-results", "model-index")
 EVAL_RESULTS_DIR = ".eval_results"
 EVAL_RESULTS_FILE = "bla.yaml"
 MODEL_INDEX_FILE = "model-index.yaml"
+PUSH_COMMAND = "bla-eval export --push"
 COMMIT_MESSAGE = "Add BLA evaluation results"
 
 
@@ -162,8 +164,17 @@ def model_index_yaml(run: Run, dataset: str | None = None, source_url: str | Non
     )
 
 
+def pull_request_url(commit: Any) -> str:
+    """The URL of the pull request a ``create_pr=True`` commit opened (what the user reviews)."""
+    url = getattr(commit, "pr_url", None)
+    if not url:
+        raise ValueError(f"the Hub made commit {commit.oid} but opened no pull request")
+    return url
+
+
 def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
-    """(the exact huggingface_hub call as Python source, a function that performs it)."""
+    """(the exact huggingface_hub call as Python source, a function that performs it and
+    returns the URL of the pull request it opens; it takes the token, asked for when None)."""
     if fmt == "eval-results":
         path_in_repo = f"{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}"
         source = (
@@ -178,10 +189,10 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
             ")"
         )
 
-        def run() -> Any:
+        def run(token: str | None = None) -> str:
             from huggingface_hub import CommitOperationAdd, HfApi
 
-            return HfApi().create_commit(
+            commit = HfApi(token=token or require_token(PUSH_COMMAND)).create_commit(
                 repo_id=repo_id,
                 repo_type="model",
                 operations=[
@@ -190,6 +201,7 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
                 commit_message=COMMIT_MESSAGE,
                 create_pr=True,
             )
+            return pull_request_url(commit)
 
         return source, run
     metadata = yaml.safe_load(text)
@@ -199,12 +211,18 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
         f"                commit_message={COMMIT_MESSAGE!r}, create_pr=True)"
     )
 
-    def run() -> Any:
+    def run(token: str | None = None) -> str:
         from huggingface_hub import metadata_update
 
-        return metadata_update(
-            repo_id, metadata, overwrite=True, commit_message=COMMIT_MESSAGE, create_pr=True
+        commit = metadata_update(
+            repo_id,
+            metadata,
+            overwrite=True,
+            commit_message=COMMIT_MESSAGE,
+            create_pr=True,
+            token=token or require_token(PUSH_COMMAND),
         )
+        return pull_request_url(commit)
 
     return source, run
 
