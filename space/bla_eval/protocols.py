@@ -18,6 +18,10 @@ user/assistant turns about the same image, for models with a chat template).
   the targets at positions 1 and 3, True2/False2 for positions 2 and 4). A datapoint whose image
   the other construction lacks has no demonstrations: it is counted and reported, not scored.
 
+``paper``, ``paper-icl-sd`` and ``paper-icl-dd`` run the authors' scripts instead (their strings,
+their demonstration choice with the target among its own demonstrations, generated answers):
+:mod:`bla_eval.paper_protocol`.
+
 The caption type names the truth and the group of a sentence: ``TA`` = true, voice ``A``;
 ``FP2`` = false, person ``P2`` (first letter T/F, the rest the group).
 """

@@ -168,6 +168,9 @@ def notes(setup: Setup, run: Run) -> list[str]:
     protocol = (results.get("protocol") or {}).get("name", "zero-shot")
     if protocol != setup.protocol:
         out.append(f"the run's protocol is {protocol!r}, the row's {setup.protocol!r}")
+    dtype, ran = setup.settings.get("dtype"), (results.get("protocol") or {}).get("dtype")
+    if dtype and ran != dtype:
+        out.append(f"the authors ran {dtype}, this run {ran or 'the default dtype'}")
     limit = (results.get("protocol") or {}).get("limit")
     if limit:
         out.append(f"the run scored only the first {limit} datapoints of each task (--limit)")

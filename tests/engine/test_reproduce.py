@@ -157,6 +157,7 @@ def test_reproduce_runs_a_tiny_model_with_the_rows_protocol(
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["protocol"]["name"] == "paper"
     assert "note: the run scored only the first 2 datapoints of each task (--limit)" in text
+    assert "note: the authors ran float16, this run the default dtype" in text  # on a CPU
     rows = table_rows(text)
     assert len(rows) == len(numbers_of("BLIP2"))
     assert all(row[-1] in (WITHIN, OUTSIDE) for row in rows)
