@@ -65,8 +65,44 @@ def positive_int(text: str) -> int:
     return value
 
 
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """argparse type: a whole number from ``low`` to ``high`` (the documented maximum of a count
+    that scales work or memory)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+        return check_range("", value, low, high, argparse.ArgumentTypeError)
+
+    return parse
+
+
+def check_range(
+    name: str,
+    value: object,
+    low: int,
+    high: int,
+    error: type[Exception] = ValueError,
+) -> int:
+    """``value`` when it is a whole number from ``low`` to ``high``; else ``error`` naming
+    ``name`` (when given), the value and the bound."""
+    what = f"{name} must" if name else "must"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error(f"{what} be a whole number, got {value!r}")
+    if value < low:
+        raise error(f"{what} be at least {low}, got {value}")
+    if value > high:
+        raise error(f"{what} be at most {high}, got {value}")
+    return value
+
+
 def one_line(err: BaseException) -> str:
-    """The message of ``err`` on one line (its type name when it has none)."""
+    """The message of ``err`` on one line (its type name when it has none); an OS error names
+    its file first (``PATH: No space left on device``)."""
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        return " ".join(f"{err.filename}: {err.strerror}".split())
     return " ".join(str(err).split()) or type(err).__name__
 
 

@@ -9,6 +9,7 @@ Choices that come from a registry are a callable, called only when the parser is
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, replace
 from pathlib import Path
@@ -16,14 +17,35 @@ from typing import Any
 
 from .api.settings import (
     DEFAULT_CONCURRENCY,
+    MAX_ANSWER_TOKENS,
     MAX_CONCURRENCY,
+    MAX_RETRIES,
     MAX_TOP_LOGPROBS,
     PROVIDERS,
     SCORING,
     check_api_fields,
 )
-from .cli_common import positive_int
+from .cli_common import bounded_int, check_range
 from .protocols import ORDERS, PROTOCOLS
+
+MAX_LIMIT = 1_000_000
+"""The most datapoints per task ``--limit`` may ask for (more than any benchmark holds)."""
+MAX_BATCH_SIZE = 4096
+"""The most sentences or pairs per forward pass (``--batch-size``)."""
+MAX_IMAGES_PER_BATCH = 1024
+"""The most images decoded and held at once (``--images-per-batch``)."""
+DEVICE_RE = re.compile(r"^(auto|cpu|mps|(cuda|xpu)(:\d{1,3})?)$")
+"""The devices a run may name: auto, cpu, mps, cuda, cuda:N, xpu, xpu:N."""
+
+
+def check_device(device: object, flag: str = "--device") -> str:
+    """``device`` when it names a device of :data:`DEVICE_RE` (ValueError naming it otherwise);
+    whether it is present is checked when the model is loaded."""
+    if not isinstance(device, str) or not DEVICE_RE.match(device):
+        raise ValueError(
+            f"unknown {flag} {device!r}: use auto, cpu, cuda, cuda:N, mps, xpu or xpu:N"
+        )
+    return device
 
 
 def registry(path: str) -> Callable[[], Sequence[str]]:
@@ -68,16 +90,21 @@ class RunConfig:
         "default: every task of the benchmark)",
     )
     split: str = option("test", "dataset split; for BLA, test is the whole benchmark")
-    limit: int | None = option(help="score only the first N items of each task", type=positive_int)
+    limit: int | None = option(
+        help=f"score only the first N items of each task (at most {MAX_LIMIT})",
+        type=bounded_int(1, MAX_LIMIT),
+    )
     batch_size: int | None = option(
-        help="sentences / pairs per model forward pass (default: the kind's); halved "
-        "automatically on out-of-memory",
-        type=positive_int,
+        help="sentences / pairs per model forward pass (default: the kind's; at most "
+        f"{MAX_BATCH_SIZE}); halved automatically on out-of-memory",
+        type=bounded_int(1, MAX_BATCH_SIZE),
     )
     images_per_batch: int = option(
-        32, "distinct images decoded and scored together", type=positive_int
+        32,
+        f"distinct images decoded and scored together (at most {MAX_IMAGES_PER_BATCH})",
+        type=bounded_int(1, MAX_IMAGES_PER_BATCH),
     )
-    device: str = option("auto", "auto, cpu, cuda or cuda:N")
+    device: str = option("auto", "auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
     dtype: str | None = option(
         help="float32, float16 or bfloat16 (default: float32 on CPU, bfloat16 on CUDA)"
     )
@@ -124,24 +151,25 @@ class RunConfig:
     concurrency: int = option(
         DEFAULT_CONCURRENCY,
         f"endpoint: requests in flight at once (at most {MAX_CONCURRENCY})",
-        type=positive_int,
+        type=bounded_int(1, MAX_CONCURRENCY),
     )
     request_timeout: float = option(60.0, "endpoint: seconds one request may take")
     max_retries: int = option(
         5,
         "endpoint: retries of a request answered 408, 429 or 5xx (or cut off), with "
-        "exponential backoff that honours Retry-After",
+        f"exponential backoff that honours Retry-After (at most {MAX_RETRIES})",
+        type=bounded_int(0, MAX_RETRIES),
     )
     top_logprobs: int = option(
         MAX_TOP_LOGPROBS,
         f"endpoint: alternatives asked for the first answer token (at most {MAX_TOP_LOGPROBS})",
-        type=positive_int,
+        type=bounded_int(1, MAX_TOP_LOGPROBS),
     )
     max_answer_tokens: int = option(
         1,
         "endpoint, generation path: tokens of the generated answer (1: the first answer "
-        "token; more for models that reason before they answer)",
-        type=positive_int,
+        f"token; more for models that reason before they answer; at most {MAX_ANSWER_TOKENS})",
+        type=bounded_int(1, MAX_ANSWER_TOKENS),
     )
     api_scoring: str = option(
         "auto",
@@ -160,12 +188,15 @@ class RunConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))
         object.__setattr__(self, "tasks", tuple(self.tasks))
-        for name in ("limit", "batch_size"):
+        for name, high in (
+            ("limit", MAX_LIMIT),
+            ("batch_size", MAX_BATCH_SIZE),
+            ("images_per_batch", MAX_IMAGES_PER_BATCH),
+        ):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-        if not isinstance(self.images_per_batch, int) or self.images_per_batch < 1:
-            raise ValueError(f"images_per_batch must be >= 1, got {self.images_per_batch!r}")
+            if value is not None or name == "images_per_batch":
+                check_range(name, value, 1, high)
+        check_device(self.device)
         if self.icl_order not in ORDERS:
             raise ValueError(
                 f"unknown icl_order {self.icl_order!r}: use one of {', '.join(ORDERS)}"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .items import Item, as_record_value
-from .run_folder import read_records
+from .run_folder import naming, read_records
 
 
 def make_record(
@@ -43,7 +43,8 @@ class ScoreStore:
         self.records: dict[tuple[str, str], dict[str, Any]] = {
             (r["task"], r["id"]): r for r in read_records(path, repair=True)
         }
-        self._file = path.open("a", encoding="utf-8")
+        with naming(path):
+            self._file = path.open("a", encoding="utf-8")
 
     def done(self, item: Item) -> bool:
         """True when the item already has a record."""
@@ -58,9 +59,11 @@ class ScoreStore:
     ) -> None:
         """Append the item's record and flush it to disk."""
         record = make_record(item, scores, answers, extra)
-        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._file.flush()
+        with naming(self.path):  # a full disk names the scores file
+            self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._file.flush()
         self.records[(item.task, item.id)] = record
 
     def close(self) -> None:
-        self._file.close()
+        with naming(self.path):
+            self._file.close()

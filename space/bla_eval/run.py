@@ -25,34 +25,47 @@ from .distributed import Processes, part_files
 from .items import Item
 from .locking import folder_lock
 from .results import ScoreStore
+from .run_check import check_records
 from .run_folder import (
     RESULTS_FILE,
     RUN_FILE,
     SCORES_FILE,
+    check_run_output,
+    mark_run_folder,
+    naming,
     read_json,
-    read_records,
+    read_numbered,
     remove_stale,
     write_json_atomic,
 )
 from .scorers import LoadOptions, Scorer, detect_kind, load_scorer, scorer_class
-from .scorers.detect import check_endpoint
+from .scorers.detect import check_endpoint, check_kind_fits
 from .scoring import Progress, score_items
 
+RECORDED_LATER = {"benchmark": "bla", "protocol": "zero-shot", "tasks": None, "limit": None}
+"""Settings that the ``run.json`` of older runs lacks: the value they had (None: unknown, then
+the records of ``scores.jsonl`` are checked against the run's items instead)."""
 
-def resume_settings(config: RunConfig, kind: str, data: str) -> dict[str, Any]:
-    """The settings that decide the scores: a resumed run must have the same."""
+
+def resume_settings(
+    config: RunConfig, kind: str, data: str, tasks: list[str] | None = None
+) -> dict[str, Any]:
+    """The settings that decide which datapoints are scored and how: a resumed run must have
+    the same (``tasks``: the configs the run scores, as resolved)."""
     similarity = config.similarity if scorer_class(kind).takes_similarity else None
     settings = {
         "model": config.model,
         "gguf_file": config.gguf_file,
         "kind": kind,
+        "benchmark": config.benchmark,
         "data": data,
         "split": config.split,
+        "tasks": list(tasks if tasks is not None else config.tasks),
+        "limit": config.limit,
+        "protocol": config.protocol,
         "dtype": config.dtype,
         "similarity": similarity,
     }
-    if config.benchmark != "bla" or config.protocol != "zero-shot":
-        settings |= {"benchmark": config.benchmark, "protocol": config.protocol}
     if config.protocol != "zero-shot":
         settings |= {"icl_order": config.icl_order, "icl_seed": config.icl_seed}
     if scorer_class(kind).remote:  # the endpoint and how it is asked
@@ -69,12 +82,41 @@ def check_resume(out: Path, settings: dict[str, Any], resume: bool) -> None:
                 f"cannot resume {out}: it has {SCORES_FILE} but no {RUN_FILE}, so its settings "
                 "cannot be checked; run without --resume to start fresh"
             )
-        previous = read_json(path)
-        changed = {k: (previous.get(k), v) for k, v in settings.items() if previous.get(k) != v}
+        changed = changed_settings(read_json(path), settings)
         if changed:
             detail = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
             raise ValueError(f"cannot resume {out}: the run settings changed ({detail})")
     write_json_atomic(path, settings)
+
+
+def changed_settings(previous: dict[str, Any], settings: dict[str, Any]) -> dict[str, tuple]:
+    """{setting: (before, now)} of every setting that differs (either side may lack a key: a
+    setting older runs did not record counts as its value then, or is not compared)."""
+    changed = {}
+    for key in sorted(previous.keys() | settings.keys()):
+        if key in previous:
+            before = previous[key]
+        elif RECORDED_LATER.get(key) is not None:
+            before = RECORDED_LATER[key]
+        elif key in RECORDED_LATER:
+            continue
+        else:
+            before = None
+        if before != settings.get(key):
+            changed[key] = (before, settings.get(key))
+    return changed
+
+
+def check_scored(run: _Run) -> None:
+    """A resumed run's ``scores.jsonl`` holds only datapoints this run selects, each once."""
+    path = run.out / SCORES_FILE
+    selected = {(i.task, i.id) for i in run.items}
+    try:
+        check_records(path, read_numbered(path), run.tasks, selected)
+    except ValueError as err:
+        raise ValueError(
+            f"cannot resume {run.out}: {err}; run without --resume to start fresh"
+        ) from None
 
 
 def _dataset_revision(data: str) -> str | None:
@@ -116,12 +158,16 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     """
     run = _prepare(config)
     lock = folder_lock(run.out) if run.procs.main else nullcontext()
-    with _output_folder(run.out), lock:
+    with _output_folder(run.out), naming(run.out), lock:
         if run.procs.main:
             remove_stale(run.out)  # temporary files of a killed run
+            settings = resume_settings(config, run.kind, run.data, run.tasks)
+            check_resume(run.out, settings, config.resume)
+            mark_run_folder(run.out)
+            (run.out / RESULTS_FILE).unlink(missing_ok=True)  # written again from the scores
         run.procs.prepare(run.out, config.resume)  # fold or clear the parts of processes
-        if run.procs.main:
-            check_resume(run.out, resume_settings(config, run.kind, run.data), config.resume)
+        if run.procs.main and config.resume:
+            check_scored(run)
         run.procs.barrier()
         return _evaluate(run, progress)
 
@@ -130,8 +176,7 @@ def _prepare(config: RunConfig) -> _Run:
     """Everything a run checks before it writes: output path, benchmark, data, tasks, items,
     protocol plan and model kind (each error names the bad value)."""
     clock = {"start": time.perf_counter()}
-    if config.output_dir.exists() and not config.output_dir.is_dir():
-        raise ValueError(f"output {config.output_dir} exists and is not a folder")
+    check_run_output(config.output_dir)  # new, empty or a run folder of bla-eval
     bench = get_benchmark(config.benchmark)
     data = bench.data_or_default(config.data)
     tasks = [bench.resolve_task(t) for t in (config.tasks or bench.task_names())]
@@ -149,6 +194,8 @@ def _prepare(config: RunConfig) -> _Run:
     clock["data"] = time.perf_counter()
     kind = config.kind or detect_kind(config.model, config.trust_remote_code, config.endpoint)
     scorer_class(kind)  # an unknown --kind is named before the folder is made
+    if config.kind:
+        check_kind_fits(config.model, kind, config.trust_remote_code)
     check_endpoint(kind, config.endpoint)
     protocols.check_kind(config.protocol, kind)
     return _Run(config, bench, data, tasks, items, kind, plan, Processes.from_env(), clock)
@@ -181,7 +228,10 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         run.procs.finish()
         return read_json(run.out / RESULTS_FILE)
 
-    records = read_records(run.out / SCORES_FILE)
+    path = run.out / SCORES_FILE
+    selected = {(i.task, i.id) for i in run.items}
+    by_task = check_records(path, read_numbered(path), run.tasks, selected)
+    records = [r for task in run.tasks for r in by_task[task]]
     probabilistic = scorer_class(run.kind).probabilistic
     results = {
         "benchmark": run.bench.name,

@@ -70,6 +70,11 @@ def read_records(path: Path, repair: bool = False) -> list[dict[str, Any]]:
     line removed) so that records can be appended. Any other bad line is a ValueError naming the
     file and the line.
     """
+    return [record for _, record in read_numbered(path, repair)]
+
+
+def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str, Any]]]:
+    """:func:`read_records` with the line number of each record (for errors naming the line)."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -79,18 +84,28 @@ def read_records(path: Path, repair: bool = False) -> list[dict[str, Any]]:
         raise ValueError(f"cannot read {path}: {err.strerror or err}") from err
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
-    records = [_record(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    records = [(n, _record(path, n, line)) for n, line in enumerate(lines, 1) if line.strip()]
     if tail.strip():
         try:
-            records.append(_record(path, len(lines) + 1, tail))
+            records.append((len(lines) + 1, _record(path, len(lines) + 1, tail)))
         except ValueError:
             if repair:
-                os.truncate(path, len(data) - len(tail))
+                with naming(path):
+                    os.truncate(path, len(data) - len(tail))
         else:
             if repair:
-                with path.open("ab") as handle:
+                with naming(path), path.open("ab") as handle:
                     handle.write(b"\n")
     return records
+
+
+def protocol_name(results: dict[str, Any]) -> str:
+    """The protocol a run's ``results.json`` records (``protocol.name``; runs that record none
+    are zero-shot runs). The one accessor every reader labels a run with."""
+    protocol = results.get("protocol")
+    if isinstance(protocol, dict):
+        return str(protocol.get("name") or "zero-shot")
+    return str(protocol or "zero-shot")
 
 
 def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -112,6 +127,19 @@ def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
     return record
 
 
+# ----------------------------------------------------------------------------- OS errors
+@contextmanager
+def naming(path: Path | str) -> Iterator[None]:
+    """An OSError that names no file (a full disk or an I/O error during a write, a closed
+    pipe) is raised again naming ``path``, so the user's one line says where it happened."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None or err.errno is None:
+            raise
+        raise OSError(err.errno, err.strerror or str(err), str(path)) from err
+
+
 # ----------------------------------------------------------------------------- atomic files
 def temporary_name(name: str, what: str) -> str:
     """The hidden name of this process's temporary ``what`` (staging, replaced, tmp) of ``name``."""
@@ -127,9 +155,10 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[Any]:
     tmp = path.with_name(temporary_name(path.name, "tmp"))
     text = {} if binary else {"encoding": "utf-8", "newline": "\n"}
     try:
-        with tmp.open("wb" if binary else "w", **text) as handle:
+        with naming(path), tmp.open("wb" if binary else "w", **text) as handle:
             yield handle
-        os.replace(tmp, path)
+        with naming(path):
+            os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -236,6 +265,97 @@ def check_replaceable(target: Path | str, command: str | None = None) -> None:
         )
 
 
+RUN_COMMAND = "bla-eval"
+"""The command named in the marker of a run folder (it writes into its own folders only)."""
+RUN_FILES = (RUN_FILE, SCORES_FILE, RESULTS_FILE)
+"""The files the marker of a run folder lists (the run also keeps its lock, the parts of a
+multi-process run and the endpoint's cache there)."""
+
+
+def is_run_folder(folder: Path) -> bool:
+    """``folder`` was written by ``bla-eval``: its marker names it, or (runs written before the
+    marker existed) it holds a ``run.json`` of bla-eval's settings and no marker."""
+    folder = Path(folder)
+    marker = owner(folder)
+    if marker is not None:
+        return marker["command"] == RUN_COMMAND
+    if (folder / OWNER_FILE).exists():
+        return False
+    try:
+        settings = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(settings, dict) and {"model", "kind", "data"} <= set(settings)
+
+
+def check_run_output(target: Path | str) -> Path:
+    """``bla-eval --output``: allowed when absent, empty (but for temporaries of this module) or
+    a run folder of bla-eval (:func:`is_run_folder`); anything else is a FileExistsError that
+    lists what is there. Returns the path made absolute (:func:`output_path`'s refusals first).
+    """
+    path = output_path(target)
+    if not path.exists():
+        return path
+    if not path.is_dir():
+        raise FileExistsError(f"output {target} exists and is not a folder: choose another path")
+    entries = sorted(e for e in os.listdir(path) if e != LOCK_FILE and not TEMP_RE.match(e))
+    if entries and not is_run_folder(path):
+        marker = owner(path)
+        if marker is not None:
+            raise FileExistsError(
+                f"output {target} holds the output of `{marker['command']}`, not a "
+                f"{RUN_COMMAND} run: choose another folder"
+            )
+        raise FileExistsError(
+            f"output {target} is not empty and is not a {RUN_COMMAND} run folder (it holds "
+            f"{_shown(entries)}): choose an empty or new folder"
+        )
+    return path
+
+
+def mark_run_folder(folder: Path) -> None:
+    """Write the marker of a run folder (before the first score is written)."""
+    write_json_atomic(Path(folder) / OWNER_FILE, {"command": RUN_COMMAND, "files": list(RUN_FILES)})
+
+
+# ----------------------------------------------------------------------------- marked files
+def file_mark(command: str) -> str:
+    """The first line of a text file that ``command`` writes into a folder it does not own
+    (a comment in YAML and Markdown front matter): the proof that it may replace the file."""
+    return f"# Written by {command}; it replaces this file only while this line is here.\n"
+
+
+def check_file_replaceable(target: Path | str, command: str) -> Path:
+    """Allow writing the file ``target`` when it is absent or starts with ``command``'s
+    :func:`file_mark`; a symbolic link, a folder or any other file is refused (FileExistsError
+    naming it)."""
+    path = Path(target)
+    if path.is_symlink():
+        raise FileExistsError(f"{target} is a symbolic link: {command} writes no file through one")
+    if not path.exists():
+        return path
+    if not path.is_file():
+        raise FileExistsError(f"{target} exists and is not a file: move it away")
+    with naming(path), path.open("rb") as handle:
+        first = handle.readline(4096)
+    if first != file_mark(command).encode():
+        raise FileExistsError(
+            f"{target} exists and was not written by `{command}`: move it away or choose "
+            "another --output"
+        )
+    return path
+
+
+def write_marked_text(target: Path | str, command: str, text: str) -> str:
+    """Write ``text`` under ``command``'s mark to ``target`` (checked with
+    :func:`check_file_replaceable`, written atomically); returns the text written."""
+    path = check_file_replaceable(target, command)
+    marked = file_mark(command) + text
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, marked)
+    return marked
+
+
 # ----------------------------------------------------------------------------- staging
 def pid_alive(pid: int) -> bool:
     """True when a process ``pid`` runs on this machine (or cannot be checked)."""
@@ -311,11 +431,12 @@ def staged(
     remove_stale(path.parent)
     stage = _new_folder(path.with_name(temporary_name(path.name, "staging")))
     try:
-        yield stage
-        check(Path(target))
-        if command is not None:
-            write_owner(stage, command)
-        _swap(stage, path)
+        with naming(target):
+            yield stage
+            check(Path(target))
+            if command is not None:
+                write_owner(stage, command)
+            _swap(stage, path)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

@@ -182,7 +182,7 @@ def test_output_that_is_a_file_is_named(tiny_clip, built_dataset, tmp_path, caps
         main(["--model", str(tiny_clip), "--output", str(out), "--data", str(built_dataset)]) == 2
     )
     assert capsys.readouterr().err.strip() == (
-        f"bla-eval: error: output {out} exists and is not a folder"
+        f"bla-eval: error: output {out} exists and is not a folder: choose another path"
     )
     assert out.read_text() == "mine\n"
 

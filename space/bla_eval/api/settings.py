@@ -30,6 +30,12 @@ MAX_CONCURRENCY = 64
 MAX_TOP_LOGPROBS = 20
 """The most alternatives per token that OpenAI, vLLM and llama.cpp return."""
 
+MAX_RETRIES = 100
+"""The most retries of one request (``--max-retries``)."""
+
+MAX_ANSWER_TOKENS = 100_000
+"""The most tokens of one generated answer (``--max-answer-tokens``)."""
+
 SCORING = ("auto", "logprobs", "generation")
 """``--api-scoring``: ``auto`` reads P(yes) from top log-probabilities when the endpoint returns
 them and otherwise classifies a generated answer; the other two force one path."""
@@ -142,9 +148,9 @@ def check_api_fields(config: Any) -> None:
     if config.endpoint is not None:
         resolve_endpoint(config.endpoint)
     _whole(config.concurrency, "concurrency", 1, MAX_CONCURRENCY)
-    _whole(config.max_retries, "max_retries", 0, 100)
+    _whole(config.max_retries, "max_retries", 0, MAX_RETRIES)
     _whole(config.top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
-    _whole(config.max_answer_tokens, "max_answer_tokens", 1, 100_000)
+    _whole(config.max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
     _positive(config.request_timeout, "request_timeout")
     if config.api_scoring not in SCORING:
         raise ValueError(

@@ -142,7 +142,13 @@ def load_scorer(
     kind = kind or detect_kind(model, options.trust_remote_code, endpoint)
     if not KIND_INFO[kind].remote:  # a remote model's name is the server's, not a local file
         model = resolve_model(model)
-    return scorer_class(kind)(model, batch_size, options)
+    try:
+        return scorer_class(kind)(model, batch_size, options)
+    except (ValueError, OSError, ImportError):
+        raise  # already a message for the user
+    except Exception as err:  # a library's own failure to load: one line naming model and kind
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise ValueError(f"cannot load {model!r} as model kind {kind!r}: {first}") from err
 
 
 __all__ = [

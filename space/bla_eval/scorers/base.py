@@ -117,9 +117,12 @@ class Scorer(ABC):
 
 
 def resolve_device(device: str) -> torch.device:
-    """``auto`` -> CUDA when available, else CPU."""
+    """``auto`` -> CUDA when available, else CPU (an unknown device is a ValueError naming it)."""
     import torch
 
+    from ..config import check_device
+
+    check_device(device)
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():

@@ -63,6 +63,40 @@ def detect_kind(model: str, trust_remote_code: bool = False, endpoint: str | Non
     )
 
 
+def check_kind_fits(model: str, kind: str, trust_remote_code: bool = False) -> None:
+    """Refuse an explicit ``--kind`` that another kind's rules claim the model for and its own
+    rules do not (e.g. ``--kind itm`` on a CLIP model), before anything is loaded. A model whose
+    config cannot be read, or that no rule claims, is left to the loader."""
+    from ..bundled import resolve_model
+    from . import KIND_INFO, scorer_class, scorer_classes
+
+    if kind in KIND_INFO and KIND_INFO[kind].remote:
+        return
+    model = resolve_model(model)
+    classes = scorer_classes().values()
+    if scorer_class(kind).matches_name(model):
+        return
+    named = next((c.kind for c in classes if c.matches_name(model)), None)
+    if named is None:
+        try:
+            config = read_config(model, trust_remote_code)
+        except ValueError:
+            return
+        if scorer_class(kind).matches_config(config):
+            return
+        detected = next((c.kind for c in classes if c.matches_config(config)), None)
+        if detected is None:
+            return
+        names = ", ".join(sorted(architectures(config))) or "no architectures"
+        what = f"{getattr(config, 'model_type', '?')} model ({names})"
+    else:
+        detected, what = named, f"{named} model"
+    raise ValueError(
+        f"--kind {kind} does not fit {model!r}: it is a {what}, of kind {detected!r}; "
+        f"pass --kind {detected} or leave --kind out"
+    )
+
+
 def remote_kinds() -> list[str]:
     """The kinds whose models run behind an API endpoint."""
     from . import KIND_INFO

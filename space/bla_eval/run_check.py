@@ -1,0 +1,201 @@
+"""The consistency rule of a run folder, checked by the run that writes it and by every reader.
+
+- ``scores.jsonl`` holds exactly the datapoints the run's settings select, each once
+  (:func:`check_records`: a repeated datapoint, or one of a task or item the run does not
+  select, is an error naming the file and the line);
+- ``results.json`` is derived from ``scores.jsonl`` and nothing else: :func:`read_run` (analyze,
+  compare, export, learning-report, the Space's results store) recomputes every task's metrics
+  from the records with the benchmark's own ``summarise`` and refuses a run whose
+  ``results.json`` says otherwise, naming the first number that differs.
+
+The protocol of a run is read with :func:`bla_eval.run_folder.protocol_name` only.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .run_folder import (
+    RESULTS_FILE,
+    SCORES_FILE,
+    protocol_name,
+    read_json,
+    read_numbered,
+)
+
+TOLERANCE = 1e-9
+"""Relative (and absolute) difference allowed between a stored and a recomputed metric (the
+order of the records changes the last bits of a sum)."""
+
+Key = tuple[str, str]
+"""(task, datapoint id) of a score record."""
+
+
+@dataclass
+class FinishedRun:
+    """A run folder whose ``results.json`` agrees with its ``scores.jsonl``: the results and,
+    per task of the results, its score records in the order of the file."""
+
+    path: Path
+    results: dict[str, Any]
+    records: dict[str, list[dict[str, Any]]]
+
+    @property
+    def protocol(self) -> str:
+        return protocol_name(self.results)
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.results.get("benchmark") or "bla")
+
+    @property
+    def probabilistic(self) -> bool:
+        return is_probabilistic(self.results)
+
+
+def is_probabilistic(results: Mapping[str, Any]) -> bool:
+    """The run's binary view thresholds probabilities (else: the top-k rule of rankers)."""
+    protocol = results.get("protocol")
+    view = protocol.get("binary_view", "") if isinstance(protocol, dict) else ""
+    return str(view).startswith("threshold")
+
+
+def record_key(record: Mapping[str, Any]) -> Key:
+    return (str(record["task"]), str(record["id"]))
+
+
+def check_records(
+    path: Path,
+    numbered: list[tuple[int, dict[str, Any]]],
+    tasks: Collection[str],
+    selected: Collection[Key] | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """The records of ``path`` per task (in file order), after refusing a record of a task not
+    in ``tasks``, of a datapoint not in ``selected`` (when given) or of a datapoint already
+    scored on an earlier line (ValueError naming the file and the line)."""
+    by_task: dict[str, list[dict[str, Any]]] = {str(t): [] for t in tasks}
+    first_line: dict[Key, int] = {}
+    for line, record in numbered:
+        key = record_key(record)
+        task, item = key
+        if task not in by_task:
+            raise ValueError(
+                f"{path}: line {line} scores task {task!r}, which the run does not select "
+                f"(it selects {', '.join(by_task) or 'no task'})"
+            )
+        if selected is not None and key not in selected:
+            raise ValueError(
+                f"{path}: line {line} scores {task} datapoint {item!r}, which the run's "
+                "settings do not select (another --limit, --split or dataset, or a foreign id)"
+            )
+        if key in first_line:
+            raise ValueError(
+                f"{path}: line {line} scores {task} datapoint {item!r} again (first on line "
+                f"{first_line[key]})"
+            )
+        first_line[key] = line
+        by_task[task].append(record)
+    return by_task
+
+
+def scores_path(folder: Path, results: Mapping[str, Any]) -> Path:
+    """The scores file ``results.json`` names: a plain file name inside the run folder."""
+    name = str(results.get("scores_file") or SCORES_FILE)
+    if Path(name).name != name or name in (".", ".."):
+        raise ValueError(
+            f"{folder / RESULTS_FILE}: scores_file {name!r} is not a file name inside the run "
+            "folder"
+        )
+    return folder / name
+
+
+def read_run(folder: str | Path) -> FinishedRun:
+    """A finished run folder read back and checked (any error names the file and the line)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"run folder not found: {folder}")
+    results_path = folder / RESULTS_FILE
+    if not results_path.is_file():
+        raise FileNotFoundError(f"{folder} has no {RESULTS_FILE}: not a finished bla-eval run")
+    results = read_json(results_path)
+    tasks = results.get("tasks")
+    if not isinstance(tasks, dict) or not all(isinstance(t, dict) for t in tasks.values()):
+        raise ValueError(f"{results_path} has no per-task 'tasks': not a bla-eval results document")
+    path = scores_path(folder, results)
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder} has no {path.name}: the run's scores are missing")
+    records = check_records(path, read_numbered(path), tasks)
+    check_agreement(results_path, path, results, records)
+    return FinishedRun(folder, results, records)
+
+
+def check_agreement(
+    results_path: Path,
+    path: Path,
+    results: Mapping[str, Any],
+    records: Mapping[str, list[dict[str, Any]]],
+) -> None:
+    """Recompute each task's metrics from its records; refuse the first stored number that
+    differs, and a headline metric that is not stored."""
+    from .benchmarks import get_benchmark
+
+    bench = get_benchmark(str(results.get("benchmark") or "bla"))
+    probabilistic = is_probabilistic(results)
+    for task, stored in results["tasks"].items():
+        held = records.get(task, [])
+        if stored.get("n") != len(held):
+            raise ValueError(
+                f"{results_path} counts {stored.get('n')} datapoints of {task} but {path} holds "
+                f"{len(held)}: results.json was not computed from this scores file (an "
+                "interrupted or edited run: run bla-eval again)"
+            )
+        for view, metric in bench.headline.items():
+            if not isinstance(stored.get(view), dict) or metric not in stored[view]:
+                raise ValueError(f"{results_path} has no {view} {metric} for {task}")
+        try:
+            recomputed = bench.summarise(held, probabilistic)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"{path}: the records of {task} cannot be summarised: {err}") from err
+        difference = first_difference(stored, recomputed)
+        if difference is not None:
+            where, kept, derived = difference
+            raise ValueError(
+                f"{results_path} disagrees with {path}: {task} {where} is {kept} in results.json "
+                f"but {derived} from the scores"
+            )
+
+
+def first_difference(stored: Any, recomputed: Any, where: str = "") -> tuple[str, Any, Any] | None:
+    """(path, stored, recomputed) of the first number of ``stored`` that ``recomputed`` gives
+    otherwise (keys only one side has are not compared), or None."""
+    if isinstance(stored, dict) and isinstance(recomputed, dict):
+        for key, value in stored.items():
+            if key in recomputed:
+                found = first_difference(value, recomputed[key], f"{where}.{key}".lstrip("."))
+                if found is not None:
+                    return found
+        return None
+    if isinstance(stored, list) and isinstance(recomputed, (list, tuple)):
+        if len(stored) != len(recomputed):
+            return where, stored, list(recomputed)
+        for k, (a, b) in enumerate(zip(stored, recomputed, strict=True)):
+            found = first_difference(a, b, f"{where}[{k}]")
+            if found is not None:
+                return found
+        return None
+    if _number(stored) and _number(recomputed):
+        same = math.isclose(stored, recomputed, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+        both_nan = math.isnan(stored) and math.isnan(recomputed)
+        return None if same or both_nan else (where, stored, recomputed)
+    if _number(stored) != _number(recomputed):
+        return where, stored, recomputed
+    return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
