@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,8 +152,8 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[Any]:
     """A handle (UTF-8 text, or bytes with ``binary``) on a hidden temporary file whose content
     replaces ``path`` in one rename when the block succeeds (a crash never leaves half a file;
     on an error ``path`` is untouched). ``handle.name`` is the temporary file."""
-    path = Path(path)
-    tmp = path.with_name(temporary_name(path.name, "tmp"))
+    path = Path(path)  # one temporary per process and thread: threads may write the same path
+    tmp = path.with_name(f"{temporary_name(path.name, 'tmp')}.{threading.get_ident()}")
     text = {} if binary else {"encoding": "utf-8", "newline": "\n"}
     try:
         with naming(path), tmp.open("wb" if binary else "w", **text) as handle:

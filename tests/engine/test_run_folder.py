@@ -252,3 +252,12 @@ def test_the_module_imports_nothing_heavy():
     code = "import sys, bla_eval.run_folder; print({'torch', 'datasets'} & set(sys.modules))"
     child = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert child.stdout.strip() == "set()"
+
+
+def test_threads_writing_one_file_never_mix_their_temporaries(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "cache.json"
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda n: write_json_atomic(path, {"n": n, "pad": "x" * 10_000}), range(64)))
+    assert read_json(path)["pad"] == "x" * 10_000 and listing(tmp_path) == ["cache.json"]
