@@ -29,6 +29,7 @@ from pathlib import Path
 import evaluate
 import pytest
 
+from bla_metric.tasks import TASKS
 from builders import deploy
 from builders.metric_repo import metric_files
 from builders.schema import DATASET_VERSION
@@ -64,7 +65,14 @@ for revision in revisions:
                             same_rows=remote.data.table.equals(table),
                             same_features=remote.features
                             == datasets.Features.from_arrow_schema(table.schema)))
-print(json.dumps(out))
+from bla_eval.benchmarks.bla import load_bla
+from bla_metric.tasks import TASKS
+engine = [(item.id, list(item.captions)) for item in load_bla(repo)]
+local_items = []
+for task in TASKS.values():
+    table = pq.read_table(sorted((local / "data" / task.config).glob("test-*.parquet")))
+    local_items += zip(table["id"].to_pylist(), table["captions"].to_pylist())
+print(json.dumps(dict(loads=out, engine_items=len(engine), engine_same=engine == local_items)))
 """
 LOAD_METRIC = """
 import json, sys
@@ -157,7 +165,8 @@ def test_load_dataset_over_http_at_main_and_at_the_tag(olah, built_dataset: Path
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    loads = json.loads(result.stdout.splitlines()[-1])
+    report = json.loads(result.stdout.splitlines()[-1])
+    loads = report["loads"]
     manifest = json.loads((built_dataset / "manifest.json").read_text())
     expected = [
         (revision, config, split, rows)
@@ -167,6 +176,8 @@ def test_load_dataset_over_http_at_main_and_at_the_tag(olah, built_dataset: Path
     ]
     assert [(d["revision"], d["config"], d["split"], d["rows"]) for d in loads] == expected
     assert all(d["same_rows"] and d["same_features"] for d in loads), loads
+    test_rows = sum(manifest["configs"][task.config]["test"] for task in TASKS.values())
+    assert report["engine_same"] and report["engine_items"] == test_rows  # the engine's Hub path
     refs = home / "hub" / f"datasets--{ORG}--bla" / "refs"
     assert (refs / "main").read_text() == commit and (refs / TAG).read_text() == commit
 
