@@ -8,6 +8,8 @@
   path, with a random model of SmolVLM-256M's shape.
 - ``python -m bla_eval.performance.metric [--n 100000]``: the metric's formulas on synthetic
   scores.
+- ``python -m bla_eval.performance.endpoint --endpoint URL --model NAME``: the ``openai-api``
+  kind's datapoints per second against a running server, at concurrency 1 and the default.
 
 The random models come from ``bla_eval.tiny_models``.
 """

@@ -122,6 +122,7 @@ class OpenAIApiScorer(Scorer):
         self.decided = True
         if self.path != GENERATION:
             try:
+                self._grow_bar(1)
                 doc = self.fetch(self.body(image_url, query, LOGPROBS))
             except LogprobsRefused as err:
                 if self.path == LOGPROBS:
@@ -143,6 +144,7 @@ class OpenAIApiScorer(Scorer):
 
     def _check_text(self, image_url: str | None, query: Query) -> None:
         """A generation path whose first answer has no text at all cannot score."""
+        self._grow_bar(1)
         doc = self.fetch(self.body(image_url, query, GENERATION))
         if not answer_text(doc).strip():
             reason = first_choice(doc).get("finish_reason")
