@@ -81,3 +81,16 @@ def test_push_without_token_names_the_variable(hub, run_cli, tmp_path: Path) -> 
     assert last.startswith("bla_eval.hub_auth.MissingTokenError: pushing runs to BLA_RESULTS_REPO")
     assert "set HF_TOKEN" in last
     assert hub.calls == []
+
+
+def test_space_with_a_results_repo_and_no_token_does_not_start(hub, run_cli) -> None:
+    code = (
+        "from bla_space.config import SpaceConfig\n"
+        "from bla_space.ui import build_demo\n"
+        f"build_demo(SpaceConfig(results_repo={RESULTS_REPO!r}))"
+    )
+    result = run_cli("-c", code, env={"HF_TOKEN": None})
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert f"BLA_RESULTS_REPO={RESULTS_REPO}" in last and "set HF_TOKEN" in last, last
+    assert hub.calls == []
