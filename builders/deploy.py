@@ -18,7 +18,14 @@ from pathlib import Path
 from bla_eval.hub_auth import require_token
 from bla_eval.run_folder import staged
 
-from builders.hub_commit import FolderPush, HubCall, one_line_http, print_plan, push_folder
+from builders.hub_commit import (
+    FolderPush,
+    HubCall,
+    check_repo_id,
+    one_line_http,
+    print_plan,
+    push_folder,
+)
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 """The repository the builders run from (the sources of the Space and the metric)."""
@@ -66,6 +73,8 @@ def run(args: argparse.Namespace, deployment: Deployment) -> int:
         raise ValueError("--push and --dry-run need --repo-id ORG/NAME (the Space)")
     if args.repo_id and not (args.push or args.dry_run):
         raise ValueError("--repo-id is used with --push or --dry-run")
+    if args.repo_id:
+        check_repo_id(args.repo_id)
     token = require_token(deployment.command) if args.push and not args.dry_run else None
     names = write_folder(args.out, deployment.files, deployment.command)
     print(f"wrote {args.out}: {', '.join(names)}")
