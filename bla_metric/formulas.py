@@ -247,27 +247,35 @@ def _scatter(per_block: list[tuple[np.ndarray, dict[str, np.ndarray]]], n: int):
     return out
 
 
-def _ratio(numerator: float, denominator: float) -> float:
-    """numerator / denominator, 0.0 when the denominator is 0."""
-    return float(numerator / denominator) if denominator else 0.0
-
-
 def _aggregate(mode: str, stats: dict[str, np.ndarray]) -> dict[str, float]:
     """The view's metrics from per-datapoint stats (any subset or resample of datapoints)."""
+    rows = _aggregate_rows(mode, {key: np.asarray(value)[None] for key, value in stats.items()})
+    return {key: float(values[0]) for key, values in rows.items()}
+
+
+def _ratios(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator element-wise, 0.0 where the denominator is 0."""
+    out = np.zeros(np.broadcast(numerator, denominator).shape)
+    return np.divide(numerator, denominator, out=out, where=denominator != 0)
+
+
+def _aggregate_rows(mode: str, stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """:func:`_aggregate` of each row of per-datapoint stats shaped (rows, datapoints)."""
     if mode == "ranking":
+        correct = stats["correct"].sum(-1).astype(float)
         return {
-            "sentence_accuracy": _ratio(stats["correct"].sum(), stats["sentences"].sum()),
-            "set_accuracy": float(stats["set_accuracy"].mean()),
-            "set_error": float(stats["set_error"].mean()),
+            "sentence_accuracy": _ratios(correct, stats["sentences"].sum(-1).astype(float)),
+            "set_accuracy": stats["set_accuracy"].mean(-1),
+            "set_error": stats["set_error"].mean(-1),
         }
-    tp, fp, tn, fn = (float(stats[key].sum()) for key in ("tp", "fp", "tn", "fn"))
+    tp, fp, tn, fn = (stats[key].sum(-1).astype(float) for key in ("tp", "fp", "tn", "fn"))
     return {
-        "accuracy": _ratio(tp + tn, tp + fp + tn + fn),
-        "precision_true": _ratio(tp, tp + fp),
-        "precision_false": _ratio(tn, tn + fn),
-        "recall_true": _ratio(tp, tp + fn),
-        "recall_false": _ratio(tn, tn + fp),
-        "all_same_rate": float(stats["all_same"].mean()),
+        "accuracy": _ratios(tp + tn, tp + fp + tn + fn),
+        "precision_true": _ratios(tp, tp + fp),
+        "precision_false": _ratios(tn, tn + fn),
+        "recall_true": _ratios(tp, tp + fn),
+        "recall_false": _ratios(tn, tn + fp),
+        "all_same_rate": stats["all_same"].mean(-1),
     }
 
 
@@ -496,21 +504,54 @@ def _predictions(predictions: Any, references: Any, mode: str, threshold: Any):
     return [(index, s >= value, y) for index, s, y in scored], scored
 
 
-def _check_bootstrap(resamples: Any) -> None:
-    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 0:
-        raise ValueError(f"bootstrap must be a non-negative integer, got {resamples!r}")
+MAX_RESAMPLES = 100_000
+"""The most bootstrap resamples one call may ask for. The resampled metrics are kept in one
+float64 array per metric and run (8 bytes per resample, allocated before the first draw: at most
+0.8 MB per metric), the draws are made a block at a time (:data:`RESAMPLE_CELLS`), so memory
+does not grow while resampling."""
+
+
+def _check_bootstrap(resamples: Any, low: int = 0, name: str = "bootstrap") -> int:
+    whole = not isinstance(resamples, bool) and isinstance(resamples, (int, np.integer))
+    if not whole or not low <= resamples <= MAX_RESAMPLES:
+        what = "a non-negative" if low == 0 else "a positive"
+        raise ValueError(
+            f"{name} must be {what} integer of at most {MAX_RESAMPLES}, got {resamples!r}"
+        )
+    return int(resamples)
+
+
+RESAMPLE_CELLS = 250_000
+"""Datapoint draws made at once (resamples x datapoints): the working memory of a bootstrap."""
+
+
+def resampled(
+    mode: str, stats_sets: Sequence[dict[str, np.ndarray]], resamples: int, seed: int
+) -> list[dict[str, np.ndarray]]:
+    """Each metric of ``mode`` on ``resamples`` bootstrap resamples of the datapoints, for each
+    set of per-datapoint statistics (the same draws for every set, so pairs stay paired):
+    per set {metric: array (resamples,)}, filled a block of resamples at a time."""
+    resamples = _check_bootstrap(resamples)
+    rng = np.random.default_rng(seed)
+    n = len(next(iter(stats_sets[0].values())))
+    keys = list(_aggregate(mode, stats_sets[0]))
+    out = [{key: np.empty(resamples) for key in keys} for _ in stats_sets]
+    block = max(1, RESAMPLE_CELLS // max(n, 1))
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        sample = rng.integers(0, n, (stop - start, n))  # the draws of one resample per row
+        for stats, arrays in zip(stats_sets, out, strict=True):
+            rows = _aggregate_rows(mode, {k: np.asarray(v)[sample] for k, v in stats.items()})
+            for key in keys:
+                arrays[key][start:stop] = rows[key]
+    return out
 
 
 def _bootstrap(mode: str, stats: dict[str, np.ndarray], resamples: int, seed: int) -> dict:
     """95% percentile bootstrap interval per metric, resampling datapoints."""
-    _check_bootstrap(resamples)
-    rng = np.random.default_rng(seed)
-    n = len(next(iter(stats.values())))
-    draws: dict[str, list[float]] = {}
-    for _ in range(int(resamples)):
-        sample = rng.integers(0, n, n)
-        for key, value in _aggregate(mode, {k: v[sample] for k, v in stats.items()}).items():
-            draws.setdefault(key, []).append(value)
+    draws = resampled(mode, [stats], resamples, seed)[0]
+    if not resamples:
+        return {}
     return {
         key: [float(v) for v in np.percentile(values, [2.5, 97.5])] for key, values in draws.items()
     }

@@ -44,10 +44,12 @@ def aggregate(mode: str, stats: dict[str, np.ndarray]) -> dict[str, float]:
     return formulas._aggregate(mode, stats)
 
 
+MAX_RESAMPLES = formulas.MAX_RESAMPLES
+"""The most resamples of one paired bootstrap (:data:`bla_metric.formulas.MAX_RESAMPLES`)."""
+
+
 def _check_resamples(resamples: Any) -> int:
-    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
-        raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
-    return int(resamples)
+    return formulas._check_bootstrap(resamples, low=1, name="resamples")
 
 
 def paired_bootstrap(
@@ -89,18 +91,10 @@ def paired_bootstrap_stats(
     :func:`datapoint_stats`, or :func:`bla_metric.paper.datapoint_stats` for generated answers)."""
     resamples = _check_resamples(resamples)
     observed_a, observed_b = aggregate(mode, stats_a), aggregate(mode, stats_b)
-    n = len(next(iter(stats_a.values())))
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {key: [] for key in observed_a}
-    for _ in range(resamples):
-        sample = rng.integers(0, n, n)
-        a = aggregate(mode, {k: v[sample] for k, v in stats_a.items()})
-        b = aggregate(mode, {k: v[sample] for k, v in stats_b.items()})
-        for key in draws:
-            draws[key].append(a[key] - b[key])
+    draws_a, draws_b = formulas.resampled(mode, [stats_a, stats_b], resamples, seed)
     out = {}
-    for key, values in draws.items():
-        differences = np.asarray(values)
+    for key in observed_a:
+        differences = draws_a[key] - draws_b[key]
         observed = observed_a[key] - observed_b[key]
         extreme = np.abs(differences - observed) >= abs(observed) - 1e-12
         low, high = np.percentile(differences, [2.5, 97.5])

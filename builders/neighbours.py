@@ -176,7 +176,7 @@ def build_repo(
         raise BuildError(
             f"no {text.benchmark} item has its image ({missing} missing): check --images"
         )
-    with staged_folder(Path(out)) as stage:
+    with staged_folder(Path(out), builder) as stage:  # replaces only a build of `builder`
         info: dict[str, dict[str, dict[str, int]]] = {}
         for config, part in configs.items():
             if not part.rows:
@@ -297,9 +297,13 @@ def run_cli(
     benchmark: str,
     args: Sequence[object],
     out: Path,
+    builder: str | None = None,
 ) -> int:
     """Call ``build(*args)`` and print the per-config summary (errors propagate: ``python -m
-    builders`` turns them into one line and exit code 2)."""
+    builders`` turns them into one line and exit code 2). With ``builder``, an ``out`` that
+    the build could not replace is refused before anything is read."""
+    if builder is not None:
+        io.check_replaceable(Path(out), builder)
     _, configs = build(*args)
     print(summary(benchmark, out, configs))
     return 0

@@ -227,4 +227,5 @@ def _run(args: argparse.Namespace) -> int:
         "VALSE",
         (args.annotations, args.images, args.out, args.all_candidates),
         args.out,
+        BUILDER,
     )

@@ -246,5 +246,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     return run_cli(
-        build_vl_checklist, "VL-CheckList", (args.annotations, args.images, args.out), args.out
+        build_vl_checklist,
+        "VL-CheckList",
+        (args.annotations, args.images, args.out),
+        args.out,
+        BUILDER,
     )

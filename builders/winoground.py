@@ -161,4 +161,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    return run_cli(build_winoground, "Winoground", (args.examples, args.images, args.out), args.out)
+    return run_cli(
+        build_winoground, "Winoground", (args.examples, args.images, args.out), args.out, BUILDER
+    )

@@ -73,7 +73,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+            raise argparse.ArgumentTypeError(f"invalid int value: {text[:40]!r}") from None
         return check_range("", value, low, high, argparse.ArgumentTypeError)
 
     return parse

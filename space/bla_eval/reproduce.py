@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bla_metric.formulas import MAX_RESAMPLES
 from bla_metric.published import SETUPS, Published, Setup, find_setup, numbers_of, setups_of
 
-from .cli_common import OneLineParser, positive_int, run_guarded
+from .cli_common import OneLineParser, bounded_int, run_guarded
+from .config import MAX_BATCH_SIZE, MAX_LIMIT
 
 PROG = "bla-eval reproduce"
 WITHIN, OUTSIDE = "within tolerance", "outside tolerance"
@@ -334,11 +336,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="run this model instead of the row's Hub id")
     p.add_argument("--output", help="folder for the run (improvement rows: one subfolder each)")
     p.add_argument("--data", help="Hub dataset id or local dataset folder (default: the bla one)")
-    p.add_argument("--limit", type=positive_int, help="score only the first N datapoints per task")
-    p.add_argument("--batch-size", type=positive_int, help="sentences per forward pass")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no CI)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the ICL coins")
+    p.add_argument(
+        "--limit",
+        type=bounded_int(1, MAX_LIMIT),
+        help=f"score only the first N datapoints per task (at most {MAX_LIMIT})",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=bounded_int(1, MAX_BATCH_SIZE),
+        help=f"sentences per forward pass (at most {MAX_BATCH_SIZE})",
+    )
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
+    p.add_argument(
+        "--resamples",
+        type=bounded_int(0, MAX_RESAMPLES),
+        default=1000,
+        help=f"bootstrap resamples (0: no CI; at most {MAX_RESAMPLES})",
+    )
+    p.add_argument(
+        "--seed",
+        type=bounded_int(0, 2**32 - 1),
+        default=0,
+        help="seed of the bootstrap and the ICL coins (0 to 2**32 - 1)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     return p
 
@@ -349,8 +369,6 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     if not args.row:
         raise ValueError("name a published row (bla-eval reproduce --list shows them)")
-    if args.resamples < 0:
-        raise ValueError(f"--resamples must be >= 0, got {args.resamples}")
     setup = find_setup(args.row)
     if args.run:
         run = Run.read(args.run)

@@ -158,7 +158,7 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     """
     run = _prepare(config)
     lock = folder_lock(run.out) if run.procs.main else nullcontext()
-    with _output_folder(run.out), naming(run.out), lock:
+    with _output_folder(run.out), lock:
         if run.procs.main:
             remove_stale(run.out)  # temporary files of a killed run
             settings = resume_settings(config, run.kind, run.data, run.tasks)
@@ -206,7 +206,8 @@ def _output_folder(out: Path):
     """Create ``out`` if needed; when this run created it and fails before any score was written,
     remove what it wrote there (its run.json and empty score files) and the folder."""
     created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    with naming(out):
+        out.mkdir(parents=True, exist_ok=True)
     try:
         yield
     except BaseException:

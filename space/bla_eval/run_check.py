@@ -151,16 +151,17 @@ def check_agreement(
         if stored.get("n") != len(held):
             raise ValueError(
                 f"{results_path} counts {stored.get('n')} datapoints of {task} but {path} holds "
-                f"{len(held)}: results.json was not computed from this scores file (an "
-                "interrupted or edited run: run bla-eval again)"
+                f"{len(held)}: the run is unfinished or its files were edited (results.json was "
+                "not computed from this scores file); run bla-eval again"
             )
-        for view, metric in bench.headline.items():
-            if not isinstance(stored.get(view), dict) or metric not in stored[view]:
-                raise ValueError(f"{results_path} has no {view} {metric} for {task}")
         try:
             recomputed = bench.summarise(held, probabilistic)
         except (KeyError, TypeError, ValueError) as err:
             raise ValueError(f"{path}: the records of {task} cannot be summarised: {err}") from err
+        for view, metric in bench.headline.items():
+            derived, kept = recomputed.get(view), stored.get(view)
+            if isinstance(derived, dict) and metric in derived and metric not in (kept or {}):
+                raise ValueError(f"{results_path} has no {view} {metric} for {task}")
         difference = first_difference(stored, recomputed)
         if difference is not None:
             where, kept, derived = difference

@@ -5,6 +5,7 @@ Optionally mirrored to a Hub dataset repo with ``huggingface_hub`` (``BLA_RESULT
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bla_eval.hub_auth import require_token
-from bla_eval.run_folder import RESULTS_FILE, files_under, read_json
+from bla_eval.run_check import read_run
+from bla_eval.run_folder import RESULTS_FILE, SCORES_FILE, files_under
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +50,38 @@ def new_run_path(results_dir: Path, model: str) -> Path:
     return Path(results_dir) / run_folder_name(model)
 
 
+_CHECKED: dict[Path, tuple[tuple, dict]] = {}
+"""Runs already checked: folder -> (sizes and times of its files, results document)."""
+
+
 def list_runs(results_dir: Path) -> list[Run]:
-    """Every finished run under ``results_dir``, newest first; hidden folders (runs being
-    written) and unreadable runs are skipped."""
+    """Every finished run under ``results_dir``, newest first. Each run is checked once (and
+    again when its files change) by ``bla_eval.run_check.read_run``: a run whose results.json
+    disagrees with its scores.jsonl, hidden folders (runs being written) and unreadable runs
+    are skipped with a warning."""
     runs = []
     for file in Path(results_dir).glob(f"*/{RESULTS_FILE}"):
         if file.parent.name.startswith("."):
             continue
         try:
-            runs.append(Run(file.parent, read_json(file)))
-        except ValueError as err:
-            log.warning("skipping unreadable run %s: %s", file, err)
+            runs.append(Run(file.parent, _checked_results(file.parent)))
+        except (ValueError, OSError) as err:
+            log.warning("skipping run %s: %s", file.parent, err)
     return sorted(runs, key=lambda r: str(r.results.get("created", "")), reverse=True)
+
+
+def _checked_results(folder: Path) -> dict:
+    """A copy of the results of a run folder that passed ``read_run`` (checked again when its
+    results.json or scores.jsonl changed)."""
+    stamp = tuple(
+        (f.stat().st_size, f.stat().st_mtime_ns) if f.exists() else None
+        for f in (folder / RESULTS_FILE, folder / SCORES_FILE)
+    )
+    cached = _CHECKED.get(folder)
+    if cached is None or cached[0] != stamp:
+        cached = (stamp, read_run(folder).results)
+        _CHECKED[folder] = cached
+    return copy.deepcopy(cached[1])
 
 
 def find_run(results_dir: Path, name: str | None) -> Run | None:

@@ -132,10 +132,22 @@ def _results(model: str, n: int, created: str, set_accuracy: float = 0.25) -> di
     }
 
 
+SCORES_OF_RESULTS = [[4, 3, 2, 1], [1, 2, 3, 4], [4, 1, 3, 2], [4, 1, 3, 2]]
+"""Four datapoints whose metrics are those of ``_results(..., 4, ...)`` (set accuracy and set
+error 0.25, sentence and binary accuracy 0.5): the scores.jsonl a run of them writes."""
+
+
 def _publish(results_dir: Path, results: dict) -> Path:
     target = results_store.new_run_path(results_dir, results["model"])
+    types = ["TP1", "TP2", "FP1", "FP2"]
+    records = [
+        {"task": "active_passive", "id": f"ap-{k}", "scores": s, "labels": [1, 1, 0, 0]}
+        | {"caption_types": types}
+        for k, s in enumerate(SCORES_OF_RESULTS)
+    ]
     with staged(target) as staging:
         (staging / "results.json").write_text(json.dumps(results))
+        (staging / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return target
 
 

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import OneLineParser, run_guarded
+from bla_metric.formulas import MAX_RESAMPLES
+
+from ..cli_common import OneLineParser, bounded_int, run_guarded
 from .compare import DEFAULT_RESAMPLES
+
+MAX_EXAMPLES = 100
+"""The most extreme cases ``analyze --examples`` shows per outcome and task."""
+MAX_SEED = 2**32 - 1
+"""The largest bootstrap seed."""
 
 
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -32,17 +39,15 @@ def analyze_main(argv: list[str] | None = None) -> int:
     p.add_argument("--output", default=None, help="folder to write (default: RUN_DIR/analysis)")
     p.add_argument(
         "--examples",
-        type=int,
+        type=bounded_int(0, MAX_EXAMPLES),
         default=3,
-        help="extreme cases shown per outcome and task (default 3)",
+        help=f"extreme cases shown per outcome and task (default 3, at most {MAX_EXAMPLES})",
     )
     args = p.parse_args(argv)
 
     def body() -> int:
         from .analyze import REPORT_FILE, analyze
 
-        if args.examples < 0:
-            raise ValueError(f"--examples must be >= 0, got {args.examples}")
         path, _ = analyze(args.run_dir, args.data, args.output, args.examples)
         print(f"wrote {path / REPORT_FILE}")
         return 0
@@ -58,11 +63,16 @@ def compare_main(argv: list[str] | None = None) -> int:
     p.add_argument("--output", default=None, help="folder for compare.md/.json/.csv")
     p.add_argument(
         "--resamples",
-        type=int,
+        type=bounded_int(1, MAX_RESAMPLES),
         default=DEFAULT_RESAMPLES,
-        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
+        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES}, at most {MAX_RESAMPLES})",
     )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--seed",
+        type=bounded_int(0, MAX_SEED),
+        default=0,
+        help=f"bootstrap seed, 0 to {MAX_SEED} (default 0)",
+    )
     args = p.parse_args(argv)
 
     def body() -> int:
@@ -106,10 +116,12 @@ def export_main(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         from ..hub_auth import require_token
-        from .export import PUSH_COMMAND, export, push_call
+        from .export import PUSH_COMMAND, check_repo_id, export, push_call
 
         if args.push and not args.repo_id:
             raise ValueError("--push needs --repo-id (the model repo, e.g. ORG/MODEL)")
+        if args.push:
+            check_repo_id(args.repo_id)  # as the real call checks it, --dry-run included
         token = require_token(PUSH_COMMAND) if args.push and not args.dry_run else None
         path, text = export(args.run_dir, args.fmt, args.output, args.dataset_id, args.source_url)
         print(f"wrote {path}")

@@ -21,7 +21,7 @@ import yaml
 
 from ..benchmarks import Benchmark, get_benchmark
 from ..hub_auth import require_token
-from ..run_folder import write_text_atomic
+from ..run_folder import protocol_name, write_marked_text
 from .rundata import Run, load_run
 
 FORMATS = ("eval-results", "model-index")
@@ -29,6 +29,8 @@ EVAL_RESULTS_DIR = ".eval_results"
 EVAL_RESULTS_FILE = "bla.yaml"
 MODEL_INDEX_FILE = "model-index.yaml"
 PUSH_COMMAND = "bla-eval export --push"
+EXPORT_COMMAND = "bla-eval export"
+"""The command named in the first line of the files it writes (it replaces only those)."""
 COMMIT_MESSAGE = "Add BLA evaluation results"
 
 
@@ -57,11 +59,12 @@ def dataset_id(results: dict[str, Any], override: str | None = None) -> str:
 
 def protocol_notes(results: dict[str, Any], task: str) -> str:
     """One line describing how the value was obtained."""
-    protocol = results.get("protocol") or {}
+    protocol = results.get("protocol")
+    protocol = protocol if isinstance(protocol, dict) else {}
     view, metric = headline(results)
     parts = [
         f"bla-eval {results.get('bla_eval_version', '')}".strip(),
-        f"protocol {protocol.get('protocol', 'zero-shot')}",
+        f"protocol {protocol_name(results)}",
         f"kind {results.get('kind')}",
         f"split {results.get('split', 'test')}",
         f"n {results['tasks'][task].get('n')}",
@@ -172,9 +175,22 @@ def pull_request_url(commit: Any) -> str:
     return url
 
 
+def check_repo_id(repo_id: str) -> str:
+    """``repo_id`` when huggingface_hub accepts it as a model repo id (the check its own calls
+    make, so ``--dry-run`` refuses what the real call refuses)."""
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except ValueError as err:
+        raise ValueError(f"--repo-id {repo_id!r} is not a Hub repo id: {err}") from None
+    return repo_id
+
+
 def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
     """(the exact huggingface_hub call as Python source, a function that performs it and
     returns the URL of the pull request it opens; it takes the token, asked for when None)."""
+    check_repo_id(repo_id)
     if fmt == "eval-results":
         path_in_repo = f"{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}"
         source = (
@@ -234,7 +250,9 @@ def export(
     dataset: str | None = None,
     source_url: str | None = None,
 ) -> tuple[Path, str]:
-    """Write the file(s) for the model repo; returns (path written, its text)."""
+    """Write the file for the model repo into ``output`` (default: the run folder); returns
+    (path written, its text). The file starts with a comment naming this command: an existing
+    file without it is never replaced."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     run = load_run(run_dir)
@@ -245,6 +263,4 @@ def export(
     else:
         text = model_index_yaml(run, dataset, source_url)
         path = base / MODEL_INDEX_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, text)
-    return path, text
+    return path, write_marked_text(path, EXPORT_COMMAND, text)

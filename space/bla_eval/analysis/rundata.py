@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..run_folder import RESULTS_FILE, SCORES_FILE, read_json, read_records
+from ..run_check import read_run
 
 ROW_COLUMNS = (
     "id",
@@ -43,36 +43,19 @@ class Run:
 
 
 def load_run(path: str | Path) -> Run:
-    """Read a run folder written by ``bla-eval`` (results.json + scores.jsonl)."""
-    path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"run folder not found: {path}")
-    results_path = path / RESULTS_FILE
-    if not results_path.is_file():
-        raise FileNotFoundError(f"{path} has no {RESULTS_FILE}: not a finished bla-eval run")
-    results = read_json(results_path)
-    if not isinstance(results.get("tasks"), dict):
-        raise ValueError(f"{results_path} has no 'tasks': not a bla-eval results document")
-    if results.get("benchmark", "bla") != "bla":
+    """Read a finished BLA run folder written by ``bla-eval``, checked by
+    :func:`bla_eval.run_check.read_run` (results.json agrees with scores.jsonl); records per
+    task sorted by id."""
+    finished = read_run(path)
+    if finished.benchmark != "bla":
         raise ValueError(
-            f"{path} is a run of the benchmark {results['benchmark']!r}: the analyses are BLA's"
+            f"{finished.path} is a run of the benchmark {finished.benchmark!r}: the analyses "
+            "are BLA's"
         )
-    scores_path = path / str(results.get("scores_file") or SCORES_FILE)
-    if not scores_path.is_file():
-        raise FileNotFoundError(f"{path} has no {scores_path.name}: the run's scores are missing")
-    by_task: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in results["tasks"]}
-    for record in read_records(scores_path):
-        if record["task"] in by_task:
-            by_task[record["task"]][str(record["id"])] = record
-    for task, expected in results["tasks"].items():
-        count = expected.get("n") if isinstance(expected, dict) else None
-        if count is not None and len(by_task[task]) != count:
-            raise ValueError(
-                f"{scores_path} has {len(by_task[task])} records of {task} but results.json "
-                f"counts {count}: the run is unfinished (finish it with bla-eval --resume)"
-            )
-    records = {t: [recs[i] for i in sorted(recs)] for t, recs in by_task.items()}
-    return Run(path=path, results=results, records=records)
+    records = {
+        task: sorted(recs, key=lambda r: str(r["id"])) for task, recs in finished.records.items()
+    }
+    return Run(path=finished.path, results=finished.results, records=records)
 
 
 def _local_files(data: Path, config: str, split: str) -> list[Path]:

@@ -8,7 +8,9 @@ import sys
 
 from bla_metric.tasks import TASKS
 
-from ..cli_common import OneLineParser, run_guarded
+from ..cli_common import OneLineParser, bounded_int, run_guarded
+from ..config import MAX_LIMIT
+from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,20 +24,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="Hub id, local folder or open_clip name")
     p.add_argument("--task", required=True, choices=list(TASKS), help="learning config to train on")
     p.add_argument("--output", required=True, help="folder for the checkpoint and finetune.json")
-    p.add_argument("--seeds", type=int, default=1, help="repeat with N seeds (mean and std)")
-    p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    p.add_argument(
+        "--seeds",
+        type=bounded_int(1, MAX_SEEDS),
+        default=1,
+        help=f"repeat with N seeds (mean and std; at most {MAX_SEEDS})",
+    )
+    p.add_argument(
+        "--seed",
+        type=bounded_int(0, MAX_SEED),
+        default=0,
+        help=f"first seed (default 0; seed + seeds - 1 at most {MAX_SEED})",
+    )
     p.add_argument("--lr", type=float, default=1e-5, help="learning rate (default 1e-5)")
     p.add_argument(
-        "--batch-size", type=int, default=16, help="training images per step (default 16)"
+        "--batch-size",
+        type=bounded_int(1, MAX_BATCH_SIZE),
+        default=16,
+        help=f"training images per step (default 16, at most {MAX_BATCH_SIZE})",
     )
-    p.add_argument("--epochs", type=int, default=10, help="maximum epochs (default 10)")
+    p.add_argument(
+        "--epochs",
+        type=bounded_int(1, MAX_EPOCHS),
+        default=10,
+        help=f"maximum epochs (default 10, at most {MAX_EPOCHS})",
+    )
     p.add_argument(
         "--data",
         default=None,
         help="Hub dataset id or local dataset folder (default, as bla-eval's: $BLA_DATASET, "
         "else ./bla_dataset if built there, else the Hub id)",
     )
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
     p.add_argument(
         "--eval-tasks",
         nargs="+",
@@ -45,9 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--limit",
-        type=int,
+        type=bounded_int(1, MAX_LIMIT),
         default=None,
-        help="score only the first N validation / test datapoints (quick runs)",
+        help="score only the first N validation / test datapoints (quick runs; at most "
+        f"{MAX_LIMIT})",
     )
     p.add_argument(
         "--overwrite",

@@ -26,12 +26,13 @@ from typing import Any
 
 from bla_metric import learning_references as refs
 from bla_metric.learning import LEARNING_METRICS, improvement, improvements
-from bla_metric.tasks import TASKS, get_task
+from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from ..benchmarks.bla import summarise
 from ..cli_common import OneLineParser, run_guarded
 from ..protocols import ICL_PROTOCOLS
-from ..run_folder import FINETUNE_FILE, RESULTS_FILE, SCORES_FILE, read_json, read_records, staged
+from ..run_check import read_run
+from ..run_folder import FINETUNE_FILE, RESULTS_FILE, protocol_name, read_json, staged
 
 FIGURE_FILE = "figure3_accuracy.png"
 REPORT_COMMAND = "bla-eval learning-report"
@@ -55,13 +56,6 @@ class Row:
     source: str = ""
 
 
-def _records(folder: Path, results: dict) -> list[dict]:
-    path = folder / results.get("scores_file", SCORES_FILE)
-    if not path.is_file():
-        raise FileNotFoundError(f"run {folder} has no {path.name}")
-    return read_records(path)
-
-
 def _binary(records: Sequence[dict], probabilistic: bool) -> dict[str, float]:
     """The binary view of BLA records (the engine's own summary)."""
     return summarise(records, probabilistic)["binary"]
@@ -75,8 +69,7 @@ class EvalRun:
 
     @property
     def protocol(self) -> str:
-        protocol = self.results.get("protocol") or {}
-        return protocol.get("name", "zero-shot") if isinstance(protocol, dict) else str(protocol)
+        return protocol_name(self.results)
 
     @property
     def probabilistic(self) -> bool:
@@ -86,16 +79,53 @@ class EvalRun:
         return {r["id"]: r for r in self.records if r["task"] == config}
 
 
+FINETUNE_KEYS = {"model": str, "task": str, "runs": list, "summary": dict}
+"""What the report reads of a ``finetune.json`` (key -> JSON type)."""
+
+
+def learning_run(folder: Path) -> EvalRun:
+    """A bla-eval run on BLA's learning test splits, checked by :func:`read_run`; any other
+    run (another benchmark, BLA's main test sets) is refused naming it."""
+    results = read_json(folder / RESULTS_FILE)
+    benchmark = str(results.get("benchmark") or "bla")
+    tasks = list(results.get("tasks") or {}) if isinstance(results.get("tasks"), dict) else []
+    if benchmark != "bla" or not tasks or not all(t.endswith(LEARNING_SUFFIX) for t in tasks):
+        raise ValueError(
+            f"{folder} is not a learning run (benchmark {benchmark!r}, tasks "
+            f"{', '.join(map(str, tasks)) or 'none'}): the learning report reads bla-eval runs "
+            f"on BLA's learning test splits (--tasks <task>{LEARNING_SUFFIX}, or --protocol "
+            "icl-sd / icl-dd) and bla-finetune outputs"
+        )
+    finished = read_run(folder)
+    records = [r for task in tasks for r in finished.records[task]]
+    return EvalRun(finished.path, finished.results, records)
+
+
+def finetune_run(folder: Path) -> dict:
+    """The ``finetune.json`` of a bla-finetune output, with the keys the report reads (an
+    error names the file and the key)."""
+    path = folder / FINETUNE_FILE
+    document = read_json(path)
+    for key, kind in FINETUNE_KEYS.items():
+        if not isinstance(document.get(key), kind):
+            raise ValueError(
+                f"{path} has no {kind.__name__} {key!r}: not a finetune.json of bla-finetune"
+            )
+    get_task(document["task"])  # an unknown task is named
+    if not document["runs"] or not isinstance(document["runs"][0], dict):
+        raise ValueError(f"{path} has no runs: not a finetune.json of bla-finetune")
+    return document
+
+
 def load_runs(folders: Sequence[str]) -> tuple[list[EvalRun], list[tuple[Path, dict]]]:
     """bla-eval runs and bla-finetune runs of ``folders`` (an error names a folder with neither)."""
     evals, tunes = [], []
     for name in folders:
         folder = Path(name)
         if (folder / FINETUNE_FILE).is_file():
-            tunes.append((folder, read_json(folder / FINETUNE_FILE)))
+            tunes.append((folder, finetune_run(folder)))
         elif (folder / RESULTS_FILE).is_file():
-            results = read_json(folder / RESULTS_FILE)
-            evals.append(EvalRun(folder, results, _records(folder, results)))
+            evals.append(learning_run(folder))
         else:
             raise FileNotFoundError(
                 f"{folder} is neither a bla-eval run ({RESULTS_FILE}) nor a bla-finetune run "
@@ -150,30 +180,42 @@ def icl_rows(evals: Sequence[EvalRun]) -> tuple[list[Row], list[str]]:
 def finetune_rows(tunes: Sequence[tuple[Path, dict]]) -> list[Row]:
     """Fine-tuned vs before training (mean over seeds), SD and DD (all and unseen images)."""
     rows = []
-    for _, doc in tunes:
-        learned_on = get_task(doc["task"]).code
-        first = doc["runs"][0]["finetuned"]
-        for config, entry in doc["summary"].items():
-            tested = get_task(config).code
-            for subset in ("all", "unseen"):
-                if subset not in entry.get("finetuned", {}):
-                    continue
-                after = {m: v["mean"] for m, v in entry["finetuned"][subset].items()}
-                before = {m: v["mean"] for m, v in entry["zero_shot"][subset].items()}
-                rows.append(
-                    Row(
-                        doc["model"],
-                        "fine-tuning",
-                        first[config]["setting"],
-                        learned_on,
-                        tested,
-                        first[config][subset]["n"],
-                        before,
-                        after,
-                        improvements(after, before),
-                        subset,
-                    )
+    for folder, doc in tunes:
+        try:
+            rows += _finetune_rows(doc)
+        except (KeyError, TypeError, IndexError, AttributeError) as err:
+            raise ValueError(
+                f"{folder / FINETUNE_FILE} is not a finetune.json of bla-finetune: "
+                f"{type(err).__name__} {err}"
+            ) from None
+    return rows
+
+
+def _finetune_rows(doc: dict) -> list[Row]:
+    rows = []
+    learned_on = get_task(doc["task"]).code
+    first = doc["runs"][0]["finetuned"]
+    for config, entry in doc["summary"].items():
+        tested = get_task(config).code
+        for subset in ("all", "unseen"):
+            if subset not in entry.get("finetuned", {}):
+                continue
+            after = {m: v["mean"] for m, v in entry["finetuned"][subset].items()}
+            before = {m: v["mean"] for m, v in entry["zero_shot"][subset].items()}
+            rows.append(
+                Row(
+                    doc["model"],
+                    "fine-tuning",
+                    first[config]["setting"],
+                    learned_on,
+                    tested,
+                    first[config][subset]["n"],
+                    before,
+                    after,
+                    improvements(after, before),
+                    subset,
                 )
+            )
     return rows
 
 

@@ -27,8 +27,12 @@ from tqdm.auto import tqdm
 from bla_metric.learning import LEARNING_METRICS, pair_accuracy
 from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
+from ..cli_common import check_range
+from ..config import MAX_LIMIT, check_device
+from ..locking import output_lock
 from ..run_folder import FINETUNE_FILE, check_replaceable, owner, staged
 from ..scorers.base import resolve_device
+from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 from .models import Trainable, load_trainable
 
 FINETUNE_COMMAND = "bla-finetune"
@@ -96,6 +100,8 @@ def read_rows(
 
     rows = []
     for item in BENCHMARK.read_items(data, config, split, limit):
+        if split == "train":
+            check_training_row(data, config, item.id, list(item.labels[0]))
         image = item.images[0]
         rows.append(
             Row(
@@ -108,6 +114,16 @@ def read_rows(
             )
         )
     return rows
+
+
+def check_training_row(data: str, config: str, item: str, labels: list[int]) -> None:
+    """A training row pairs its image with one true and one false sentence (the loss contrasts
+    the two); any other row is a ValueError naming the dataset, config, split and record."""
+    if sorted(labels) != [0, 1]:
+        raise ValueError(
+            f"dataset {data} {config}/train record {item!r} has labels {labels}: a training "
+            "row needs one true (1) and one false (0) sentence"
+        )
 
 
 def score_rows(model: Trainable, rows: Sequence[Row], batch: int = 16) -> list[list[float]]:
@@ -230,9 +246,23 @@ def train_one_seed(
     result.kept_epoch = best[1]
     model.model.load_state_dict(best[2])
     model.model.eval()
-    model.save(out)
+    save_checkpoint(model, out, config.output)
     result.finetuned = evaluate_tests(model, tests, train_images, learning)
     return result
+
+
+def save_checkpoint(model: Trainable, out: Path, output: str) -> None:
+    """Save the kept checkpoint into ``out``; a library's own write error (safetensors reports
+    a full disk as a SafetensorError) becomes an OSError naming ``output``."""
+    try:
+        model.save(out)
+    except OSError as err:
+        if err.filename is not None:
+            raise
+        raise OSError(err.errno, err.strerror or str(err), output) from err
+    except Exception as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise OSError(f"cannot write the checkpoint into {output}: {first}") from err
 
 
 def _pick(row: Row, label: int) -> str:
@@ -276,7 +306,11 @@ def finetune(
     """Run ``config.seeds`` seeds; write the checkpoint(s) and ``finetune.json`` into
     ``config.output`` (a staging folder renamed at the end: nothing half-written)."""
     check(config)
-    with staged(config.output, FINETUNE_COMMAND, check=_output_check(config.overwrite)) as stage:
+    output = _output_check(config.overwrite)
+    with (
+        output_lock(Path(config.output), FINETUNE_COMMAND),
+        staged(config.output, FINETUNE_COMMAND, check=output) as stage,
+    ):
         seeds = [config.seed + k for k in range(config.seeds)]
         results = []
         for seed in seeds:
@@ -307,13 +341,13 @@ def check(config: FinetuneConfig) -> None:
     get_task(config.task)
     for t in config.eval_tasks:
         get_task(t)
-    for name in ("seeds", "batch_size", "epochs"):
-        if getattr(config, name) < 1:
-            raise ValueError(
-                f"{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}"
-            )
-    if config.limit is not None and config.limit < 1:
-        raise ValueError(f"limit must be at least 1, got {config.limit}")
+    maxima = {"seeds": MAX_SEEDS, "batch_size": MAX_BATCH_SIZE, "epochs": MAX_EPOCHS}
+    for name, high in maxima.items():
+        check_range(name.replace("_", "-"), getattr(config, name), 1, high)
+    if config.limit is not None:
+        check_range("limit", config.limit, 1, MAX_LIMIT)
+    check_range("seed", config.seed, 0, MAX_SEED - config.seeds + 1)
+    check_device(config.device)
     if not (config.learning_rate > 0 and math.isfinite(config.learning_rate)):
         raise ValueError(f"learning rate must be a positive number, got {config.learning_rate}")
     _output_check(config.overwrite)(Path(config.output))

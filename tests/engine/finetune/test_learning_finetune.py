@@ -136,7 +136,7 @@ def test_seeds_report_mean_and_std(tiny_clip, built_dataset, tmp_path, capsys):
     ("extra", "message"),
     [
         (["--task", "xx"], "argument --task: invalid choice: 'xx'"),
-        (["--task", "ap", "--epochs", "0"], "epochs must be at least 1, got 0"),
+        (["--task", "ap", "--epochs", "0"], "--epochs: must be at least 1, got 0"),
         (["--task", "ap", "--lr", "-1"], "learning rate must be a positive number, got -1.0"),
         (["--task", "ap", "--model", "/no/such/model"], "'/no/such/model'"),
     ],
