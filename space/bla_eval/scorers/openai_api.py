@@ -155,10 +155,14 @@ class OpenAIApiScorer(Scorer):
             )
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
+        from tqdm.auto import tqdm
+
         jobs = [(image, q) for image, group in zip(images, queries, strict=True) for q in group]
-        if jobs and not self.decided:
-            self.decide(*jobs[0])
-        answers = self._answer_all(jobs)
+        # one bar per call (the engine's item bar shows the whole run), closed even on errors
+        with tqdm(total=0, desc=f"requests ({self.kind})", unit="req", leave=False) as self.bar:
+            if jobs and not self.decided:
+                self.decide(*jobs[0])
+            answers = self._answer_all(jobs)
         results = [answers[job] for job in jobs]
         scores = regroup([a.score for a in results], queries)
         return Scored(scores, regroup([a.text for a in results], queries))
@@ -182,13 +186,10 @@ class OpenAIApiScorer(Scorer):
         return {job: future.result() for job, future in futures.items()}
 
     def _grow_bar(self, n: int) -> None:
-        from tqdm.auto import tqdm
-
         with self._bar_lock:
-            if self.bar is None:
-                self.bar = tqdm(total=0, desc=f"requests ({self.kind})", unit="req")
-            self.bar.total += n
-            self.bar.refresh()
+            if self.bar is not None:
+                self.bar.total += n
+                self.bar.refresh()
 
     def _tick(self) -> None:
         with self._bar_lock:
