@@ -18,6 +18,11 @@ RULES: tuple[tuple[str, str], ...] = (("appropriate", YES), ("yes", YES), ("no",
 """(substring, class) tested in order on the normalised answer; the first match wins."""
 
 
+ANSWER_SCORES: dict[str | None, float] = {YES: 1.0, NO: 0.0, None: 0.5}
+"""The score a classified answer stands for: yes 1.0, no 0.0, unparsed 0.5 (undecided: no
+evidence for either side; unparsed answers are counted and reported by whoever scores them)."""
+
+
 def normalise_answer(text: str) -> str:
     """Stripped, lower-cased, one trailing ``"."`` removed (the authors' string rule)."""
     text = text.strip().lower()
@@ -35,6 +40,11 @@ def parse_answer(text: str) -> str | None:
         if substring in answer:
             return label
     return None
+
+
+def answer_score(text: str) -> float:
+    """The score a generated answer stands for (:data:`ANSWER_SCORES`)."""
+    return ANSWER_SCORES[parse_answer(text)]
 
 
 def count_unparsed(answers: Iterable[str]) -> int:

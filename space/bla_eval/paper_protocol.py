@@ -43,9 +43,6 @@ ICL_QUESTION = "Is the sentence {} appropriate for this image?"
 DEMONSTRATION_ANSWERS = {YES: "yes.", NO: "no."}
 """How the authors' in-context demonstrations answer (``bla_eval.protocols.ANSWERS`` -> text)."""
 
-ANSWER_SCORES: dict[str | None, float] = {YES: 1.0, NO: 0.0, None: 0.5}
-"""The score a parsed answer stands for in ``scores.jsonl`` (unparsed: 0.5, undecided)."""
-
 RULES = {
     "paper": "no demonstrations",
     "paper-icl-sd": "the authors' choice: (True1, False1) of the target's own datapoint when the "
@@ -164,11 +161,6 @@ def generation_record(model: Any) -> dict[str, Any]:
         "decoding": "skip_special_tokens=True; strip, lower-case, one trailing '.' removed; "
         "'appropriate' -> yes, else 'yes' -> yes, else 'no' -> no, else unparsed",
     }
-
-
-def score_answer(text: str) -> float:
-    """The score a generated answer stands for (:data:`ANSWER_SCORES`)."""
-    return ANSWER_SCORES[parse_answer(text)]
 
 
 def parsed(answers: Sequence[Sequence[str]]) -> list[list[str | None]]:

@@ -17,7 +17,7 @@ from bla_eval.items import decode_image
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.tiny_models import CHAT_TEMPLATE, build_blip2_t5_generative, build_llava_chat
 
-from bla_metric.answers import parse_answer
+from bla_metric.answers import ANSWER_SCORES, parse_answer
 
 TARGET = "the man feeds the woman"
 
@@ -217,7 +217,7 @@ def test_paper_run_keeps_every_raw_generation_and_counts_unparsed(
     for r in records:
         assert len(r["answers"]) == 4 and all(isinstance(a, str) for a in r["answers"])
         assert r["parsed"] == [parse_answer(a) for a in r["answers"]]
-        assert r["scores"] == [PP.ANSWER_SCORES[p] for p in r["parsed"]]
+        assert r["scores"] == [ANSWER_SCORES[p] for p in r["parsed"]]
 
     binary = results["tasks"]["active_passive"]["binary"]
     unparsed = sum(p is None for r in records for p in r["parsed"])

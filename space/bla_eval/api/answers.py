@@ -17,14 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from bla_metric.answers import NO, YES, parse_answer
+from bla_metric.answers import ANSWER_SCORES, parse_answer
 
 from ..prompts import NO_WORDS, YES_WORDS
-
-UNPARSED_SCORE = 0.5
-"""The score of an answer that is neither yes nor no."""
-
-TEXT_SCORES = {YES: 1.0, NO: 0.0, None: UNPARSED_SCORE}
 
 OUTCOMES = (
     "both",
@@ -78,7 +73,7 @@ def first_token_alternatives(doc: dict[str, Any]) -> list[dict[str, Any]] | None
 def from_text(text: str) -> Answer:
     """A generated answer scored by the authors' string rules."""
     label = parse_answer(text)
-    return Answer(TEXT_SCORES[label], text, "unparsed" if label is None else "parsed")
+    return Answer(ANSWER_SCORES[label], text, "unparsed" if label is None else "parsed")
 
 
 def from_logprobs(alternatives: list[dict[str, Any]], text: str) -> Answer:

@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from bla_metric.answers import answer_score
+
 from .. import paper_protocol
 from ..batching import map_batches
 from .base import Query, Scored, regroup
@@ -56,7 +58,7 @@ def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]
         return texts
 
     texts = map_batches(run, pairs, scorer.batch_size)
-    scores = [paper_protocol.score_answer(t) for t in texts]
+    scores = [answer_score(t) for t in texts]
     return Scored(regroup(scores, queries), regroup(texts, queries))
 
 
