@@ -186,9 +186,7 @@ def protocol_record(protocol: str, seed: int, chat: bool, plan_: Any = None) -> 
         record["order"] = "true-first when the coin flip is above 0.5 (the authors' rule)"
         record["seed"] = seed
     if plan_ is not None and protocol == "paper-icl-dd":
-        record["partner_configs"] = dict(plan_.partner_configs)
-        record["without_partner"] = {
-            task: {"count": len(ids), "ids": list(ids)}
-            for task, ids in plan_.without_partner.items()
-        }
+        from .protocols import partner_record
+
+        record.update(partner_record(plan_))
     return record

@@ -373,12 +373,19 @@ def protocol_record(
         if order == "shuffled":
             record["seed"] = seed
     if plan_ is not None and protocol == "icl-dd":
-        record["partner_configs"] = dict(plan_.partner_configs)
-        record["without_partner"] = {
+        record.update(partner_record(plan_))
+    return record
+
+
+def partner_record(plan_: Any) -> dict[str, Any]:
+    """The cross-task part of a protocol record: partner configs and images without a partner."""
+    return {
+        "partner_configs": dict(plan_.partner_configs),
+        "without_partner": {
             task: {"count": len(ids), "ids": list(ids)}
             for task, ids in plan_.without_partner.items()
-        }
-    return record
+        },
+    }
 
 
 def run_tasks(protocol: str, benchmark: str, tasks: Sequence[str], explicit: bool) -> list[str]:
