@@ -74,7 +74,8 @@ def resume_settings(
 
 
 def check_resume(out: Path, settings: dict[str, Any], resume: bool) -> None:
-    """Refuse a resume whose settings differ from the interrupted run's, or cannot be compared."""
+    """Refuse a resume whose settings differ from the interrupted run's, or cannot be compared
+    (``run.json`` is written by the caller once every check passed)."""
     path = out / RUN_FILE
     if resume and (out / SCORES_FILE).exists():
         if not path.exists():
@@ -86,7 +87,6 @@ def check_resume(out: Path, settings: dict[str, Any], resume: bool) -> None:
         if changed:
             detail = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
             raise ValueError(f"cannot resume {out}: the run settings changed ({detail})")
-    write_json_atomic(path, settings)
 
 
 def changed_settings(previous: dict[str, Any], settings: dict[str, Any]) -> dict[str, tuple]:
@@ -159,15 +159,18 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     run = _prepare(config)
     lock = folder_lock(run.out) if run.procs.main else nullcontext()
     with _output_folder(run.out), lock:
+        settings = resume_settings(config, run.kind, run.data, run.tasks)
         if run.procs.main:
             remove_stale(run.out)  # temporary files of a killed run
-            settings = resume_settings(config, run.kind, run.data, run.tasks)
             check_resume(run.out, settings, config.resume)
-            mark_run_folder(run.out)
-            (run.out / RESULTS_FILE).unlink(missing_ok=True)  # written again from the scores
         run.procs.prepare(run.out, config.resume)  # fold or clear the parts of processes
-        if run.procs.main and config.resume:
-            check_scored(run)
+        if run.procs.main:
+            if config.resume:
+                check_scored(run)
+            # checked: only now is anything of the folder changed
+            mark_run_folder(run.out)
+            write_json_atomic(run.out / RUN_FILE, settings)
+            (run.out / RESULTS_FILE).unlink(missing_ok=True)  # written again from the scores
         run.procs.barrier()
         return _evaluate(run, progress)
 

@@ -26,7 +26,7 @@ import pandas as pd
 from bla_metric import formulas, orders, significance, thesis_tables
 from bla_metric.references import CHANCE
 
-from ..run_folder import staged
+from ..run_folder import check_replaceable, staged
 from . import regression
 from .rundata import Run, attach_rows, images_of, load_run
 
@@ -512,8 +512,10 @@ def analyze(
     output: str | Path | None = None,
     examples: int = 3,
 ) -> tuple[Path, Analysis]:
-    """Load the run, attach its dataset rows, run every analysis and write the folder."""
+    """Load the run, attach its dataset rows, run every analysis and write the folder (an
+    output it may not replace is refused before the work)."""
+    target = Path(output) if output else Path(run_dir) / ANALYSIS_DIR
+    check_replaceable(target, ANALYZE_COMMAND)
     run = attach_rows(load_run(run_dir), data)
     analysis = analyze_run(run, examples)
-    target = Path(output) if output else Path(run_dir) / ANALYSIS_DIR
     return write_analysis(analysis, target), analysis

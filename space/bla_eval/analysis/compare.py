@@ -18,7 +18,7 @@ import pandas as pd
 
 from bla_metric import formulas, significance
 
-from ..run_folder import staged
+from ..run_folder import check_replaceable, staged
 from .rundata import Run, load_run
 
 COMPARE_COMMAND = "bla-eval compare"
@@ -165,6 +165,8 @@ def compare(
     seed: int = 0,
 ) -> tuple[str, dict]:
     """Compare two run folders; write compare.md/.json/.csv into ``output`` when given."""
+    if output is not None:
+        check_replaceable(output, COMPARE_COMMAND)  # refused before the work
     a, b = load_run(run_a), load_run(run_b)
     result = compare_runs(a, b, resamples, seed)
     report = markdown_report(a, b, result, resamples, seed)

@@ -111,7 +111,10 @@ def finetune_run(folder: Path) -> dict:
             raise ValueError(
                 f"{path} has no {kind.__name__} {key!r}: not a finetune.json of bla-finetune"
             )
-    get_task(document["task"])  # an unknown task is named
+    try:
+        get_task(document["task"])
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
     if not document["runs"] or not isinstance(document["runs"][0], dict):
         raise ValueError(f"{path} has no runs: not a finetune.json of bla-finetune")
     return document
