@@ -153,7 +153,8 @@ def test_publish_dry_run_on_a_constructed_folder(constructed, capsys):
     ]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "create_repo" in out and "upload_folder" in out and "create_tag" in out
+    assert "create_repo" in out and "create_commit" in out and "create_tag" in out
+    assert "upload_folder" not in out  # one commit holds the whole build
     assert "construct_report.json" in out
 
 

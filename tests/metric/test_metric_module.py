@@ -250,10 +250,10 @@ def test_app_widget_computes_and_reports_errors(module):
     assert "Metric Card for BLA" in app.card_body()
 
 
-def test_benchmark_script_prints_every_case(capsys):
-    from bla_metric import benchmark
+def test_metric_speed_script_prints_every_case(capsys):
+    from bla_eval.performance import metric
 
-    benchmark.main(["--n", "1000", "--repeats", "1"])
+    metric.main(["--n", "1000", "--repeats", "1"])
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == len(benchmark.CASES)
+    assert len(lines) == len(metric.CASES)
     assert all("1,000 datapoints" in line and line.endswith(" s") for line in lines)
