@@ -22,6 +22,7 @@ from bla_metric.published import SETUPS, Published, Setup, find_setup, numbers_o
 
 from .cli_common import OneLineParser, bounded_int, run_guarded
 from .config import MAX_BATCH_SIZE, MAX_LIMIT
+from .run_folder import protocol_name
 
 PROG = "bla-eval reproduce"
 WITHIN, OUTSIDE = "within tolerance", "outside tolerance"
@@ -167,7 +168,7 @@ def notes(setup: Setup, run: Run) -> list[str]:
     model = results.get("model")
     if setup.hub_ids and model not in setup.hub_ids:
         out.append(f"the run is of {model!r}, not of {', '.join(setup.hub_ids)} (compared anyway)")
-    protocol = (results.get("protocol") or {}).get("name", "zero-shot")
+    protocol = protocol_name(results)
     if protocol != setup.protocol:
         out.append(f"the run's protocol is {protocol!r}, the row's {setup.protocol!r}")
     dtype, ran = setup.settings.get("dtype"), (results.get("protocol") or {}).get("dtype")
@@ -183,7 +184,7 @@ def reproduced_rows(results: Mapping[str, Any]) -> list[str]:
     """The published rows a finished run reproduces: its model is one the row stands for, its
     protocol the row's, and every number of the row is within tolerance (results.json only)."""
     run = Run(Path("."), dict(results), [])
-    protocol = (results.get("protocol") or {}).get("name", "zero-shot")
+    protocol = protocol_name(results)
     found = []
     for setup in setups_of(str(results.get("model", ""))):
         if setup.baseline is not None or setup.protocol != protocol:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 from bla_eval.benchmarks import Benchmark, get_benchmark
+from bla_eval.run_folder import protocol_name
 
 from .references import ReferenceRow, reference_rows
 
@@ -69,8 +70,8 @@ def protocol_label(results: dict) -> str:
     """A short name of the run's protocol, e.g. ``zero-shot, top-k, cosine``."""
     protocol = results.get("protocol") or {}
     if not isinstance(protocol, dict):
-        return str(protocol)
-    name = protocol.get("name", "zero-shot")  # icl-sd / icl-dd runs kept apart
+        return protocol_name(results)
+    name = protocol_name(results)  # icl-sd / icl-dd runs kept apart
     parts = [name, protocol.get("binary_view"), protocol.get("similarity")]
     return ", ".join(str(p) for p in parts if p)
 

@@ -26,8 +26,8 @@ from bla_eval.run_folder import RESULTS_FILE, is_run_folder
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-EXAMPLES = 30
-"""Examples per command: 210 in all, about a minute on two shared cores."""
+EXAMPLES = 60
+"""Examples per command: 420 in all, under a minute on two shared cores."""
 
 OUTPUTS = [
     "mine",
