@@ -9,7 +9,12 @@
   place when the block succeeds (removed when it fails); :func:`remove_stale` removes what a
   killed process left behind.
 - Ownership: a command replaces an output only when the output's marker (:data:`OWNER_FILE`)
-  names that command and lists every file in it (:func:`check_replaceable`).
+  names that command and lists every file in it (:func:`check_replaceable`); ``bla-eval`` writes
+  only into a new, empty or run folder of its own (:func:`check_run_output`); a single file
+  written into a folder of the user's carries a first-line mark (:func:`write_marked_text`). The
+  working directory, its parents and symbolic links are refused (:func:`output_path`).
+- :func:`protocol_name`: the protocol a ``results.json`` records (every reader labels runs with
+  it); :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
 
 Standard library only: the builders and the Space import this module.
 """

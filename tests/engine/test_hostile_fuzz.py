@@ -43,6 +43,7 @@ OUTPUTS = [
     "run/analysis",
     "run/scores.jsonl",
     "mine/sub",
+    "notes.txt/sub",
 ]
 """Paths a command may be asked to write (relative to the sandbox)."""
 RUNS = ["run", "learning", "mine", "notes.txt", "empty", "nope", "link"]
