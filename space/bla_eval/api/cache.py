@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..run_folder import write_text_atomic
 
 CACHE_FOLDER = "api-cache"
 """The cache's folder inside a run folder."""
@@ -60,11 +60,4 @@ class ResponseCache:
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"endpoint": endpoint, "response": response}, ensure_ascii=False)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text_atomic(path, text)
