@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,3 +50,34 @@ def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     points = load_bla(str(built_dataset))
     out = tmp_path_factory.mktemp("tiny_clip") / "clip"
     return save_random_clip(out, [c for p in points for c in p.captions], tiny_clip_config())
+
+
+@pytest.fixture(scope="session")
+def free_port() -> Callable[[], int]:
+    """A function giving a free TCP port on 127.0.0.1, for a server a test starts."""
+
+    def pick() -> int:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return sock.getsockname()[1]
+
+    return pick
+
+
+@pytest.fixture(scope="session")
+def wait_until_up() -> Callable[..., None]:
+    """A function ``wait(url, proc, seconds)`` that returns once ``url`` answers, and fails with
+    the server's stderr if ``proc`` exits, or after ``seconds``."""
+
+    def wait(url: str, proc: subprocess.Popen, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read()[-3000:]
+            try:
+                with urllib.request.urlopen(url, timeout=5):
+                    return
+            except OSError:
+                time.sleep(1)
+        raise AssertionError(f"the Space did not answer at {url} within {seconds} s")
+
+    return wait

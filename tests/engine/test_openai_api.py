@@ -18,7 +18,6 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -193,12 +192,6 @@ class ChatServer:
         }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def read_scores(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / SCORES_FILE).read_text().splitlines()]
 
@@ -366,7 +359,7 @@ def error_of(args: list[str], capsys) -> str:
     return lines[-1]
 
 
-def test_bad_endpoints_give_one_line(built_dataset, tmp_path, capsys, monkeypatch):
+def test_bad_endpoints_give_one_line(built_dataset, tmp_path, capsys, monkeypatch, free_port):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     out = tmp_path / "out"
     closed = f"http://127.0.0.1:{free_port()}/v1"
@@ -454,7 +447,7 @@ def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture(scope="module")
-def transformers_serve(tiny_llava: Path, tmp_path_factory: pytest.TempPathFactory):
+def transformers_serve(tiny_llava: Path, tmp_path_factory: pytest.TempPathFactory, free_port):
     """``transformers serve`` on 127.0.0.1 pinned to the tiny LLaVA; its API base URL."""
     pytest.importorskip("openai", reason="transformers serve needs the api-test extra")
     port = free_port()

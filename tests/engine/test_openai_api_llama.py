@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import socket
 import subprocess
 import sys
 import time
@@ -42,14 +41,8 @@ pytestmark = pytest.mark.slow
 LOG_ODDS_TOLERANCE = 0.4
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory):
+def llama_server(tmp_path_factory: pytest.TempPathFactory, free_port):
     """``python -m llama_cpp.server`` with the SmolLM2 GGUF; its API base URL."""
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"

@@ -5,11 +5,8 @@ stand-in Hub."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import evaluate
@@ -35,24 +32,6 @@ REFERENCES = [[1, 1, 0, 0]] * 3
 OPTIONS = dict(caption_types=["TA", "TP", "FA", "FP"], groups=["a", "b", "a"], bootstrap=50)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_until_up(url: str, proc: subprocess.Popen, seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read()[-3000:]
-        try:
-            with urllib.request.urlopen(url, timeout=5):
-                return
-        except OSError:
-            time.sleep(1)
-    raise AssertionError(f"the Space did not answer at {url} within {seconds} s")
-
-
 def _files(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
@@ -62,7 +41,14 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def test_space_folder_boots_alone_pushes_and_scores(
-    hub, hub_env, run_cli, built_dataset: Path, tiny_clip: Path, tmp_path: Path
+    hub,
+    hub_env,
+    run_cli,
+    built_dataset: Path,
+    tiny_clip: Path,
+    tmp_path: Path,
+    free_port,
+    wait_until_up,
 ) -> None:
     folder = tmp_path / "space-repo"
     args = ["-m", "builders", "space", "--out", str(folder), "--requirement", REQUIREMENT]
@@ -80,7 +66,7 @@ def test_space_folder_boots_alone_pushes_and_scores(
     seeded = {f"{SEEDED_RUN}/{p.name}": p.read_bytes() for p in RUN.iterdir()}
     hub.seed("dataset", RESULTS_REPO, seeded, "a run made elsewhere")
     runs = tmp_path / "runs"
-    port = _free_port()
+    port = free_port()
     env = dict(
         hub_env,
         BLA_DATASET=str(built_dataset),
@@ -104,7 +90,7 @@ def test_space_folder_boots_alone_pushes_and_scores(
     )
     try:
         url = f"http://127.0.0.1:{port}/"
-        _wait_until_up(url, proc)
+        wait_until_up(url, proc, 300)
         assert (runs / SEEDED_RUN / "results.json").is_file()  # pulled at start
         from gradio_client import Client
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -82,12 +81,6 @@ print(json.dumps(metric.compute(**json.loads(sys.argv[2]))))
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _git(*args: str) -> str:
     done = subprocess.run(["git", *args], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -108,11 +101,11 @@ def serve_as_git_repo(mirrors: Path, kind: str, repo_id: str, folder: Path, tag=
 
 
 @pytest.fixture(scope="module")
-def olah(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def olah(tmp_path_factory: pytest.TempPathFactory, free_port) -> Iterator[tuple[str, Path]]:
     """olah in offline mode on 127.0.0.1 (a free port): (its URL, the folder of its git repos).
     Stopped at the end of the module."""
     root = tmp_path_factory.mktemp("olah")
-    port = _free_port()
+    port = free_port()
     (root / "olah.toml").write_text(CONFIG.format(port=port, root=root))
     log = root / "olah.log"
     with open(log, "w") as output:  # a file, not a pipe: a full pipe would block the server

@@ -5,11 +5,9 @@ the server's memory returns to its level before the burst."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,12 +31,6 @@ build_demo(config).launch(server_name="127.0.0.1", server_port={port}, quiet=Tru
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -46,21 +38,9 @@ def _rss_mb(pid: int) -> float:
     raise AssertionError(f"no VmRSS for process {pid}")
 
 
-def _wait_until_up(url: str, server: subprocess.Popen, seconds: float = 240) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert server.poll() is None, server.stderr.read()[-3000:]
-        try:
-            with urllib.request.urlopen(url, timeout=5):
-                return
-        except OSError:
-            time.sleep(1)
-    raise AssertionError(f"the Space did not answer at {url} within {seconds} s")
-
-
 @pytest.fixture(scope="module")
-def server(built_dataset, tmp_path_factory):
-    port = _free_port()
+def server(built_dataset, tmp_path_factory, free_port, wait_until_up):
+    port = free_port()
     code = SERVER.format(
         data=str(built_dataset),
         runs=str(tmp_path_factory.mktemp("load-runs")),
@@ -76,7 +56,7 @@ def server(built_dataset, tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}/"
     try:
-        _wait_until_up(url, proc)
+        wait_until_up(url, proc, 240)
         yield url, proc
     finally:
         proc.terminate()
