@@ -14,13 +14,7 @@ from bla_eval.cli import main as bla_eval
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.tiny_models import build_blip2_generative, build_llava_chat
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

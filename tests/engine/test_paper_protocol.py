@@ -22,12 +22,7 @@ from bla_metric.answers import ANSWER_SCORES, parse_answer
 TARGET = "the man feeds the woman"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

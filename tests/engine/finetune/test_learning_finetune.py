@@ -18,13 +18,7 @@ from bla_eval.tiny_models import TINY_LAYERS, build_blip_itm, build_open_clip, w
 LIMIT = 16  # validation / test datapoints scored per epoch (training uses all 100 pairs)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models on a shared 2-core machine run an order of magnitude faster on one thread."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
