@@ -107,12 +107,18 @@ def changed_settings(previous: dict[str, Any], settings: dict[str, Any]) -> dict
     return changed
 
 
-def check_scored(run: _Run) -> None:
-    """A resumed run's ``scores.jsonl`` holds only datapoints this run selects, each once."""
+def checked_records(run: _Run) -> dict[str, list[dict[str, Any]]]:
+    """The records of ``scores.jsonl`` by task, checked to hold only datapoints this run
+    selects, each once (an error names the file and line)."""
     path = run.out / SCORES_FILE
     selected = {(i.task, i.id) for i in run.items}
+    return check_records(path, read_numbered(path), run.tasks, selected)
+
+
+def check_scored(run: _Run) -> None:
+    """A resumed run's ``scores.jsonl`` holds only datapoints this run selects, each once."""
     try:
-        check_records(path, read_numbered(path), run.tasks, selected)
+        checked_records(run)
     except ValueError as err:
         raise ValueError(
             f"cannot resume {run.out}: {err}; run without --resume to start fresh"
@@ -232,9 +238,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         run.procs.finish()
         return read_json(run.out / RESULTS_FILE)
 
-    path = run.out / SCORES_FILE
-    selected = {(i.task, i.id) for i in run.items}
-    by_task = check_records(path, read_numbered(path), run.tasks, selected)
+    by_task = checked_records(run)
     records = [r for task in run.tasks for r in by_task[task]]
     probabilistic = scorer_class(run.kind).probabilistic
     results = {
