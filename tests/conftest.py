@@ -45,7 +45,7 @@ def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     by the sentence's first words, which pair each true sentence with a false one: no set errors.)
     """
     from bla_eval.benchmarks.bla import load_bla
-    from bla_eval.tiny_models import save_random_clip, tiny_clip_config
+    from bla_eval.testing.dual_encoders import save_random_clip, tiny_clip_config
 
     points = load_bla(str(built_dataset))
     out = tmp_path_factory.mktemp("tiny_clip") / "clip"

@@ -189,7 +189,7 @@ def winoground_repo(winoground_release, tmp_path_factory) -> Path:
 def tiny_model(valse_repo, vlc_repo, tmp_path_factory) -> Path:
     """A real CLIP architecture with random weights, tokenizer trained on every text scored."""
     import pyarrow.parquet as pq
-    from bla_eval.tiny_models import save_random_clip, tiny_clip_config
+    from bla_eval.testing.dual_encoders import save_random_clip, tiny_clip_config
 
     texts = [c for e in WINO_EXAMPLES for c in (e["caption_0"], e["caption_1"])]
     for repo in (valse_repo, vlc_repo):
@@ -464,7 +464,7 @@ def test_valse_through_bla_eval(valse_run):
 def test_valse_binary_view_of_an_itm_model(valse_repo, tmp_path):
     """A probabilistic kind (BLIP ITM head, tiny, random): acc / p_c / p_f / min at 0.5."""
     import torch
-    from bla_eval.tiny_models import build_blip_itm
+    from bla_eval.testing.itm import build_blip_itm
 
     texts = [
         c

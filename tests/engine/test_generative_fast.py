@@ -23,18 +23,16 @@ from bla_eval.scorers.prefix_cache import (
     UnsupportedPrefix,
     fast_path_for,
 )
-from bla_eval.tiny_models import (
-    CHAT_TEMPLATE,
-    TINY_VISION,
-    TWO_LAYERS,
+from bla_eval.testing.generative import (
     build_blip2_generative,
     build_blip2_t5_generative,
-    build_blip_itm,
     build_idefics3,
     build_llava_chat,
     build_qwen2_vl,
-    word_tokenizer,
 )
+from bla_eval.testing.itm import build_blip_itm
+from bla_eval.testing.processors import CHAT_TEMPLATE, word_tokenizer
+from bla_eval.testing.sizes import TINY_VISION, TWO_LAYERS
 from PIL import Image
 
 BUILDERS = {

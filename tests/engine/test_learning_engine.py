@@ -12,7 +12,7 @@ from bla_eval import protocols as P
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
 from bla_eval.scorers import LoadOptions, Query, load_scorer
-from bla_eval.tiny_models import build_blip2_generative, build_llava_chat
+from bla_eval.testing.generative import build_blip2_generative, build_llava_chat
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -429,7 +429,7 @@ def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) ->
     import torch
     from bla_eval.benchmarks.bla import load_bla
     from bla_eval.prompts import QUESTION
-    from bla_eval.tiny_models import build_llava_chat
+    from bla_eval.testing.generative import build_llava_chat
     from transformers import LlavaForConditionalGeneration
 
     items = load_bla(str(built_dataset))

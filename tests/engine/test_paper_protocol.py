@@ -15,7 +15,8 @@ from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
 from bla_eval.items import decode_image
 from bla_eval.scorers import LoadOptions, Query, load_scorer
-from bla_eval.tiny_models import CHAT_TEMPLATE, build_blip2_t5_generative, build_llava_chat
+from bla_eval.testing.generative import build_blip2_t5_generative, build_llava_chat
+from bla_eval.testing.processors import CHAT_TEMPLATE
 
 from bla_metric.answers import ANSWER_SCORES, parse_answer
 

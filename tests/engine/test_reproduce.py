@@ -11,7 +11,7 @@ import pytest
 import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.reproduce import OUTSIDE, WITHIN, Run, compare, reproduced_rows
-from bla_eval.tiny_models import build_blip2_t5_generative
+from bla_eval.testing.generative import build_blip2_t5_generative
 
 from bla_metric.published import SETUPS, find_setup, numbers_of
 

@@ -13,17 +13,14 @@ from bla_eval.cli import main
 from bla_eval.items import decode_image
 from bla_eval.prompts import QUESTION
 from bla_eval.scorers import LoadOptions, Query, detect_kind, load_scorer
-from bla_eval.tiny_models import (
+from bla_eval.testing.dual_encoders import build_clip, build_open_clip, build_siglip
+from bla_eval.testing.generative import (
     build_blip2_generative,
-    build_blip2_itm,
     build_blip2_t5_generative,
-    build_blip_itm,
-    build_clip,
     build_llama_text,
     build_llava_chat,
-    build_open_clip,
-    build_siglip,
 )
+from bla_eval.testing.itm import build_blip2_itm, build_blip_itm
 
 from bla_metric import formulas
 

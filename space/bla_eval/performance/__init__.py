@@ -11,5 +11,5 @@
 - ``python -m bla_eval.performance.endpoint --endpoint URL --model NAME``: the ``openai-api``
   kind's datapoints per second against a running server, at concurrency 1 and the default.
 
-The random models come from ``bla_eval.tiny_models``.
+The random models come from ``bla_eval.testing``.
 """

@@ -22,7 +22,7 @@ from ..benchmarks.bla import default_data, load_bla
 from ..config import RunConfig
 from ..items import Item, decode_image
 from ..run import evaluate
-from ..tiny_models import save_random_clip
+from ..testing.dual_encoders import save_random_clip
 
 
 @torch.inference_mode()

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     from ..benchmarks.bla import default_data, load_bla
     from ..items import decode_image
     from ..scorers import LoadOptions, Query, load_scorer
-    from ..tiny_models import save_smolvlm_shaped
+    from ..testing.generative import save_smolvlm_shaped
 
     p = argparse.ArgumentParser(
         prog="python -m bla_eval.performance.generative", description=__doc__

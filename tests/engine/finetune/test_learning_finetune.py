@@ -13,7 +13,10 @@ from bla_eval.cli import main as bla_eval
 from bla_eval.finetune import FinetuneConfig, finetune
 from bla_eval.finetune.cli import main as bla_finetune
 from bla_eval.run_folder import OWNER_FILE
-from bla_eval.tiny_models import TINY_LAYERS, build_blip_itm, build_open_clip, word_tokenizer
+from bla_eval.testing.dual_encoders import build_open_clip
+from bla_eval.testing.itm import build_blip_itm
+from bla_eval.testing.processors import word_tokenizer
+from bla_eval.testing.sizes import TINY_LAYERS
 
 LIMIT = 16  # validation / test datapoints scored per epoch (training uses all 100 pairs)
 

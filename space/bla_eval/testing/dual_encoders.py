@@ -1,0 +1,83 @@
+"""Random-weight dual encoders: CLIP (any size), SigLIP and open_clip's CLIP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import transformers as tf
+
+from .processors import bpe_tokenizer, image_processor, train_clip_tokenizer
+from .sizes import TINY_LAYERS, TINY_VISION, TWO_LAYERS
+
+
+def tiny_clip_config(layers: dict[str, int] = TINY_LAYERS) -> tf.CLIPConfig:
+    """A CLIP config with ``layers`` in both towers, 32 px images and a 2000-token vocabulary."""
+    return tf.CLIPConfig(
+        text_config=dict(layers, vocab_size=2000),
+        vision_config=dict(layers, image_size=32, patch_size=8),
+        projection_dim=16,
+    )
+
+
+def save_random_clip(out: Path, sentences: Sequence[str], config=None) -> Path:
+    """Save a randomly initialised CLIP (default: ViT-B/32 sizes) with processor into ``out``."""
+    config = config or tf.CLIPConfig()
+    tokenizer = train_clip_tokenizer(sentences, config.text_config.vocab_size)
+    config.text_config.bos_token_id = tokenizer.bos_token_id
+    config.text_config.eos_token_id = tokenizer.eos_token_id  # pooled at the first EOS
+    config.text_config.pad_token_id = tokenizer.pad_token_id
+    torch.manual_seed(0)
+    tf.CLIPModel(config).save_pretrained(out)
+    size = config.vision_config.image_size
+    processor = tf.CLIPImageProcessor(
+        size={"shortest_edge": size}, crop_size={"height": size, "width": size}
+    )
+    tf.CLIPProcessor(image_processor=processor, tokenizer=tokenizer).save_pretrained(out)
+    return out
+
+
+def build_clip(out: Path, texts: list[str]) -> None:
+    """A two-layer CLIP (``save_random_clip`` with ``tiny_clip_config(TWO_LAYERS)``)."""
+    save_random_clip(out, texts, tiny_clip_config(TWO_LAYERS))
+
+
+def build_siglip(out: Path, texts: list[str]) -> None:
+    """A two-layer SigLIP with a BPE tokenizer (64 text positions)."""
+    tok = bpe_tokenizer(texts)
+    text = dict(TWO_LAYERS, vocab_size=len(tok), max_position_embeddings=64)
+    config = tf.SiglipConfig(text_config=text, vision_config=TINY_VISION)
+    tf.SiglipModel(config).save_pretrained(out)
+    processor = image_processor(tf.SiglipImageProcessor)
+    tf.SiglipProcessor(image_processor=processor, tokenizer=tok).save_pretrained(out)
+
+
+def build_open_clip(out: Path, texts: list[str]) -> None:
+    """A one-layer open_clip CLIP saved as ``open_clip_config.json`` + safetensors weights
+    (open_clip's own tokenizer: ``texts`` are not used)."""
+    import open_clip
+    from safetensors.torch import save_file
+
+    model_cfg = {
+        "embed_dim": 16,
+        "vision_cfg": {
+            "image_size": 32,
+            "layers": 1,
+            "width": 32,
+            "patch_size": 8,
+            "head_width": 16,
+        },
+        "text_cfg": {
+            "context_length": 77,
+            "vocab_size": 49408,
+            "width": 32,
+            "heads": 2,
+            "layers": 1,
+        },
+    }
+    out.mkdir(parents=True)
+    config = {"model_cfg": model_cfg, "preprocess_cfg": {}}
+    (out / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
+    save_file(open_clip.model.CLIP(**model_cfg).state_dict(), out / "open_clip_model.safetensors")

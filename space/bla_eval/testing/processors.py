@@ -1,0 +1,88 @@
+"""Tokenizers trained on the texts a tiny model scores, image processors and chat templates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import transformers as tf
+
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image>"
+    "{% else %}{{ part['text'] }}{% endif %}{% endfor %}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+"""A minimal chat template: the image token where the message has its image."""
+QWEN_TEMPLATE = CHAT_TEMPLATE.replace("<image>", "<|vision_start|><|image_pad|><|vision_end|>")
+"""The same with Qwen2-VL's image tokens."""
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def train_clip_tokenizer(sentences: Iterable[str], vocab_size: int = 49408):
+    """A CLIP tokenizer (BPE, ``</w>`` word ends) trained on ``sentences`` with ``tokenizers``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    special = ["<|startoftext|>", "<|endoftext|>"]
+    bpe = Tokenizer(models.BPE(unk_token="<|endoftext|>", end_of_word_suffix="</w>"))
+    bpe.normalizer = normalizers.Lowercase()
+    bpe.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=special,
+        end_of_word_suffix="</w>",
+        show_progress=False,
+    )
+    bpe.train_from_iterator(sentences, trainer)
+    state = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m.split(" ") if isinstance(m, str) else m) for m in state["merges"]]
+    # The trainer numbers the word-final letters ("s</w>") in hash order, different in every
+    # call: number the tokens in sorted order so that the same sentences give the same ids, and
+    # a seeded model the same scores, in every process.
+    tokens = [*special, *sorted(set(state["vocab"]) - set(special))]
+    return tf.CLIPTokenizer(vocab={t: i for i, t in enumerate(tokens)}, merges=merges)
+
+
+def bpe_tokenizer(texts: Iterable[str], vocab_size: int = 1000) -> tf.PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer trained on ``texts``, with 'yes' / 'no' as single tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<unk>", "<s>", "</s>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator([*texts, *["yes no Yes No"] * 50], trainer)
+    return tf.PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+    )
+
+
+def word_tokenizer(words: Iterable[str]) -> tf.BertTokenizer:
+    """A WordPiece tokenizer whose vocabulary is BERT's specials then ``words`` in their order."""
+    return tf.BertTokenizer(vocab={w: i for i, w in enumerate([*BERT_SPECIALS, *words])})
+
+
+def bert_tokenizer(texts: Iterable[str]) -> tf.BertTokenizer:
+    """A WordPiece tokenizer whose vocabulary is every (lower-cased) word of ``texts``."""
+    words = {w for t in texts for w in t.lower().replace("?", " ? ").replace(":", " : ").split()}
+    return word_tokenizer(sorted(words))
+
+
+def lm_config(tok, **kwargs) -> dict:
+    """The token ids and vocabulary size of a language-model config that uses ``tok``."""
+    ids = dict(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    return dict(vocab_size=len(tok), pad_token_id=tok.pad_token_id, **ids, **kwargs)
+
+
+def image_processor(cls=tf.BlipImageProcessor):
+    """An image processor of class ``cls`` that resizes to 32 x 32."""
+    return cls(size={"height": 32, "width": 32})

@@ -1,0 +1,53 @@
+"""``bla_eval.testing`` (random-weight models) is imported by the tests and the speed scripts only:
+no command, no Space module, no builder and not the metric imports it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SPACE = REPO_ROOT / "space"
+ALLOWED = (SPACE / "bla_eval" / "testing", SPACE / "bla_eval" / "performance")
+
+
+def _module_name(path: Path) -> str:
+    """The dotted name of a module file under ``space/`` or the repository root."""
+    root = SPACE if path.is_relative_to(SPACE) else REPO_ROOT
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports (function-local imports included), relative ones resolved."""
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_imported_modules_resolves_relative_imports():
+    # the performance scripts import the package relatively: the resolver must see that
+    script = SPACE / "bla_eval" / "performance" / "dual_encoder.py"
+    assert "bla_eval.testing.dual_encoders" in imported_modules(script)
+
+
+def test_nothing_that_ships_imports_the_testing_package():
+    shipped = [*SPACE.rglob("*.py"), *(REPO_ROOT / "bla_metric").rglob("*.py")]
+    shipped += (REPO_ROOT / "builders").rglob("*.py")
+    importers = [
+        str(path.relative_to(REPO_ROOT))
+        for path in shipped
+        if not any(path.is_relative_to(folder) for folder in ALLOWED)
+        and any(m.startswith("bla_eval.testing") for m in imported_modules(path))
+    ]
+    assert importers == []
