@@ -11,8 +11,9 @@ re-run must come.
   which a re-run counts as reproducing it, with its justification.
 
 Values come from the paper (Chen, Fernández & Pezzelle, EMNLP 2023: Table 2, §5.3, Appendix H,
-Tables 3-4) and the master thesis behind it (Tables 6.2-6.3); they are typed in once, below and in
-:mod:`bla_metric.learning_references`. :data:`bla_metric.references.REFERENCE_ROWS` (the report,
+Tables 3-4) and the master thesis behind it (Tables 6.2-6.3); they are typed in once, in the data
+files ``bla_metric/data/published.yaml`` (read here) and ``learning_references.yaml`` (read by
+:mod:`bla_metric.learning_references`). :data:`bla_metric.references.REFERENCE_ROWS` (the report,
 the Space, the dataset card) is derived from this registry.
 """
 
@@ -21,58 +22,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import learning_references as learning
-from .tasks import get_task
+from .datafile import DATA, Entry, read
+from .tasks import TASKS, get_task
 
-PAPER_TABLE2 = "paper Table 2"
-PAPER_SECTION53 = "paper §5.3"
-PAPER_APPENDIX_H = "paper Appendix H"
-PAPER_TABLE3 = learning.SOURCE_TABLE3
-PAPER_TABLE4 = learning.SOURCE_TABLE4
-THESIS_TABLE63 = "thesis Table 6.3"
-THESIS_TABLE62 = "thesis Table 6.2"
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
-PUBLISHED_TASKS = ("ap", "co", "rc")
-"""Column order of the published tables below (task codes of :mod:`bla_metric.tasks`)."""
-
-BINARY_KEYS = ("accuracy", "precision_true", "precision_false")
-RANKING_KEYS = ("sentence_accuracy", "set_accuracy", "set_error")
-
-# paper Table 2 (zero-shot, %): accuracy / precision_true / precision_false per task (AP, CO, RC)
-TABLE2 = {
-    "ViLBERT": ((50.57, 50.43, 50.84), (49.81, 49.80, 49.82), (49.96, 49.97, 49.96)),
-    "LXMERT": ((49.31, 49.49, 48.94), (49.77, 49.81, 49.71), (50.00, 50.00, 50.00)),
-    "CLIP": ((50.08, 50.16, 50.16), (49.24, 49.24, 49.24), (49.33, 49.18, 49.18)),
-    "BLIP2": ((64.15, 66.73, 62.26), (52.10, 51.88, 52.38), (52.19, 52.15, 52.25)),
-    "OpenFlamingo": ((50.73, 50.40, 54.13), (50.15, 50.11, 50.26), (49.52, 49.50, 49.53)),
-    "Humans": ((92.00, 90.00, 94.00), (90.00, 79.00, 95.00), (85.00, 79.00, 95.00)),
-}
-
-# paper §5.3 (%): share of datapoints whose four sentences all got the same label (AP, CO, RC)
-ALL_SAME = {
-    "BLIP2": (54.65, 32.75, 38.55),
-    "ViLBERT": (86.95, 49.43, 54.0),
-    "OpenFlamingo": (88.5, 68.5, 64.5),
-    "LXMERT": (87.77, 58.4, 60.02),
-}
-
-# paper Appendix H (%): GPT-2 accuracy, perplexity ranking, top two sentences counted true
-GPT2_PAPER = (50.08, 50.47, 49.96)
-
-# thesis Table 6.3 (%): sentence accuracy / set accuracy / set error per task (AP, CO, RC).
-# The thesis prints CLIP AP sentence accuracy as 50.8; 0.5 + (set_acc - set_error) / 2 gives 50.08.
-TABLE63 = {
-    "CLIP": ((50.08, 6.2, 6.04), (49.88, 1.75, 2.0), (50.51, 3.17, 2.15)),
-    "ViLBERT": ((51.22, 8.48, 6.04), (50.25, 1.88, 1.38), (50.19, 1.9, 1.52)),
-    "LXMERT": ((48.12, 5.55, 9.3), (50.06, 1.62, 1.5), (50.0, 1.65, 1.65)),
-    "GPT-2": ((50.08, 0.16, 0.0), (50.38, 2.5, 1.75), (49.94, 1.77, 1.9)),
-}
-
-# thesis Table 6.2: experts (majority of 3) on 200 sentences = 50 sets per task. Sentence and set
-# accuracy are printed in %, set error as a fraction (0.02 = 1 of 50 sets).
-EXPERTS = ((0.915, 0.82, 0.02), (0.84, 0.54, 0.0), (0.885, 0.64, 0.0))
+FILE = DATA / "published.yaml"
+"""The zero-shot numbers, the setups and the tolerances (the learning tables:
+:data:`bla_metric.learning_references.FILE`)."""
 
 
 @dataclass(frozen=True)
@@ -150,135 +112,167 @@ def row_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-VOLTA = (
-    "the authors ran the VOLTA checkpoint (Bugliarello et al.'s controlled setup, "
-    "shin-ee-chen/volta-bla), whose code and region features (Faster R-CNN boxes) no Hub model "
-    "class in transformers loads; the engine has no region-feature extractor"
+_CAUSES = ("not run", "thesis", "improvement", "all_same_rate")
+"""Tolerance keys of a cause; the others are the runnable zero-shot setups (:func:`_tolerance`)."""
+_SETUP_KEYS = (
+    "name",
+    "model",
+    "kind",
+    "hub_ids",
+    "protocol",
+    "settings",
+    "baseline",
+    "runnable",
+    "reason",
 )
-PEOPLE = "people, not a model: the numbers are annotator agreement with the labels"
 
-SETUPS: dict[str, Setup] = {
-    s.name: s
-    for s in (
-        Setup(
-            "CLIP",
-            "CLIP",
-            "contrastive",
-            ("openai/clip-vit-base-patch32",),
-            settings={"similarity": "clipscore"},
-            reason="the authors: OpenAI's clip package, clip.load('ViT-B/32'), CLIPScore "
-            "2.5*max(cos, 0), the four sentences ranked, the top two counted true",
-        ),
-        Setup("ViLBERT", "ViLBERT", "itm", runnable=False, reason=VOLTA),
-        Setup("LXMERT", "LXMERT", "itm", runnable=False, reason=VOLTA),
-        Setup(
-            "BLIP2",
-            "BLIP2",
-            "generative",
-            ("Salesforce/blip2-flan-t5-xxl",),
-            protocol="paper",
-            settings={"dtype": "float16"},
-            reason="the authors: transformers Blip2ForConditionalGeneration in float16, "
-            "model.generate(**inputs) with default settings, their answer rules",
-        ),
-        Setup(
-            "OpenFlamingo",
-            "OpenFlamingo",
-            "generative",
-            ("openflamingo/OpenFlamingo-4B-vitl-rpj3b-langinstruct",),
-            protocol="paper",
-            runnable=False,
-            reason="the open-flamingo package (CLIP ViT-L/14 + RedPajama-INCITE-Instruct-3B-v1) "
-            "pins torch 2.0.1; installed without its pins it builds with today's torch and "
-            "transformers, but Flamingo.generate fails inside transformers' generate "
-            "(FlamingoLMMixin.forward() missing 'attention_mask'), so it is no model kind here "
-            "(docs/differences.md)",
-        ),
-        Setup(
-            "GPT-2",
-            "GPT-2",
-            "text",
-            ("gpt2",),
-            reason="the authors: perplexity of each sentence, lower = more true, the top two "
-            "sentences counted true (mean token log-probability ranks the same way)",
-        ),
-        Setup("Humans", "Humans", "human", runnable=False, reason=PEOPLE),
-        Setup("Experts", "Experts", "human", runnable=False, reason=PEOPLE),
-        Setup(
-            "BLIP2 ICL-SD",
-            "BLIP2",
-            "generative",
-            ("Salesforce/blip2-flan-t5-xxl",),
-            protocol="paper-icl-sd",
-            settings={"dtype": "float16"},
-            baseline="paper",
-            reason="the authors: two demonstrations from the target's own datapoint on the "
-            "learning test split (200 datapoints per task); improvement over zero-shot",
-        ),
-        Setup(
-            "BLIP2 ICL-DD",
-            "BLIP2",
-            "generative",
-            ("Salesforce/blip2-flan-t5-xxl",),
-            protocol="paper-icl-dd",
-            settings={"dtype": "float16", "tasks": ("co", "rc")},
-            baseline="paper",
-            reason="the authors: two demonstrations from the other construction's datapoint "
-            "of the same image (CO <-> RC); improvement over zero-shot",
-        ),
-        *(
-            Setup(
-                f"{model} fine-tuned {mode}",
-                model,
-                "itm",
-                protocol=f"fine-tuning {mode} (VOLTA)",
-                runnable=False,
-                baseline="zero-shot",
-                reason=VOLTA,
+
+@dataclass(frozen=True)
+class Table:
+    """One published table: its source, the metrics of its numbers, and per model one row of
+    values per task (as printed: percentages, or fractions)."""
+
+    source: str
+    metrics: tuple[str, ...]
+    rows: dict[str, tuple[tuple[float, ...], ...]]
+
+
+@dataclass(frozen=True)
+class PublishedData:
+    """The content of ``published.yaml``, checked."""
+
+    tasks: tuple[str, ...]
+    table2: Table
+    section53: Table
+    appendix_h: Table
+    table63: Table
+    table62: Table
+    reasons: dict[str, str]
+    setups: dict[str, Setup]
+    tolerances: dict[str, tuple[float, str]]
+
+
+def read_published(path: Path | Traversable = FILE) -> PublishedData:
+    """Read and check ``published.yaml`` (ValueError naming the file and the entry)."""
+    top = read(path)
+    top.mapping(tuple(PublishedData.__dataclass_fields__))
+    tasks = _tasks(top["tasks"])
+    setups = _setups(top["setups"])
+    tables = {
+        name: _table(top[name], len(tasks), setups)
+        for name in ("table2", "section53", "appendix_h", "table63", "table62")
+    }
+    reasons = {key: entry.text() for key, entry in top["reasons"].mapping().items()}
+    tolerances = _tolerances(top["tolerances"], setups)
+    return PublishedData(tasks, **tables, reasons=reasons, setups=setups, tolerances=tolerances)
+
+
+def _tasks(entry: Entry) -> tuple[str, ...]:
+    for item in entry:
+        if item.text() not in TASKS:
+            raise item.error(
+                f"unknown task code {item.value!r}: expected one of {', '.join(TASKS)}"
             )
-            for model in ("ViLBERT", "LXMERT")
-            for mode in ("SD", "DD")
-        ),
-    )
-}
+    return entry.texts()
+
+
+def _setups(entry: Entry) -> dict[str, Setup]:
+    setups: dict[str, Setup] = {}
+    for item in entry:
+        fields = item.mapping(_SETUP_KEYS)
+        setup = Setup(
+            name=item["name"].text(),
+            model=(fields.get("model") or item["name"]).text(),
+            kind=item["kind"].text(),
+            hub_ids=fields["hub_ids"].texts() if "hub_ids" in fields else (),
+            protocol=fields["protocol"].text() if "protocol" in fields else "zero-shot",
+            settings=_settings(fields["settings"]) if "settings" in fields else {},
+            baseline=fields["baseline"].text() if "baseline" in fields else None,
+            runnable=fields["runnable"].flag() if "runnable" in fields else True,
+            reason=item["reason"].text(),
+        )
+        if setup.name in setups:
+            raise item.error(f"a second setup named {setup.name!r}")
+        setups[setup.name] = setup
+    return setups
+
+
+def _settings(entry: Entry) -> dict[str, Any]:
+    """Run settings: text values, lists of texts as tuples."""
+    return {
+        key: value.texts() if isinstance(value.value, list) else value.text()
+        for key, value in entry.mapping().items()
+    }
+
+
+def _tolerances(entry: Entry, setups: Mapping[str, Setup]) -> dict[str, tuple[float, str]]:
+    """Tolerance and justification by key; every key :func:`_tolerance` may pick is there."""
+    tolerances = {}
+    for key, item in entry.mapping().items():
+        item.mapping(("tolerance", "justification"))
+        tolerances[key] = (item["tolerance"].number(0.0, 1.0), item["justification"].text())
+    run = [s.name for s in setups.values() if s.runnable and s.baseline is None]
+    for key in (*_CAUSES, *run):
+        if key not in tolerances:
+            raise entry.error(f"missing key {key!r} (the tolerance of {key})")
+    return tolerances
+
+
+def _table(entry: Entry, tasks: int, setups: Mapping[str, Setup]) -> Table:
+    """A table of ``percent`` (or ``fractions``) rows of one model (``model``) or of many."""
+    keys = ("source", "metric", "metrics", "model", "percent", "fractions")
+    fields = entry.mapping(keys)
+    metrics = fields["metrics"].texts() if "metrics" in fields else (entry["metric"].text(),)
+    scale = "percent" if "percent" in fields else "fractions"
+    values = entry[scale]
+    high = 100.0 if scale == "percent" else 1.0
+    rows = {fields["model"].text(): values} if "model" in fields else values.mapping()
+    table = {}
+    for model, row in rows.items():
+        if model not in setups:
+            raise row.error(f"no setup named {model!r} in setups")
+        by_task = row.items(tasks)
+        if "metrics" in fields:
+            table[model] = tuple(v.numbers(len(metrics), 0.0, high) for v in by_task)
+        else:
+            table[model] = tuple(v.number(0.0, high) for v in by_task)
+    return Table(entry["source"].text(), metrics, table)
+
+
+_DATA = read_published()
+
+PUBLISHED_TASKS: tuple[str, ...] = _DATA.tasks
+"""Column order of the published tables below (task codes of :mod:`bla_metric.tasks`)."""
+
+PAPER_TABLE2 = _DATA.table2.source
+PAPER_SECTION53 = _DATA.section53.source
+PAPER_APPENDIX_H = _DATA.appendix_h.source
+PAPER_TABLE3 = learning.SOURCE_TABLE3
+PAPER_TABLE4 = learning.SOURCE_TABLE4
+THESIS_TABLE63 = _DATA.table63.source
+THESIS_TABLE62 = _DATA.table62.source
+
+BINARY_KEYS = _DATA.table2.metrics
+RANKING_KEYS = _DATA.table63.metrics
+
+TABLE2 = _DATA.table2.rows
+"""paper Table 2 (zero-shot, %): accuracy / precision_true / precision_false per task."""
+ALL_SAME = _DATA.section53.rows
+"""paper §5.3 (%): share of datapoints whose four sentences all got the same label, per task."""
+GPT2_PAPER = _DATA.appendix_h.rows["GPT-2"]
+"""paper Appendix H (%): GPT-2 accuracy per task."""
+TABLE63 = _DATA.table63.rows
+"""thesis Table 6.3 (%): sentence accuracy / set accuracy / set error per task."""
+EXPERTS = _DATA.table62.rows["Experts"]
+"""thesis Table 6.2 (fractions): the experts' sentence accuracy / set accuracy / set error."""
+
+VOLTA = _DATA.reasons["volta"]
+PEOPLE = _DATA.reasons["people"]
+
+SETUPS: dict[str, Setup] = _DATA.setups
 """Every setup by name, zero-shot models first."""
 
-TOLERANCE: dict[str, tuple[float, str]] = {
-    "CLIP": (
-        0.01,
-        "the authors ran OpenAI's clip package (float16 on GPU, its own resize and crop, ties in "
-        "torch.topk order), we run the transformers port of the same weights in float32: each "
-        "near-tie that flips moves one datapoint's two decisions (0.16 points of AP accuracy); "
-        "1 point allows a handful",
-    ),
-    "BLIP2": (
-        0.02,
-        "greedy generation in float16: other kernels, batch padding and transformers versions "
-        "(4.2x then, 5.x now) flip near-tied first tokens, and the parsed-answer denominator "
-        "moves with them; 2 points",
-    ),
-    "all_same_rate": (
-        0.03,
-        "§5.3 does not say how unparsed answers enter the share; 3 points",
-    ),
-    "GPT-2": (
-        0.01,
-        "the same weights and ranking; only tie order and the mean (not summed) token "
-        "log-probability can differ; 1 point",
-    ),
-    "thesis": (
-        0.03,
-        "the thesis scored older, larger caption sets (800/789 datapoints, not the release's "
-        "613/654/672); agreement within 3 points is all a re-run on the release can show",
-    ),
-    "improvement": (
-        0.03,
-        "a difference of two generation runs (each within the float16 tolerance), and the "
-        "demonstration order is a coin flip the authors did not seed, so their draw cannot be "
-        "repeated; 3 points",
-    ),
-    "not run": (0.01, "not run by the engine; 1 point, as for the models it runs"),
-}
+TOLERANCE: dict[str, tuple[float, str]] = _DATA.tolerances
 """Tolerance (a fraction) and its justification, by setup or cause."""
 
 
@@ -305,17 +299,18 @@ def _number(
 def _zero_shot(t: int, task: str) -> list[Published]:
     """The zero-shot numbers of one task, in the order of the report's reference rows."""
     out = []
+    (all_same,), (gpt2,) = _DATA.section53.metrics, _DATA.appendix_h.metrics
     for model, values in TABLE2.items():
         for metric, value in zip(BINARY_KEYS, values[t], strict=True):
             out.append(_number(model, PAPER_TABLE2, task, "binary", metric, value / 100))
         if model in ALL_SAME:
             value = ALL_SAME[model][t] / 100
-            out.append(_number(model, PAPER_SECTION53, task, "binary", "all_same_rate", value))
-    out.append(_number("GPT-2", PAPER_APPENDIX_H, task, "binary", "accuracy", GPT2_PAPER[t] / 100))
+            out.append(_number(model, PAPER_SECTION53, task, "binary", all_same, value))
+    out.append(_number("GPT-2", PAPER_APPENDIX_H, task, "binary", gpt2, GPT2_PAPER[t] / 100))
     for model, values in TABLE63.items():
         for metric, value in zip(RANKING_KEYS, values[t], strict=True):
             out.append(_number(model, THESIS_TABLE63, task, "ranking", metric, value / 100))
-    for metric, value in zip(RANKING_KEYS, EXPERTS[t], strict=True):
+    for metric, value in zip(_DATA.table62.metrics, EXPERTS[t], strict=True):
         out.append(_number("Experts", THESIS_TABLE62, task, "ranking", metric, value))
     return out
 

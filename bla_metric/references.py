@@ -15,6 +15,7 @@ Sources: paper = Chen, Fernández & Pezzelle, EMNLP 2023; thesis = the master th
 
 from __future__ import annotations
 
+from .citation import CITATION
 from .published import (
     PAPER_APPENDIX_H,
     PAPER_SECTION53,
@@ -98,22 +99,3 @@ def reference_rows(task: str | None = None, protocol: str | None = None) -> list
         for row in REFERENCE_ROWS
         if task in (None, row["task"]) and protocol in (None, row["protocol"])
     ]
-
-
-CITATION = r"""@inproceedings{chen-etal-2023-bla,
-    title = "The {BLA} Benchmark: Investigating Basic Language Abilities
-             of Pre-Trained Multimodal Models",
-    author = "Chen, Xinyi and Fern{\'a}ndez, Raquel and Pezzelle, Sandro",
-    editor = "Bouamor, Houda and Pino, Juan and Bali, Kalika",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods
-                 in Natural Language Processing",
-    month = dec,
-    year = "2023",
-    address = "Singapore",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2023.emnlp-main.356/",
-    doi = "10.18653/v1/2023.emnlp-main.356",
-    pages = "5817--5830",
-}
-"""
-"""BibTeX of the BLA paper (EMNLP 2023), used by the metric and dataset cards."""

@@ -7,7 +7,7 @@ from statistics import mean
 import yaml
 from datasets.splits import SplitDict, SplitInfo
 
-from bla_metric.references import CITATION
+from bla_metric.citation import CITATION
 from bla_metric.tasks import TASKS
 from builders.io import data_file
 from builders.records import Datapoint
