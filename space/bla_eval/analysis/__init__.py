@@ -2,6 +2,6 @@
 
 ``bla-eval analyze RUN_DIR`` (:mod:`.analyze`), ``bla-eval compare RUN_A RUN_B`` (:mod:`.compare`)
 and ``bla-eval export RUN_DIR`` (:mod:`.export`); the command-line entry points are in :mod:`.cli`.
-Every formula comes from ``bla_metric`` (``formulas``, ``orders``, ``significance``); the thesis'
-published numbers from ``bla_metric.thesis_tables``.
+The metrics come from ``bla_metric`` (``formulas``, ``significance``); the word-order cues of a
+ranking are in :mod:`.orders` and the thesis' chapter-7 numbers in :mod:`.thesis_tables`.
 """

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bla_metric import formulas, orders, significance, thesis_tables
+from bla_metric import formulas, significance
 from bla_metric.references import CHANCE
 
 from ..run_folder import check_replaceable, staged
-from . import regression
+from . import orders, regression, thesis_tables
 from .rundata import Run, attach_rows, images_of, load_run
 
 ANALYZE_COMMAND = "bla-eval analyze"

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from bla_metric.thesis_tables import MIN_VERB_SETS, OTHER
+from .thesis_tables import MIN_VERB_SETS, OTHER
 
 _STOPWORDS = """a an the is are was were be been being am by who whom whose which that and or but
 of at to in on onto into with for from up down out over under about as it its he she they them his

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bla_metric.thesis_tables import REGRESSION_MODELS, REGRESSION_SIGNS, SIGNIFICANCE_LEVEL
-
 from . import features
+from .thesis_tables import REGRESSION_MODELS, REGRESSION_SIGNS, SIGNIFICANCE_LEVEL
 
 VOICE = {"TA": "active", "FA": "active", "TP": "passive", "FP": "passive"}
 

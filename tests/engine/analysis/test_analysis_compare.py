@@ -116,7 +116,7 @@ def test_mcnemar_and_bootstrap_inputs_are_checked() -> None:
 
 
 def test_top_two_groupings_and_noun_order_by_hand() -> None:
-    from bla_metric import orders
+    from bla_eval.analysis import orders
 
     types = ["TA", "TP", "FA", "FP"]
     scores = [[1, 2, 3, 4], [4, 1, 3, 2], [4, 2, 1, 3]]  # false on top, active on top, TA+FP on top

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import formulas
+from bla_metric import formulas
 
 AP_GROUPINGS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
     "truth": (("TA", "TP"), ("FA", "FP")),
