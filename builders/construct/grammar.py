@@ -74,7 +74,7 @@ class LMScorer:
         return out
 
     def _batch(self, sentences: Sequence[str]) -> list[float]:
-        from bla_eval.scorers.text import mean_log_probs
+        from bla_eval.language_model import mean_log_probs
 
         baseline = self.unigram if self.mode == "slor" else None
         return mean_log_probs(

@@ -66,7 +66,7 @@ def test_best_scored_set_is_kept(graded, task):
 
 def test_grammar_filter_uses_the_engine_log_probability_helper(scorer):
     """One sentence log-probability for the grammar filter and the engine's text kind."""
-    from bla_eval.scorers.text import mean_log_probs, token_log_probs
+    from bla_eval.language_model import mean_log_probs, token_log_probs
 
     sentences = ["the woman watches the man", "the man who is wearing a hat"]
     slor = mean_log_probs(

@@ -1,0 +1,61 @@
+"""A sentence's log-probability under a causal language model: the one of the project.
+
+The ``text`` model kind (:mod:`bla_eval.scorers.text`) scores a sentence with
+:func:`mean_log_probs`, and the grammar filter of ``builders construct`` computes its SLOR with it
+(the model's unigram estimate as ``baseline``). Needs torch; the model and tokenizer are any
+``transformers`` causal LM and its tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+
+@torch.inference_mode()
+def token_log_probs(
+    model: Any, tokenizer: Any, texts: Sequence[str], prefix_id: int | None, device: Any
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-token log-probabilities of ``texts`` under a causal LM, one right-padded batch.
+
+    Each text is tokenised without special tokens, ``prefix_id`` (when not None) is put before
+    it, and token ``t`` is scored given the tokens before it. Returns ``(log_probs, targets,
+    valid)``, each of shape (texts, longest - 1): the log-probability of each target token, the
+    target token ids, and 1.0 where a target is a real token (0.0 on padding).
+    """
+    encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
+    if prefix_id is not None:
+        encoded = [[prefix_id, *ids] for ids in encoded]
+    width = max(len(ids) for ids in encoded)
+    input_ids = torch.zeros(len(encoded), width, dtype=torch.long)
+    mask = torch.zeros(len(encoded), width, dtype=torch.long)
+    for row, ids in enumerate(encoded):
+        input_ids[row, : len(ids)] = torch.tensor(ids)
+        mask[row, : len(ids)] = 1
+    input_ids, mask = input_ids.to(device), mask.to(device)
+    logits = model(input_ids=input_ids, attention_mask=mask).logits[:, :-1].float()
+    targets = input_ids[:, 1:]
+    token_lp = logits.log_softmax(-1).gather(-1, targets[..., None])[..., 0]
+    return token_lp, targets, mask[:, 1:].float()
+
+
+def mean_log_probs(
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    prefix_id: int | None,
+    device: Any,
+    baseline: torch.Tensor | None = None,
+) -> list[float]:
+    """Mean token log-probability of each text (see :func:`token_log_probs`).
+
+    ``baseline`` (a log-probability per vocabulary entry) is subtracted from each token first:
+    with the model's own unigram estimate this is SLOR, the grammar filter of
+    ``builders construct``.
+    """
+    token_lp, targets, valid = token_log_probs(model, tokenizer, texts, prefix_id, device)
+    if baseline is not None:
+        token_lp = token_lp - baseline[targets]
+    return ((token_lp * valid).sum(1) / valid.sum(1).clamp(min=1)).cpu().tolist()
