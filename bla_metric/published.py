@@ -114,17 +114,6 @@ def row_key(name: str) -> str:
 
 _CAUSES = ("not run", "thesis", "improvement", "all_same_rate")
 """Tolerance keys of a cause; the others are the runnable zero-shot setups (:func:`_tolerance`)."""
-_SETUP_KEYS = (
-    "name",
-    "model",
-    "kind",
-    "hub_ids",
-    "protocol",
-    "settings",
-    "baseline",
-    "runnable",
-    "reason",
-)
 
 
 @dataclass(frozen=True)
@@ -179,7 +168,7 @@ def _tasks(entry: Entry) -> tuple[str, ...]:
 def _setups(entry: Entry) -> dict[str, Setup]:
     setups: dict[str, Setup] = {}
     for item in entry:
-        fields = item.mapping(_SETUP_KEYS)
+        fields = item.mapping(tuple(Setup.__dataclass_fields__))
         setup = Setup(
             name=item["name"].text(),
             model=(fields.get("model") or item["name"]).text(),
