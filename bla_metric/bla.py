@@ -58,7 +58,7 @@ Returns:
     per_group (`dict`, with groups): {str(group): metrics of that group};
     ci (`dict`, with bootstrap): {metric: [low, high]}.
 Examples:
-    >>> bla = evaluate.load("bla_metric/bla.py")  # from the Hub: evaluate.load("<org>/bla")
+    >>> bla = evaluate.load("bla_metric/bla.py")  # from the Hub: evaluate.load("bla-benchmark/bla")
     >>> results = bla.compute(
     ...     predictions=[[0.9, 0.8, 0.2, 0.1], [0.3, 0.6, 0.5, 0.4], [0.5, 0.5, 0.5, 0.5]],
     ...     references=[[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]],

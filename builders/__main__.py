@@ -165,9 +165,15 @@ class _WithParents:
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen subcommand; errors print one line and return 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    # building the parser imports the subcommand's module, which may need the builders extra
+    return run_guarded(lambda: _run(argv), "--debug" in argv, PROG, extra="builders")
+
+
+def _run(argv: list[str]) -> int:
+    """Parse ``argv`` and run the chosen subcommand inside its own error guard."""
     args = build_parser(argv).parse_args(argv)
     debug = getattr(args, "debug", False)
-    return run_guarded(lambda: args.func(args), debug, f"{PROG} {args.command}")
+    return run_guarded(lambda: args.func(args), debug, f"{PROG} {args.command}", extra="builders")
 
 
 if __name__ == "__main__":

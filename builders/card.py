@@ -7,6 +7,7 @@ from statistics import mean
 import yaml
 from datasets.splits import SplitDict, SplitInfo
 
+from bla_metric import hub_ids
 from bla_metric.citation import CITATION
 from bla_metric.tasks import TASKS
 from builders.io import data_file
@@ -242,13 +243,13 @@ def _statistics_section(tables: Tables, released: bool = True) -> str:
 
 
 def _loading_section() -> str:
-    return """## Loading
+    return f"""## Loading
 
 ```python
 from datasets import load_dataset
 
-bla = load_dataset("<org>/bla", "coordination", split="test")       # from the Hub
-bla = load_dataset("bla_dataset", "coordination", split="test")     # from a local build
+bla = load_dataset("{hub_ids.DATASET}", "coordination", split="test")  # from the Hub
+bla = load_dataset("bla_dataset", "coordination", split="test")        # from a local build
 row = bla[0]   # row["image"] is a PIL image; row["captions"], row["labels"]
 ```
 

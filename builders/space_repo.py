@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from bla_eval.benchmarks.bla import HUB_DATASET_ID
-
+from bla_metric import hub_ids
 from builders import deploy
 
 COMMAND = "python -m builders space"
@@ -67,9 +66,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     deploy.add_options(p, "Space")
     p.add_argument(
         "--dataset",
-        default=HUB_DATASET_ID,
+        default=hub_ids.DATASET,
         help=f"Hub dataset the Space scores on: the card's datasets entry and the Space variable "
-        f"BLA_DATASET (default: {HUB_DATASET_ID})",
+        f"BLA_DATASET (default: {hub_ids.DATASET})",
     )
     p.add_argument(
         "--requirement",

@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``bla-eval``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        return subcommand(argv[0])(argv[1:])
+        name, rest = argv[0], argv[1:]
+        return run_guarded(lambda: subcommand(name)(rest), "--debug" in rest, f"bla-eval {name}")
     args = build_parser().parse_args(argv)
 
     def run() -> int:

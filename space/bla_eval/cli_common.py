@@ -4,7 +4,7 @@ derived from the fields of a settings dataclass.
 Every entry point (``bla-eval`` and its subcommands, ``bla-finetune``, ``python -m builders ...``)
 parses with :class:`OneLineParser` and runs with :func:`run_guarded`, so a bad argument, path or
 record prints one line ``<prog>: error: <message>`` on stderr and exits with 2 (``--debug``: the
-traceback instead).
+traceback instead); a package of a missing extra is named with the extra to install.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import sys
 import typing
 from collections.abc import Callable
 from typing import Any, NoReturn
+
+from .extras import install_hint
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError)
 """Exceptions that carry a message for the user: a bad argument or record (``ValueError``), a
@@ -111,8 +113,12 @@ def run_guarded(
     debug: bool,
     prog: str,
     errors: tuple[type[BaseException], ...] = USER_ERRORS,
+    extra: str | None = None,
 ) -> int:
-    """Run ``fn``; one of ``errors`` prints one line and returns 2 (re-raised with ``debug``)."""
+    """Run ``fn``; one of ``errors`` prints one line and returns 2 (re-raised with ``debug``).
+
+    A missing package of an extra names the extra to install (``extra``, else the first of the
+    project's extras that installs it)."""
     try:
         return fn()
     except BrokenPipeError:  # the reader of stdout stopped (``| head``): nothing to report
@@ -121,7 +127,8 @@ def run_guarded(
     except errors as err:
         if debug:
             raise
-        print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
+        hint = install_hint(err, extra) if isinstance(err, ModuleNotFoundError) else None
+        print(f"{prog}: error: {hint or one_line(err)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)

@@ -11,9 +11,10 @@ import hashlib
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PIL import Image
+if TYPE_CHECKING:
+    from PIL import Image
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ def image_key(row: Mapping[str, Any], image_id: Any = None) -> str:
 
 def decode_image(item: Item, ref: ImageRef) -> Image.Image:
     """An image of ``item`` as RGB; an error names the item when it is missing or broken."""
+    from PIL import Image
+
     source = ref.source or {}
     try:
         if source.get("bytes"):

@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bla_eval.benchmarks.bla import HUB_DATASET_ID, default_data
+from bla_eval.benchmarks.bla import default_data
+
+from bla_metric import hub_ids
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 
@@ -23,7 +25,7 @@ class SpaceConfig:
     folders as model ids), ``BLA_DEFAULT_LIMIT``, ``BLA_BATCH_SIZE``, ``BLA_DEVICE``.
     """
 
-    dataset: str = HUB_DATASET_ID
+    dataset: str = hub_ids.DATASET
     results_dir: Path = field(default_factory=lambda: Path("runs") / "space")
     results_repo: str | None = None
     max_params: float = 4e9

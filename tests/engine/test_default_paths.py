@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bla_eval.benchmarks.bla import HUB_DATASET_ID, default_data
+from bla_eval.benchmarks.bla import default_data
 
+from bla_metric.hub_ids import DATASET as HUB_DATASET_ID
 from builders.__main__ import build_parser, default_release
 
 

@@ -5,15 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import formulas, paper, references
+from bla_metric import formulas, hub_ids, paper, references
 from bla_metric.tasks import LEARNING_SUFFIX, get_task, task_configs
 
 from ..data import default_dataset, load_split
 from ..items import ImageRef, Item, image_key
 from . import Benchmark
-
-HUB_DATASET_ID = "bla-benchmark/bla"
-"""Hub id of the published dataset (used when no local build is found)."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "image", "captions", "labels", "caption_types")
 """Columns the engine reads; ``image_id`` is used when present to share images across tasks."""
@@ -33,7 +30,7 @@ HEADLINE = {"ranking": "sentence_accuracy", "binary": "accuracy"}
 
 def default_data() -> str:
     """``$BLA_DATASET``, else ``./bla_dataset`` when built there, else the Hub id."""
-    return default_dataset(HUB_DATASET_ID)
+    return default_dataset(hub_ids.DATASET)
 
 
 def resolve_task(name: str) -> str:
@@ -115,7 +112,7 @@ def reference_rows(view: str) -> list[dict[str, Any]]:
 BENCHMARK = Benchmark(
     name="bla",
     title="BLA: Basic Language Abilities",
-    hub_id=HUB_DATASET_ID,
+    hub_id=hub_ids.DATASET,
     task_names=task_configs,
     resolve_task=resolve_task,
     read_items=read_items,

@@ -9,16 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import neighbours
+from bla_metric import hub_ids, neighbours
 from bla_metric.neighbour_references import VALSE_INSTRUMENTS, neighbour_reference_rows
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
 from . import Benchmark
 from .bla import answer_labels
-
-HUB_DATASET_ID = "bla-benchmark/valse"
-"""Hub id of the converted dataset repo (a local build is passed with ``--data``)."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "image", "captions", "labels", "caption_types")
 
@@ -126,7 +123,7 @@ def reference_rows(view: str) -> list[dict[str, Any]]:
 BENCHMARK = Benchmark(
     name="valse",
     title="VALSE: Vision And Language Structured Evaluation",
-    hub_id=HUB_DATASET_ID,
+    hub_id=hub_ids.NEIGHBOUR_DATASETS["valse"],
     task_names=lambda: tuple(VALSE_INSTRUMENTS),
     resolve_task=resolve_task,
     read_items=read_items,

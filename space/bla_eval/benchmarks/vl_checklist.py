@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import neighbours
+from bla_metric import hub_ids, neighbours
 from bla_metric.neighbour_references import neighbour_reference_rows
 
 from ..items import Item
 from . import Benchmark
 from .valse import pair_items
-
-HUB_DATASET_ID = "bla-benchmark/vl-checklist"
 
 VIEWS = {
     "accuracy": (
@@ -93,7 +91,7 @@ def reference_rows(view: str) -> list[dict[str, Any]]:
 BENCHMARK = Benchmark(
     name="vl-checklist",
     title="VL-CheckList: objects, attributes and relations",
-    hub_id=HUB_DATASET_ID,
+    hub_id=hub_ids.NEIGHBOUR_DATASETS["vl-checklist"],
     task_names=lambda: tuple(neighbours.VL_CHECKLIST_LEAVES),
     resolve_task=resolve_task,
     read_items=read_items,

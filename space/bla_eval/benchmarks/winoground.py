@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import neighbours
+from bla_metric import hub_ids, neighbours
 from bla_metric.neighbour_references import (
     WINOGROUND_CHANCE,
     WINOGROUND_CONFIG,
@@ -21,9 +21,6 @@ from bla_metric.neighbour_references import (
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
 from . import Benchmark
-
-HUB_DATASET_ID = "bla-benchmark/winoground"
-"""Where a converted repo would live; the original (gated) is facebook/winoground."""
 
 REQUIRED_COLUMNS = ("id", "image_0", "image_1", "caption_0", "caption_1")
 META_COLUMNS = ("tag", "secondary_tag", "num_main_preds", "collapsed_tag")
@@ -78,7 +75,7 @@ def reference_rows(view: str) -> list[dict[str, Any]]:
 BENCHMARK = Benchmark(
     name="winoground",
     title="Winoground: visio-linguistic compositionality",
-    hub_id=HUB_DATASET_ID,
+    hub_id=hub_ids.NEIGHBOUR_DATASETS["winoground"],
     task_names=lambda: (WINOGROUND_CONFIG,),
     resolve_task=resolve_task,
     read_items=read_items,
