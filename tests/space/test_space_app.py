@@ -258,6 +258,35 @@ assert len(row["captions"]) == 4 and "builders" not in sys.modules
     assert result.returncode == 0, result.stderr[-3000:]
 
 
+APP_CONFIG = """
+import runpy, sys
+sys.path.insert(0, {folder!r})  # the script's folder, which `python SCRIPT` puts first
+print(runpy.run_path({script!r}, run_name="app")["config"].dataset)
+"""
+
+
+def _served_dataset(cwd: Path, script: str) -> str:
+    """The dataset of the Space's settings when ``python SCRIPT`` starts it in ``cwd``."""
+    env = {k: v for k, v in os.environ.items() if k != "BLA_DATASET"}
+    code = APP_CONFIG.format(folder=str(Path(script).parent), script=script)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=180, cwd=cwd, env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_space_started_from_the_clone_root_finds_the_local_build(built_dataset, tmp_path):
+    """`python space/app.py` from the root of a clone serves ./bla_dataset; `python app.py` in
+    space/ would not see that build and falls back to the Hub id."""
+    from bla_metric import hub_ids
+
+    (tmp_path / "bla_dataset").symlink_to(built_dataset, target_is_directory=True)
+    (tmp_path / "space").symlink_to(REPO_ROOT / "space", target_is_directory=True)
+    assert _served_dataset(tmp_path, "space/app.py") == str(built_dataset.resolve())
+    assert _served_dataset(tmp_path / "space", "app.py") == hub_ids.DATASET
+
+
 def _artifact(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
