@@ -353,3 +353,72 @@ def test_installed_commands_answer_help(argv: list[str]):
         command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False
     )
     assert result.returncode == 0 and result.stdout.startswith("usage:"), result.stderr
+
+
+# ---- each topic once, the Hub names from one module -------------------------------------------
+
+CARDS = (REPO_ROOT / "space" / "README.md", REPO_ROOT / "bla_metric" / "README.md")
+HUB_ID = re.compile(r"(?<![\w./-])bla-benchmark/[\w.-]*\w")
+"""An id of the project's organisation on the Hub (not the GitHub repo, not the PyPI name)."""
+
+
+def outside_code_blocks(text: str) -> list[str]:
+    """The lines of ``text`` outside fenced blocks."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    return lines
+
+
+def repeated(values: list[str]) -> list[str]:
+    return sorted({v for v in values if values.count(v) > 1})
+
+
+def listed_links(lines: list[str]) -> list[str]:
+    """The target of the link that opens each list item (``- [title](target)``)."""
+    return [m.group(1) for line in lines if (m := re.match(r"\s*[-*] \[[^\]]+\]\(([^)]+)\)", line))]
+
+
+def headings(lines: list[str]) -> list[str]:
+    return [line.lstrip("#").strip() for line in lines if re.match(r"#+ ", line)]
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: p.name)
+def test_no_page_lists_a_link_or_a_heading_twice(path: Path):
+    lines = outside_code_blocks(path.read_text(encoding="utf-8"))
+    assert not repeated(listed_links(lines)), f"{path.name} lists a link twice"
+    assert not repeated(headings(lines)), f"{path.name} has a heading twice"
+
+
+def test_the_twice_listed_check_finds_repeats():
+    page = ["# A", "- [x](docs/x.md): one", "- [y](docs/y.md)", "- [x again](docs/x.md)", "# A"]
+    assert repeated(listed_links(page)) == ["docs/x.md"]
+    assert repeated(headings(page)) == ["A"]
+    assert not headings(outside_code_blocks("```bash\n# a shell comment\n```"))
+
+
+def test_pages_and_cards_name_the_hub_ids_of_hub_ids_py(built_dataset: Path):
+    from bla_metric import hub_ids
+
+    texts = {
+        p.name if p.parent.name == "docs" else str(p.relative_to(REPO_ROOT)): p.read_text(
+            encoding="utf-8"
+        )
+        for p in (*DOC_FILES, *CARDS)
+    }
+    texts["the dataset card"] = (built_dataset / "README.md").read_text(encoding="utf-8")
+    for name, text in texts.items():
+        unknown = set(HUB_ID.findall(text)) - hub_ids.ALL_IDS
+        assert not unknown, f"{name} names {sorted(unknown)}, not in bla_metric/hub_ids.py"
+        assert "<org>" not in text.lower(), f"{name} has a placeholder organisation"
+    for name in ("README.md", "the dataset card"):
+        assert f'load_dataset("{hub_ids.DATASET}"' in texts[name]
+    space_card = texts["space/README.md"]
+    for repo in (hub_ids.DATASET, hub_ids.METRIC, hub_ids.SPACE):
+        assert repo in space_card
+    assert f'evaluate.load("{hub_ids.METRIC}")' in texts["bla_metric/README.md"]
+    hub = texts["hub.md"]
+    assert all(repo in hub for repo in hub_ids.ALL_IDS)

@@ -5,8 +5,7 @@ Run ``python -m bla_eval.performance.main_job`` from the root of a clone after
 local build ``./bla_dataset`` when there is one) into a temporary folder, as a child process, and
 prints its wall time, its peak resident memory, the CPU model, the cores this process may use
 and the load average before and after (other jobs on the machine slow the run down).
-``--model``, ``--data``, ``--limit`` and ``--output`` change what is run; any further option is
-passed on to ``bla-eval``.
+``--model``, ``--data``, ``--limit`` and ``--output`` change what is run.
 """
 
 from __future__ import annotations
@@ -72,14 +71,14 @@ def child_peak_rss_mb() -> float:
     return peak / 1e6 if sys.platform == "darwin" else peak / 1e3  # bytes on macOS, KiB else
 
 
-def bla_eval_command(args: argparse.Namespace, extra: list[str], output: Path) -> list[str]:
+def bla_eval_command(args: argparse.Namespace, output: Path) -> list[str]:
     """The ``bla-eval`` command line of the job, run with this Python interpreter."""
     command = [sys.executable, "-m", "bla_eval", "--model", args.model, "--output", str(output)]
     if args.data:
         command += ["--data", args.data]
     if args.limit is not None:
         command += ["--limit", str(args.limit)]
-    return command + extra
+    return command
 
 
 def time_job(command: list[str]) -> tuple[float, int]:
@@ -96,10 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default=None, help="dataset id or folder (default: bla-eval's)")
     p.add_argument("--limit", type=int, default=None, help="first N datapoints per task")
     p.add_argument("--output", type=Path, default=None, help="run folder (default: temporary)")
-    args, extra = p.parse_known_args(argv)
+    args = p.parse_args(argv)
     before = Machine.now()
     with tempfile.TemporaryDirectory(prefix="bla-main-job-") as tmp:
-        command = bla_eval_command(args, extra, args.output or Path(tmp) / "run")
+        command = bla_eval_command(args, args.output or Path(tmp) / "run")
         print("running: bla-eval", " ".join(command[3:]), flush=True)
         seconds, code = time_job(command)
     after = Machine.now()
