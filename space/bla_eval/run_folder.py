@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .protocols import DEFAULT_PROTOCOL
+
 SCORES_FILE = "scores.jsonl"
 RESULTS_FILE = "results.json"
 RUN_FILE = "run.json"
@@ -110,8 +112,8 @@ def protocol_name(results: dict[str, Any]) -> str:
     are zero-shot runs). The one accessor every reader labels a run with."""
     protocol = results.get("protocol")
     if isinstance(protocol, dict):
-        return str(protocol.get("name") or "zero-shot")
-    return str(protocol or "zero-shot")
+        return str(protocol.get("name") or DEFAULT_PROTOCOL)
+    return str(protocol or DEFAULT_PROTOCOL)
 
 
 def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:

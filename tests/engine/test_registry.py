@@ -9,12 +9,12 @@ from pathlib import Path
 
 import datasets
 import pytest
-from bla_eval import protocols
 from bla_eval.benchmarks import Benchmark, register_benchmark, unregister_benchmark
 from bla_eval.cli import build_parser
 from bla_eval.config import RunConfig
 from bla_eval.data import load_split
 from bla_eval.items import ImageRef, Item, image_key
+from bla_eval.protocols import get_protocol, partner_config
 from bla_eval.report import markdown_table
 from bla_eval.run import evaluate
 from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
@@ -94,18 +94,17 @@ def test_new_constructions_paired_by_dd_partner_run_cross_task_icl():
     for task in (one, two):
         register_task(task)
     try:
-        assert protocols.partner_config("negation_learning") == "negation_scope"
-        assert protocols.run_tasks("icl-dd", "bla", ["ng", "ap"], explicit=False) == [
-            "negation_learning"
-        ]
-        assert "CO <-> RC, NG <-> NS" in protocols.title("icl-dd")
-        assert "negation <-> negation_scope" in protocols.demonstration_rule("icl-dd")
-        assert (protocols.title("icl-dd"), "icl-dd") in evaluate_tab.protocol_choices()
+        dd = get_protocol("icl-dd")
+        assert partner_config("negation_learning") == "negation_scope"
+        assert dd.run_tasks("bla", ["ng", "ap"], explicit=False) == ["negation_learning"]
+        assert "CO <-> RC, NG <-> NS" in dd.menu_title()
+        assert "negation <-> negation_scope" in dd.demonstration_rule()
+        assert (dd.menu_title(), "icl-dd") in evaluate_tab.protocol_choices()
     finally:
         for task in (one, two):
             unregister_task(task.code)
     with pytest.raises(ValueError, match="runs on coordination and relative_clause only"):
-        protocols.partner_config("negation_learning")
+        partner_config("negation_learning")
 
 
 def _pair_items(data: str, task: str, split: str, limit: int | None) -> list[Item]:
