@@ -16,7 +16,8 @@
 - :func:`protocol_name`: the protocol a ``results.json`` records (every reader labels runs with
   it); :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
 
-Standard library only: the builders and the Space import this module.
+Standard library only, besides the default protocol's name: the builders and the Space import
+this module.
 """
 
 from __future__ import annotations
