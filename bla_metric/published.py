@@ -47,10 +47,10 @@ class Setup:
     """The model as the paper's tables name it (``BLIP2``)."""
     kind: str
     """Engine model kind (``human`` for people)."""
+    protocol: str
+    """Engine protocol that reproduces the authors' run (``bla_eval.protocols``)."""
     hub_ids: tuple[str, ...] = ()
     """Hub ids standing for the model (the first one is run)."""
-    protocol: str = "zero-shot"
-    """Engine protocol that reproduces the authors' run (``bla_eval.protocols``)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """Other ``RunConfig`` settings of the authors' run (``similarity``, ``dtype``, ``tasks``)."""
     baseline: str | None = None
@@ -174,7 +174,7 @@ def _setups(entry: Entry) -> dict[str, Setup]:
             model=(fields.get("model") or item["name"]).text(),
             kind=item["kind"].text(),
             hub_ids=fields["hub_ids"].texts() if "hub_ids" in fields else (),
-            protocol=fields["protocol"].text() if "protocol" in fields else "zero-shot",
+            protocol=item["protocol"].text(),
             settings=_settings(fields["settings"]) if "settings" in fields else {},
             baseline=fields["baseline"].text() if "baseline" in fields else None,
             runnable=fields["runnable"].flag() if "runnable" in fields else True,

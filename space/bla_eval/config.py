@@ -26,7 +26,7 @@ from .api.settings import (
     check_api_fields,
 )
 from .cli_common import bounded_int, check_range
-from .protocols import ORDERS, PROTOCOLS
+from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
 
 MAX_LIMIT = 1_000_000
 """The most datapoints per task ``--limit`` may ask for (more than any benchmark holds)."""
@@ -122,11 +122,11 @@ class RunConfig:
     )
     gguf_file: str | None = option(help="GGUF file name inside --model (text kind)")
     protocol: str = option(
-        "zero-shot",
+        DEFAULT_PROTOCOL,
         "evaluation protocol: zero-shot, or in-context learning on the learning test splits, "
         "icl-sd / icl-dd, for generative kinds (paper §6); paper, paper-icl-sd, paper-icl-dd: "
         "the authors' own (generated answers, their prompt strings and demonstrations)",
-        choices=registry("bla_eval.protocols:PROTOCOLS"),
+        choices=registry("bla_eval.protocols:protocol_names"),
     )
     icl_order: str = option(
         "true-first",
@@ -201,10 +201,7 @@ class RunConfig:
             raise ValueError(
                 f"unknown icl_order {self.icl_order!r}: use one of {', '.join(ORDERS)}"
             )
-        if self.protocol not in PROTOCOLS:
-            raise ValueError(
-                f"unknown protocol {self.protocol!r}: use one of {', '.join(PROTOCOLS)}"
-            )
+        get_protocol(self.protocol)  # an unknown protocol is named with the choices
         check_api_fields(self)
 
     def with_(self, **changes: Any) -> RunConfig:

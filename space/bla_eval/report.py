@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .benchmarks import Benchmark, get_benchmark
+from .protocols import DEFAULT_PROTOCOL
 
 CHANCE = "Chance"
 
@@ -21,7 +22,7 @@ class ReferenceRow:
     model: str
     source: str
     kind: str = ""
-    protocol: str = "zero-shot"
+    protocol: str = DEFAULT_PROTOCOL
     tasks: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def has_view(self, view: str) -> bool:
@@ -41,7 +42,9 @@ def reference_rows(bench: Benchmark) -> list[ReferenceRow]:
             kind = row.get("kind") or MODEL_KINDS.get(row["model"], "")
             ref = grouped.setdefault(
                 (row["model"], source),
-                ReferenceRow(row["model"], source, kind, "" if kind == "human" else "zero-shot"),
+                ReferenceRow(
+                    row["model"], source, kind, "" if kind == "human" else DEFAULT_PROTOCOL
+                ),
             )
             skip = ("model", "source", "protocol", "task", "kind")
             ref.tasks.setdefault(row["task"], {})[view] = {

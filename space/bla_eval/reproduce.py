@@ -22,6 +22,7 @@ from bla_metric.published import SETUPS, Published, Setup, find_setup, numbers_o
 
 from .cli_common import OneLineParser, bounded_int, run_guarded
 from .config import MAX_BATCH_SIZE, MAX_LIMIT
+from .protocols import get_protocol
 from .run_folder import protocol_name
 
 PROG = "bla-eval reproduce"
@@ -294,7 +295,6 @@ def run_setup(setup: Setup, args: argparse.Namespace) -> tuple[Run, Run | None]:
     the same learning test splits) into ``--output``."""
     from bla_metric.tasks import get_task, task_codes
 
-    from .protocols import run_tasks
     from .run import evaluate
 
     if not setup.runnable and not args.model:
@@ -308,8 +308,8 @@ def run_setup(setup: Setup, args: argparse.Namespace) -> tuple[Run, Run | None]:
         return Run.read(out), None
     learned = out / setup.protocol
     evaluate(_run_config(setup, args, setup.protocol, learned, tasks))
-    configs = run_tasks(
-        setup.protocol, "bla", [get_task(t).config for t in tasks or task_codes()], bool(tasks)
+    configs = get_protocol(setup.protocol).run_tasks(
+        "bla", [get_task(t).config for t in tasks or task_codes()], bool(tasks)
     )
     base = out / setup.baseline
     evaluate(_run_config(setup, args, setup.baseline, base, configs))

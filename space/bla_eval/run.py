@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import __version__, paper_protocol, protocols
+from . import __version__
 from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
 from .benchmarks import Benchmark, get_benchmark, load_items
@@ -24,6 +24,7 @@ from .config import RunConfig
 from .distributed import Processes, part_files
 from .items import Item
 from .locking import folder_lock
+from .protocols import DEFAULT_PROTOCOL, ProtocolPlan, get_protocol
 from .results import ScoreStore
 from .run_check import check_records
 from .run_folder import (
@@ -42,7 +43,7 @@ from .scorers import LoadOptions, Scorer, detect_kind, load_scorer, scorer_class
 from .scorers.detect import check_endpoint, check_kind_fits
 from .scoring import Progress, score_items
 
-RECORDED_LATER = {"benchmark": "bla", "protocol": "zero-shot", "tasks": None, "limit": None}
+RECORDED_LATER = {"benchmark": "bla", "protocol": DEFAULT_PROTOCOL, "tasks": None, "limit": None}
 """Settings that the ``run.json`` of older runs lacks: the value they had (None: unknown, then
 the records of ``scores.jsonl`` are checked against the run's items instead)."""
 
@@ -66,8 +67,7 @@ def resume_settings(
         "dtype": config.dtype,
         "similarity": similarity,
     }
-    if config.protocol != "zero-shot":
-        settings |= {"icl_order": config.icl_order, "icl_seed": config.icl_seed}
+    settings |= {k: getattr(config, k) for k in get_protocol(config.protocol).resume_settings}
     if scorer_class(kind).remote:  # the endpoint and how it is asked
         settings |= api_settings(config).scoring_record()
     return settings
@@ -144,7 +144,7 @@ class _Run:
     tasks: list[str]
     items: list[Item]
     kind: str
-    plan: protocols.ProtocolPlan | None
+    plan: ProtocolPlan | None
     procs: Processes
     clock: dict[str, float] = field(default_factory=dict)
 
@@ -189,10 +189,10 @@ def _prepare(config: RunConfig) -> _Run:
     bench = get_benchmark(config.benchmark)
     data = bench.data_or_default(config.data)
     tasks = [bench.resolve_task(t) for t in (config.tasks or bench.task_names())]
-    tasks = protocols.run_tasks(config.protocol, bench.name, tasks, bool(config.tasks))
+    protocol = get_protocol(config.protocol)
+    tasks = protocol.run_tasks(bench.name, tasks, bool(config.tasks))
     items = load_items(bench, data, tasks, config.split, config.limit)
-    plan = protocols.plan_run(
-        config.protocol,
+    plan = protocol.plan_run(
         items,
         lambda c: bench.read_items(data, c, "test", None),
         config.icl_order,
@@ -206,7 +206,7 @@ def _prepare(config: RunConfig) -> _Run:
     if config.kind:
         check_kind_fits(config.model, kind, config.trust_remote_code)
     check_endpoint(kind, config.endpoint)
-    protocols.check_kind(config.protocol, kind)
+    protocol.check_kind(kind)
     return _Run(config, bench, data, tasks, items, kind, plan, Processes.from_env(), clock)
 
 
@@ -300,10 +300,8 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
 
 
 def _parsed(config: RunConfig, answers: Any) -> dict[str, Any] | None:
-    """The authors' protocols record each generated answer's class beside its raw text."""
-    if answers is None or not paper_protocol.is_paper(config.protocol):
-        return None
-    return {"parsed": paper_protocol.parsed(answers)}
+    """Protocols that parse generated answers record each one's class beside its raw text."""
+    return get_protocol(config.protocol).parsed(answers)
 
 
 def check_finite(model: str, item: Item, scores: list[list[float]]) -> None:
@@ -322,9 +320,7 @@ def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
     record: dict[str, Any] = {"name": config.protocol}
     if run.plan is not None:  # the in-context template, demonstration rule, order, DD skips
         chat = bool(getattr(scorer, "chat", False))
-        record = protocols.protocol_record(
-            run.plan.protocol, run.plan.order, run.plan.seed, chat=chat, plan_=run.plan
-        )
+        record = run.plan.record(chat)
     return {
         "tasks": run.tasks,
         "limit": config.limit,

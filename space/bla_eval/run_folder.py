@@ -16,7 +16,8 @@
 - :func:`protocol_name`: the protocol a ``results.json`` records (every reader labels runs with
   it); :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
 
-Standard library only: the builders and the Space import this module.
+Standard library only, besides the default protocol's name: the builders and the Space import
+this module.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from .protocols import DEFAULT_PROTOCOL
 
 SCORES_FILE = "scores.jsonl"
 RESULTS_FILE = "results.json"
@@ -110,8 +113,8 @@ def protocol_name(results: dict[str, Any]) -> str:
     are zero-shot runs). The one accessor every reader labels a run with."""
     protocol = results.get("protocol")
     if isinstance(protocol, dict):
-        return str(protocol.get("name") or "zero-shot")
-    return str(protocol or "zero-shot")
+        return str(protocol.get("name") or DEFAULT_PROTOCOL)
+    return str(protocol or DEFAULT_PROTOCOL)
 
 
 def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from tqdm.auto import tqdm
 
 from .batching import chunks, prefetch_map
 from .items import Item, decode_image, encoded_image
-from .scorers.base import Query, Scorer
+from .queries import Query
+from .scorers.base import Scorer
 
 OnScored = Callable[[Item, list[list[float]], "list[list[str]] | None"], None]
 Progress = Callable[[int, int, str], None]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
-from bla_eval import protocols
+from bla_eval.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 from . import results_store, views
 from .config import SpaceConfig
@@ -26,7 +26,7 @@ VIEW_CHOICES = [("Ranking view (thesis)", "ranking"), ("Binary view (paper)", "b
 
 def protocol_choices() -> list[tuple[str, str]]:
     """(label, name) of every protocol of ``bla_eval.protocols`` (paper §6)."""
-    return [(protocols.title(p), p) for p in protocols.PROTOCOLS]
+    return [(spec.menu_title(), name) for name, spec in PROTOCOLS.items()]
 
 
 @dataclass
@@ -79,7 +79,7 @@ def build(config: SpaceConfig) -> EvaluateTab:
             )
             protocol = gr.Radio(
                 protocol_choices(),
-                value="zero-shot",
+                value=DEFAULT_PROTOCOL,
                 label="Protocol",
                 elem_id="protocol",
                 info="In-context learning (paper §6): generative models only; scores the "
@@ -127,7 +127,7 @@ def build(config: SpaceConfig) -> EvaluateTab:
         """The model kind the engine detects for ``model``."""
         return detect_message(config, model)
 
-    def run(model, kind, tasks, limit, view, protocol="zero-shot", progress=gr.Progress()):  # noqa: B008
+    def run(model, kind, tasks, limit, view, protocol=DEFAULT_PROTOCOL, progress=gr.Progress()):  # noqa: B008
         """Score a model on BLA; returns status, metrics table, plots and the results JSON."""
         return evaluate_in_page(config, model, kind, tasks, limit, view, progress, protocol)
 
@@ -164,7 +164,9 @@ def detect_message(config: SpaceConfig, text: str) -> str:
     return f"Detected kind: **{kind}** ({kind_help(kind)})"
 
 
-def evaluate_in_page(config, text, kind_choice, tasks, limit, view, progress, protocol="zero-shot"):
+def evaluate_in_page(
+    config, text, kind_choice, tasks, limit, view, progress, protocol=DEFAULT_PROTOCOL
+):
     """Run one evaluation for the page; every failure becomes a ``gr.Error`` the page shows."""
     try:
         progress(0, desc="checking the model")

@@ -9,8 +9,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from bla_eval import protocols
 from bla_eval.config import RunConfig
+from bla_eval.protocols import DEFAULT_PROTOCOL, get_protocol
 from bla_eval.run_folder import staged
 from bla_eval.scorers import KIND_INFO, detect_kind
 
@@ -85,7 +85,7 @@ def run_evaluation(
     tasks: Sequence[str],
     limit: int | None,
     progress: Any = None,
-    protocol: str = "zero-shot",  # icl-sd / icl-dd on the learning test splits
+    protocol: str = DEFAULT_PROTOCOL,  # in-context ones score the learning test splits
 ) -> results_store.Run:
     """Score ``model`` on ``tasks`` and publish the run folder (results.json + scores.jsonl).
 
@@ -94,7 +94,7 @@ def run_evaluation(
     """
     if not tasks:
         raise ValueError("Select at least one task.")
-    tasks = protocols.run_tasks(protocol, "bla", tasks, explicit=False)
+    tasks = get_protocol(protocol).run_tasks("bla", tasks, explicit=False)
     if not tasks:  # icl-dd with active-passive only
         raise ValueError("ICL DD runs on coordination and relative clauses only: select one.")
     n_points = count_datapoints(config, tasks, limit or None)

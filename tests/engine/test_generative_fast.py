@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import transformers as tf
-from bla_eval.protocols import QUESTION, chat_messages, plain_prompt
+from bla_eval.protocols import get_template
 from bla_eval.scorers.prefix_cache import (
     IMAGE_FEATURES,
     PLAIN,
@@ -35,6 +35,7 @@ from bla_eval.testing.processors import CHAT_TEMPLATE, word_tokenizer
 from bla_eval.testing.sizes import TINY_VISION, TWO_LAYERS
 from PIL import Image
 
+TEMPLATE = get_template()
 BUILDERS = {
     "blip2_opt": lambda out, texts: build_blip2_generative(out, texts, max_positions=512),
     "blip2_t5": build_blip2_t5_generative,
@@ -77,7 +78,7 @@ def material(release_dir: Path) -> list[tuple[Image.Image, list[str]]]:
 
 @pytest.fixture(scope="module")
 def models(material, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    texts = [s for _, sentences in material for s in sentences] + [QUESTION] * 5
+    texts = [s for _, sentences in material for s in sentences] + [TEMPLATE.question] * 5
     root = tmp_path_factory.mktemp("fast_models")
     torch.manual_seed(0)
     for name, build in BUILDERS.items():
@@ -96,9 +97,9 @@ def load(path: Path):
 def prompts_for(processor, sentences, demonstrations):
     chat = bool(getattr(processor, "chat_template", None))
     if not chat:
-        return [plain_prompt(s, demonstrations) for s in sentences]
+        return [TEMPLATE.plain(s, demonstrations) for s in sentences]
     return [
-        processor.apply_chat_template(chat_messages(s, demonstrations), add_generation_prompt=True)
+        processor.apply_chat_template(TEMPLATE.chat(s, demonstrations), add_generation_prompt=True)
         for s in sentences
     ]
 
@@ -166,7 +167,7 @@ def test_image_after_the_shared_prefix_is_refused(models, material):
         "{% if part['type'] == 'text' %}{{ part['text'] }}<image>{% endif %}",
     )
     prompts = [
-        processor.apply_chat_template(chat_messages(s), chat_template=template) for s in sentences
+        processor.apply_chat_template(TEMPLATE.chat(s), chat_template=template) for s in sentences
     ]
     fast = PrefixCachedForward(
         model, processor, path=PREFIX_CACHE, device=torch.device("cpu"), dtype=torch.float32

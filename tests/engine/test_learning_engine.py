@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from bla_eval import protocols as P
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
+from bla_eval.protocols import get_protocol, get_template
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.testing.generative import build_blip2_generative, build_llava_chat
 
@@ -23,7 +23,9 @@ def generative(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) ->
         str(built_dataset),
         ("coordination_learning", "relative_clause_learning", "active_passive_learning"),
     )
-    texts = [c for i in items for c in i.captions] + [P.QUESTION.format(sentence="x")] * 5
+    texts = [c for i in items for c in i.captions] + [
+        get_template().question.format(sentence="x")
+    ] * 5
     root = tmp_path_factory.mktemp("tiny_generative")
     torch.manual_seed(0)
     build_blip2_generative(root / "blip2", texts)
@@ -46,9 +48,9 @@ def test_icl_sd_runs_on_the_learning_test_splits(generative, built_dataset, tmp_
     ]
     protocol = results["protocol"]
     assert protocol["name"] == "icl-sd"
-    assert protocol["template"] == P.QUESTION
+    assert protocol["template"] == get_template().question
     assert protocol["order"] == "true-first"
-    assert protocol["demonstration_rule"] == P.RULES["icl-sd"]
+    assert protocol["demonstration_rule"] == get_protocol("icl-sd").rule
     assert protocol["prompt_example"] == (
         "Question: Is the sentence [true] appropriate for this image? yes or no? Answer: yes. "
         "Question: Is the sentence [false] appropriate for this image? yes or no? Answer: no. "
@@ -91,11 +93,11 @@ def test_zero_shot_on_a_learning_config_scores_the_same_datapoints(
 
 def test_the_scorer_sends_the_protocol_prompt(generative, built_dataset):
     item = load_bla(str(built_dataset), ("coordination_learning",), limit=1)[0]
-    demos = P.demonstrations_for(item, "icl-sd")[0]
+    demos = get_protocol("icl-sd").demonstrations_for(item)[0]
     query = Query(item.captions[0], demos)
     options = LoadOptions(device="cpu")
     plain = load_scorer(str(generative["blip2"]), None, 4, options)
-    assert plain.prompt(query).endswith(P.plain_prompt(query.sentence, query.demonstrations))
+    assert plain.prompt(query).endswith(get_template().plain(query.sentence, query.demonstrations))
     chat = load_scorer(str(generative["llava"]), None, 4, options)
     text = chat.prompt(query)
     assert text.count("<image>") == 1 and text.count("<|assistant|>") == 3

@@ -8,9 +8,11 @@ from types import SimpleNamespace
 
 import datasets
 import pytest
-from bla_eval import protocols as P
+from bla_eval.protocols import get_protocol, get_template, partner_config
 
 Q = "Question: Is the sentence {} appropriate for this image? yes or no? Answer:"
+SD, DD = get_protocol("icl-sd"), get_protocol("icl-dd")
+TEMPLATE = get_template()
 LEARNING = ("active_passive", "coordination", "relative_clause")
 
 
@@ -39,13 +41,13 @@ def points(built_dataset: Path) -> dict[str, list[SimpleNamespace]]:
 
 
 def prompt(demos, target: str) -> str:
-    return P.plain_prompt(target, demos)
+    return TEMPLATE.plain(target, demos)
 
 
 def test_sd_prompts_are_exact_for_one_datapoint_of_each_task(points):
     ap = points["active_passive_learning"][0]
     assert ap.id == "ap-0346"
-    demos = P.demonstrations_for(ap, "icl-sd")
+    demos = SD.demonstrations_for(ap)
     assert prompt(demos[0], ap.captions[0]) == (
         f"{Q.format('the skateboarder is watched by the spectators')} yes. "
         f"{Q.format('the spectators are watched by the skateboarder')} no. "
@@ -59,7 +61,7 @@ def test_sd_prompts_are_exact_for_one_datapoint_of_each_task(points):
     )
     co = points["coordination_learning"][0]
     assert co.id == "co-0248"
-    demos = P.demonstrations_for(co, "icl-sd")
+    demos = SD.demonstrations_for(co)
     assert prompt(demos[2], co.captions[2]) == (
         "Question: Is the sentence the man wears a black short and wears white and blue tennis "
         "shoes appropriate for this image? yes or no? Answer: yes. Question: Is the sentence the "
@@ -69,7 +71,7 @@ def test_sd_prompts_are_exact_for_one_datapoint_of_each_task(points):
     )
     rc = points["relative_clause_learning"][0]
     assert rc.id == "rc-0200"
-    demos = P.demonstrations_for(rc, "icl-sd")
+    demos = SD.demonstrations_for(rc)
     assert prompt(demos[1], rc.captions[1]) == (
         f"{Q.format('the person who wears a knit hat wears a blue coat')} yes. "
         f"{Q.format('the person who wears a knit hat wears a green jacket')} no. "
@@ -78,9 +80,8 @@ def test_sd_prompts_are_exact_for_one_datapoint_of_each_task(points):
 
 
 def test_dd_prompts_are_exact_for_one_datapoint_of_each_cross_task(points):
-    plan = P.plan(
+    plan = DD.plan(
         points["coordination_learning"][:1],
-        "icl-dd",
         {"coordination_learning": points["relative_clause"]},
     )
     demos = plan.demonstrations[("coordination_learning", "co-0248")]
@@ -89,9 +90,8 @@ def test_dd_prompts_are_exact_for_one_datapoint_of_each_cross_task(points):
         f"{Q.format('the person who holds a tennis racket wears white and blue tennis shoes')} "
         f"no. {Q.format('the player holds a tennis racket and wears a red tank')}"
     )
-    plan = P.plan(
+    plan = DD.plan(
         points["relative_clause_learning"][:1],
-        "icl-dd",
         {"relative_clause_learning": points["coordination"]},
     )
     demos = plan.demonstrations[("relative_clause_learning", "rc-0200")]
@@ -103,10 +103,9 @@ def test_dd_prompts_are_exact_for_one_datapoint_of_each_cross_task(points):
 
 
 def test_zero_shot_prompt_is_the_papers_question():
-    assert P.plain_prompt("the man walks") == Q.format("the man walks")
-    assert P.demonstrations_for(
-        SimpleNamespace(captions=["a", "b"], caption_types=["TA", "FA"], labels=[1, 0], id="x"),
-        "zero-shot",
+    assert TEMPLATE.plain("the man walks") == Q.format("the man walks")
+    assert get_protocol("zero-shot").demonstrations_for(
+        SimpleNamespace(captions=["a", "b"], caption_types=["TA", "FA"], labels=[1, 0], id="x")
     ) == [(), ()]
 
 
@@ -114,7 +113,7 @@ def test_zero_shot_prompt_is_the_papers_question():
 def test_sd_demonstrations_have_the_other_voice_or_person_and_never_the_target(points, config):
     for point in points[config]:
         types = dict(zip(point.captions, point.caption_types, strict=True))
-        for i, demos in enumerate(P.demonstrations_for(point, "icl-sd")):
+        for i, demos in enumerate(SD.demonstrations_for(point)):
             assert [a for _, a in demos] == ["yes", "no"]
             assert all(s != point.captions[i] for s, _ in demos)
             target = point.caption_types[i]
@@ -131,8 +130,8 @@ def test_sd_demonstrations_have_the_other_voice_or_person_and_never_the_target(p
 def test_dd_demonstrations_share_the_image_and_datapoints_without_partner_are_counted(
     points, config, missing
 ):
-    partner = P.partner_config(config)
-    plan = P.plan(points[config], "icl-dd", {config: points[partner]})
+    partner = partner_config(config)
+    plan = DD.plan(points[config], {config: points[partner]})
     assert len(plan.without_partner[config]) == missing
     assert len(plan.demonstrations) == 200 - missing
     by_image = {p.image_key: p for p in points[partner]}
@@ -145,36 +144,36 @@ def test_dd_demonstrations_share_the_image_and_datapoints_without_partner_are_co
             assert {s for s, _ in demos} <= set(other.captions)  # same image, other construction
             assert all(s != point.captions[i] for s, _ in demos)
             assert [a for _, a in demos] == ["yes", "no"]
-    record = P.protocol_record("icl-dd", plan_=plan)
+    record = plan.record()
     assert record["without_partner"][config]["count"] == missing
     assert record["partner_configs"] == {config: partner}
 
 
 def test_dd_refuses_active_passive(points):
     with pytest.raises(ValueError, match="icl-dd has no partner construction"):
-        P.plan(points["active_passive_learning"][:1], "icl-dd", {})
+        DD.plan(points["active_passive_learning"][:1], {})
 
 
 def test_shuffled_order_is_recorded_and_reproducible(points):
     point = points["coordination_learning"][0]
-    one = P.demonstrations_for(point, "icl-sd", order="shuffled", seed=3)
-    assert one == P.demonstrations_for(point, "icl-sd", order="shuffled", seed=3)
+    one = SD.demonstrations_for(point, order="shuffled", seed=3)
+    assert one == SD.demonstrations_for(point, order="shuffled", seed=3)
     orders = {
         tuple(a for _, a in d)
         for p in points["coordination_learning"][:20]
-        for d in P.demonstrations_for(p, "icl-sd", order="shuffled", seed=3)
+        for d in SD.demonstrations_for(p, order="shuffled", seed=3)
     }
     assert orders == {("yes", "no"), ("no", "yes")}
-    record = P.protocol_record("icl-sd", order="shuffled", seed=3)
+    record = SD.record(order="shuffled", seed=3)
     assert (record["order"], record["seed"]) == ("shuffled", 3)
-    assert record["template"] == P.QUESTION
+    assert record["template"] == TEMPLATE.question
     with pytest.raises(ValueError, match="unknown demonstration order 'random'"):
-        P.demonstrations_for(point, "icl-sd", order="random")
+        SD.demonstrations_for(point, order="random")
 
 
 def test_chat_messages_put_demonstrations_in_earlier_turns():
     demos = (("the man feeds the woman", "yes"), ("the woman feeds the man", "no"))
-    messages = P.chat_messages("the man is fed by the woman", demos)
+    messages = TEMPLATE.chat("the man is fed by the woman", demos)
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
     assert messages[0]["content"][0] == {"type": "image"}
     assert all({"type": "image"} not in m["content"] for m in messages[1:])

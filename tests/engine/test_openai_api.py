@@ -428,12 +428,14 @@ def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) ->
     """
     import torch
     from bla_eval.benchmarks.bla import load_bla
-    from bla_eval.prompts import QUESTION
+    from bla_eval.protocols.templates import get_template
     from bla_eval.testing.generative import build_llava_chat
     from transformers import LlavaForConditionalGeneration
 
     items = load_bla(str(built_dataset))
-    texts = [c for item in items for c in item.captions] + [QUESTION.format(sentence="x")] * 5
+    texts = [c for item in items for c in item.captions] + [
+        get_template().question.format(sentence="x")
+    ] * 5
     out = tmp_path_factory.mktemp("served") / "llava"
     torch.manual_seed(0)
     build_llava_chat(out, texts)

@@ -29,7 +29,7 @@ import pytest
 from bla_eval.api.messages import api_messages
 from bla_eval.bundled import resolve_model
 from bla_eval.config import RunConfig
-from bla_eval.prompts import NO_WORDS, YES_WORDS
+from bla_eval.protocols.templates import NO_WORDS, YES_WORDS
 from bla_eval.run import evaluate
 from bla_eval.run_folder import SCORES_FILE
 from bla_eval.scorers import LoadOptions, load_scorer

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from bla_eval import paper_protocol as PP
-from bla_eval import protocols as P
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
 from bla_eval.items import decode_image
+from bla_eval.protocols import get_protocol, get_template
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.testing.generative import build_blip2_t5_generative, build_llava_chat
 from bla_eval.testing.processors import CHAT_TEMPLATE
@@ -21,6 +20,8 @@ from bla_eval.testing.processors import CHAT_TEMPLATE
 from bla_metric.answers import ANSWER_SCORES, parse_answer
 
 TARGET = "the man feeds the woman"
+AUTHORS = get_template("authors")
+PAPER_SD, PAPER_DD = get_protocol("paper-icl-sd"), get_protocol("paper-icl-dd")
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -35,7 +36,7 @@ def learning_items(built_dataset: Path) -> dict[str, list]:
 @pytest.fixture(scope="module")
 def models(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     items = load_bla(str(built_dataset), limit=20)
-    texts = [c for i in items for c in i.captions] + [PP.zero_shot_prompt("x")] * 5
+    texts = [c for i in items for c in i.captions] + [AUTHORS.ask("x")] * 5
     root = tmp_path_factory.mktemp("tiny_paper")
     torch.manual_seed(0)
     build_blip2_t5_generative(root / "blip2_t5", texts)
@@ -47,7 +48,7 @@ def models(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
 
 
 def test_zero_shot_prompt_is_the_authors_string_with_its_trailing_space():
-    assert PP.prompt(TARGET) == (
+    assert AUTHORS.plain(TARGET) == (
         "Question: Is the sentence the man feeds the woman appropriate for this image? "
         "yes or no? Answer: "
     )
@@ -55,7 +56,7 @@ def test_zero_shot_prompt_is_the_authors_string_with_its_trailing_space():
 
 def test_in_context_prompt_drops_yes_or_no_and_answers_with_a_full_stop():
     demos = (("the woman feeds the man", "yes"), ("the man is fed by the woman", "no"))
-    assert PP.prompt(TARGET, demos) == (
+    assert AUTHORS.plain(TARGET, demos) == (
         "Question: Is the sentence the woman feeds the man appropriate for this image? "
         "Answer: yes. "
         "Question: Is the sentence the man is fed by the woman appropriate for this image? "
@@ -68,7 +69,7 @@ def test_blip2_t5_scorer_sends_the_authors_strings(models):
     options = LoadOptions(device="cpu", protocol="paper")
     scorer = load_scorer(str(models["blip2_t5"]), "generative", None, options)
     assert scorer.paper and not scorer.chat and scorer.encoder_decoder
-    assert scorer.prompt(Query(TARGET)) == PP.prompt(TARGET)
+    assert scorer.prompt(Query(TARGET)) == AUTHORS.plain(TARGET)
     demos = (("a", "no"), ("b", "yes"))
     assert scorer.prompt(Query(TARGET, demos)) == (
         "Question: Is the sentence a appropriate for this image? Answer: no. "
@@ -124,7 +125,7 @@ def release_dict(item) -> dict[str, str]:
 def test_sd_demonstrations_are_the_authors_target_included(learning_items):
     seed = 11
     items = [i for config in learning_items.values() for i in config]
-    plan = P.plan(items, "paper-icl-sd", seed=seed)
+    plan = PAPER_SD.plan(items, seed=seed)
     flips = []
     for item in items:
         demos = plan.demonstrations[(item.task, item.id)]
@@ -132,15 +133,15 @@ def test_sd_demonstrations_are_the_authors_target_included(learning_items):
             coin = random.Random(f"{seed}:{item.id}:{i}").random()
             flips.append(coin > 0.5)
             expected = authors_prompt(release_dict(item), i, target, coin)
-            assert PP.prompt(target, demos[i]) == expected
+            assert AUTHORS.plain(target, demos[i]) == expected
             assert target in [s for s, _ in demos[i]]  # the target is its own demonstration
     assert 0.4 < sum(flips) / len(flips) < 0.6  # both orders occur
 
 
 def test_sd_coin_flips_follow_the_seed(learning_items):
     items = learning_items["coordination_learning"][:20]
-    a, b = (P.plan(items, "paper-icl-sd", seed=s).demonstrations for s in (0, 1))
-    assert a == P.plan(items, "paper-icl-sd", seed=0).demonstrations
+    a, b = (PAPER_SD.plan(items, seed=s).demonstrations for s in (0, 1))
+    assert a == PAPER_SD.plan(items, seed=0).demonstrations
     assert a != b
 
 
@@ -149,7 +150,7 @@ def test_dd_demonstrations_come_from_the_other_task_of_the_same_image(
 ):
     items = learning_items["relative_clause_learning"]
     partners = load_bla(str(built_dataset), ("coordination",))
-    plan = P.plan(items, "paper-icl-dd", {"relative_clause_learning": partners}, seed=3)
+    plan = PAPER_DD.plan(items, {"relative_clause_learning": partners}, seed=3)
     by_image = {p.images[0].key: p for p in partners}
     skipped = plan.without_partner.get("relative_clause_learning", [])
     assert len(skipped) + len(plan.demonstrations) == len(items) and plan.demonstrations
@@ -161,7 +162,7 @@ def test_dd_demonstrations_come_from_the_other_task_of_the_same_image(
         for i, target in enumerate(item.captions):
             coin = random.Random(f"3:{item.id}:{i}").random()
             expected = authors_prompt(release_dict(partner), i, target, coin)
-            assert PP.prompt(target, plan.demonstrations[(item.task, item.id)][i]) == expected
+            assert AUTHORS.plain(target, plan.demonstrations[(item.task, item.id)][i]) == expected
 
 
 # ----------------------------------------------------------------------------- runs
@@ -194,7 +195,7 @@ def test_paper_run_keeps_every_raw_generation_and_counts_unparsed(
     )
     protocol = results["protocol"]
     assert protocol["name"] == "paper" and protocol["forward_path"] == "generate"
-    assert protocol["prompt"] == PP.zero_shot_prompt("{sentence}")
+    assert protocol["prompt"] == AUTHORS.ask("{sentence}")
     generation = protocol["generation"]
     assert generation["call"].startswith("model.generate(**inputs)")
     assert {"max_length", "max_new_tokens", "do_sample", "num_beams"} <= set(generation)
@@ -207,7 +208,9 @@ def test_paper_run_keeps_every_raw_generation_and_counts_unparsed(
     )
     item = load_bla(str(built_dataset), ("ap",), limit=1)[0]
     image = decode_image(item, item.images[0])
-    inputs = scorer.processor(images=image, text=PP.prompt(item.captions[0]), return_tensors="pt")
+    inputs = scorer.processor(
+        images=image, text=AUTHORS.plain(item.captions[0]), return_tensors="pt"
+    )
     expected = scorer.processor.decode(scorer.model.generate(**inputs)[0], skip_special_tokens=True)
     assert records[0]["answers"][0] == expected
     for r in records:
@@ -235,7 +238,7 @@ def test_paper_icl_dd_run_records_its_rule_seed_and_skips(models, built_dataset,
     )
     protocol = results["protocol"]
     assert (protocol["name"], protocol["seed"]) == ("paper-icl-dd", 5)
-    assert protocol["demonstration_rule"] == PP.RULES["paper-icl-dd"]
+    assert protocol["demonstration_rule"] == PAPER_DD.rule
     assert protocol["prompt_example"].endswith("[target] appropriate for this image? Answer: ")
     assert list(results["tasks"]) == ["relative_clause_learning"]
     skipped = protocol["without_partner"]["relative_clause_learning"]["count"]

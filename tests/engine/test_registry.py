@@ -1,5 +1,6 @@
-"""One registry per idea: a new task, benchmark and model kind are registered inside a test only,
-and the engine, the metric, the Markdown report, the CLI and the Space's builders all find them."""
+"""One registry per idea: a new task, benchmark, model kind, protocol and prompt template are
+registered inside a test only, and the engine, the metric, the Markdown report, the CLI and the
+Space's builders all find them."""
 
 from __future__ import annotations
 
@@ -9,15 +10,37 @@ from pathlib import Path
 
 import datasets
 import pytest
-from bla_eval import protocols
 from bla_eval.benchmarks import Benchmark, register_benchmark, unregister_benchmark
+from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import build_parser
 from bla_eval.config import RunConfig
 from bla_eval.data import load_split
-from bla_eval.items import ImageRef, Item, image_key
+from bla_eval.items import ImageRef, Item, decode_image, image_key
+from bla_eval.protocols import (
+    PromptTemplate,
+    Protocol,
+    get_protocol,
+    get_template,
+    partner_config,
+    register_protocol,
+    register_template,
+    unregister_protocol,
+)
+from bla_eval.protocols.in_context import engine_record
+from bla_eval.protocols.templates import unregister_template
 from bla_eval.report import markdown_table
 from bla_eval.run import evaluate
-from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
+from bla_eval.scorers import (
+    LoadOptions,
+    Query,
+    Scored,
+    Scorer,
+    detect_kind,
+    load_scorer,
+    register_kind,
+    unregister_kind,
+)
+from bla_eval.testing.generative import build_blip2_generative
 from bla_space import evaluate_tab, explore_data, runner, views
 from bla_space import neighbours as neighbour_tab
 
@@ -94,18 +117,17 @@ def test_new_constructions_paired_by_dd_partner_run_cross_task_icl():
     for task in (one, two):
         register_task(task)
     try:
-        assert protocols.partner_config("negation_learning") == "negation_scope"
-        assert protocols.run_tasks("icl-dd", "bla", ["ng", "ap"], explicit=False) == [
-            "negation_learning"
-        ]
-        assert "CO <-> RC, NG <-> NS" in protocols.title("icl-dd")
-        assert "negation <-> negation_scope" in protocols.demonstration_rule("icl-dd")
-        assert (protocols.title("icl-dd"), "icl-dd") in evaluate_tab.protocol_choices()
+        dd = get_protocol("icl-dd")
+        assert partner_config("negation_learning") == "negation_scope"
+        assert dd.run_tasks("bla", ["ng", "ap"], explicit=False) == ["negation_learning"]
+        assert "CO <-> RC, NG <-> NS" in dd.menu_title()
+        assert "negation <-> negation_scope" in dd.demonstration_rule()
+        assert (dd.menu_title(), "icl-dd") in evaluate_tab.protocol_choices()
     finally:
         for task in (one, two):
             unregister_task(task.code)
     with pytest.raises(ValueError, match="runs on coordination and relative_clause only"):
-        protocols.partner_config("negation_learning")
+        partner_config("negation_learning")
 
 
 def _pair_items(data: str, task: str, split: str, limit: int | None) -> list[Item]:
@@ -236,3 +258,118 @@ def test_a_new_kind_is_found_by_detection_cli_and_space(toy_kind, built_dataset,
 def test_without_the_toy_kind_it_is_unknown():
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--model", "m", "--output", "o", "--kind", "word-count"])
+
+
+FIXED = (("the dog runs on the grass", "yes"), ("the cat flies over the house", "no"))
+"""The two demonstrations the toy protocol shows before every target."""
+
+
+def _fixed(point, partner, order, seed):
+    return [FIXED for _ in point.captions]
+
+
+TOY_PROTOCOL = Protocol(
+    "icl-fixed",
+    title="In-context, two fixed sentences",
+    rule="the same two sentences before every target",
+    recorder=engine_record,
+    demonstrate=_fixed,
+    kinds=("generative",),
+    kind_error="protocol {name!r} shows demonstrations to generative models, not {kind!r}",
+    resume_settings=("icl_seed",),
+)
+
+SHORT = PromptTemplate("short", "Is {sentence} true here? Answer:", source="a test")
+"""A toy prompt template, asked by the toy protocol ``short-zero-shot``."""
+
+
+@pytest.fixture
+def toy_protocols():
+    register_template(SHORT)
+    register_protocol(TOY_PROTOCOL)
+    register_protocol(Protocol("short-zero-shot", "Short", "none", engine_record, template="short"))
+    yield
+    for name in ("icl-fixed", "short-zero-shot"):
+        unregister_protocol(name)
+    unregister_template(SHORT.name)
+
+
+@pytest.fixture(scope="module")
+def tiny_generative(real_rows, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+
+    texts = [c for row in real_rows for c in row["captions"]] + [s for s, _ in FIXED]
+    texts += [get_template().question, SHORT.question] * 5
+    torch.manual_seed(0)
+    out = tmp_path_factory.mktemp("registry") / "blip2"
+    build_blip2_generative(out, texts)
+    return out
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_a_new_protocol_runs_end_to_end(
+    toy_protocols, tiny_generative, tiny_clip, built_dataset, tmp_path
+):
+    args = ["--model", "m", "--output", "o", "--protocol", "icl-fixed"]
+    assert build_parser().parse_args(args).protocol == "icl-fixed"
+    assert ("In-context, two fixed sentences", "icl-fixed") in evaluate_tab.protocol_choices()
+    config = RunConfig(
+        str(tiny_generative),
+        tmp_path / "run",
+        data=str(built_dataset),
+        tasks=("ap",),
+        limit=2,
+        device="cpu",
+        protocol="icl-fixed",
+        icl_seed=4,
+    )
+    results = evaluate(config)
+    assert list(results["tasks"]) == ["active_passive_learning"]  # in context: learning split
+    protocol = results["protocol"]
+    assert (protocol["name"], protocol["demonstration_rule"]) == ("icl-fixed", TOY_PROTOCOL.rule)
+    assert protocol["prompt_example"].startswith("Question: Is the sentence [true]")
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["icl_seed"] == 4
+    records = [json.loads(x) for x in (tmp_path / "run" / "scores.jsonl").read_text().splitlines()]
+    scorer = load_scorer(
+        str(tiny_generative), "generative", None, LoadOptions("cpu", protocol="icl-fixed")
+    )
+    item = load_bla(str(built_dataset), ("active_passive_learning",), limit=1)[0]
+    queries = [Query(c, FIXED) for c in item.captions]
+    expected = scorer.score([decode_image(item, item.images[0])], [queries]).scores[0]
+    assert records[0]["id"] == item.id
+    assert records[0]["scores"] == pytest.approx(expected, abs=1e-6)
+    with pytest.raises(
+        ValueError, match="shows demonstrations to generative models, not 'contrastive'"
+    ):
+        evaluate(config.with_(model=str(tiny_clip), output_dir=tmp_path / "clip"))
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_a_new_prompt_template_is_what_the_model_is_asked(
+    toy_protocols, tiny_generative, built_dataset, tmp_path
+):
+    assert get_template("short") is SHORT
+    options = LoadOptions("cpu", protocol="short-zero-shot")
+    scorer = load_scorer(str(tiny_generative), "generative", None, options)
+    assert scorer.prompt("the man walks") == "Is the man walks true here? Answer:"
+    results = evaluate(
+        RunConfig(
+            str(tiny_generative),
+            tmp_path / "run",
+            data=str(built_dataset),
+            tasks=("ap",),
+            limit=1,
+            device="cpu",
+            protocol="short-zero-shot",
+        )
+    )
+    assert results["protocol"]["prompt"] == SHORT.question
+
+
+def test_without_the_toy_protocol_and_template_they_are_unknown():
+    with pytest.raises(ValueError, match="unknown protocol 'icl-fixed': use one of zero-shot"):
+        get_protocol("icl-fixed")
+    with pytest.raises(ValueError, match="unknown protocol 'icl-fixed'"):
+        RunConfig("m", "o", protocol="icl-fixed")
+    with pytest.raises(ValueError, match="unknown prompt template 'short': use one of bla, "):
+        get_template("short")

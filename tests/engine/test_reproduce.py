@@ -137,10 +137,10 @@ def test_improvement_rows_need_the_baseline_run(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def tiny_blip2(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from bla_eval.benchmarks.bla import load_bla
-    from bla_eval.paper_protocol import zero_shot_prompt
+    from bla_eval.protocols import get_template
 
     items = load_bla(str(built_dataset), limit=10)
-    texts = [c for i in items for c in i.captions] + [zero_shot_prompt("x")] * 5
+    texts = [c for i in items for c in i.captions] + [get_template("authors").ask("x")] * 5
     torch.manual_seed(0)
     out = tmp_path_factory.mktemp("tiny_reproduce") / "blip2_t5"
     build_blip2_t5_generative(out, texts)

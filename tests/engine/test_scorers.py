@@ -11,7 +11,7 @@ import torch
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main
 from bla_eval.items import decode_image
-from bla_eval.prompts import QUESTION
+from bla_eval.protocols.templates import get_template
 from bla_eval.scorers import LoadOptions, Query, detect_kind, load_scorer
 from bla_eval.testing.dual_encoders import build_clip, build_open_clip, build_siglip
 from bla_eval.testing.generative import (
@@ -44,7 +44,9 @@ def queries(point) -> list[Query]:
 @pytest.fixture(scope="module")
 def texts(built_dataset: Path) -> list[str]:
     points = load_bla(str(built_dataset), limit=60)
-    return [c for p in points for c in p.captions] + [QUESTION.format(sentence="x")] * 5
+    return [c for p in points for c in p.captions] + [
+        get_template().question.format(sentence="x")
+    ] * 5
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +124,9 @@ def test_generative_scores_are_normalised_yes_probabilities(models, built_datase
     point = load_bla(str(built_dataset), ["co"], limit=1)[0]
     scorer = load_scorer(str(models["llava_chat"]), None, 8, LoadOptions(device="cpu"))
     assert "<|assistant|>" in scorer.prompt("the man walks")
-    assert QUESTION.format(sentence="the man walks") in scorer.prompt("the man walks")
+    assert get_template().question.format(sentence="the man walks") in scorer.prompt(
+        "the man walks"
+    )
     image = decode_image(point, point.images[0])
     scored = scorer.score([image], [queries(point)])
     scores = scored.scores[0]

@@ -70,7 +70,8 @@ def _broken(tmp_path: Path, name: str, old: str, new: str) -> Path:
         ),
         (
             "published.yaml",
-            "  - {name: Humans, kind: human, runnable: false, reason: *people}\n",
+            "  - {name: Humans, kind: human, protocol: zero-shot, runnable: false, "
+            "reason: *people}\n",
             "",
             "table2['percent']['Humans']",
             "no setup named 'Humans' in setups",

@@ -19,7 +19,7 @@ from typing import Any
 
 from bla_metric.answers import ANSWER_SCORES, parse_answer
 
-from ..prompts import NO_WORDS, YES_WORDS
+from ..protocols.templates import NO_WORDS, YES_WORDS
 
 OUTCOMES = (
     "both",

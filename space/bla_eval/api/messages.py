@@ -1,5 +1,6 @@
 """The engine's prompt as OpenAI chat messages: the same turns as the local generative kind's chat
-path (``bla_eval.protocols.chat_messages``), with the image as a data URL of its encoded bytes.
+path (``PromptTemplate.chat`` of ``bla_eval.protocols.templates``), with the image as a data URL of
+its encoded bytes.
 """
 
 from __future__ import annotations
@@ -7,8 +8,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..prompts import QUESTION
-from ..protocols import chat_messages
+from ..protocols.templates import PromptTemplate, get_template
 
 IMAGE_TYPES = (
     (b"\xff\xd8\xff", "image/jpeg"),
@@ -38,16 +38,17 @@ def api_messages(
     sentence: str,
     demonstrations: tuple[tuple[str, str], ...] = (),
     image_url: str | None = None,
-    template: str = QUESTION,
+    template: PromptTemplate | None = None,
 ) -> list[dict[str, Any]]:
     """Chat messages for one query: the image (when given) in the first user turn, each
     demonstration as a user question and the assistant's answer, then the target question.
 
     A turn without an image has a plain string as content (what every server accepts and what
     text-only chat templates expect); the turn with the image has an image part and a text part.
+    ``template``: the prompt template (default: the default one).
     """
     messages = []
-    for message in chat_messages(sentence, demonstrations, template):
+    for message in (template or get_template()).chat(sentence, demonstrations):
         parts = []
         for part in message["content"]:
             if part["type"] == "image":

@@ -30,7 +30,7 @@ from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from ..benchmarks.bla import summarise
 from ..cli_common import OneLineParser, run_guarded
-from ..protocols import ICL_PROTOCOLS
+from ..protocols import PROTOCOLS, Protocol
 from ..run_check import read_run
 from ..run_folder import FINETUNE_FILE, RESULTS_FILE, protocol_name, read_json, staged
 
@@ -70,6 +70,16 @@ class EvalRun:
     @property
     def protocol(self) -> str:
         return protocol_name(self.results)
+
+    @property
+    def spec(self) -> Protocol | None:
+        """The run's protocol spec (None for a protocol this engine does not know)."""
+        return PROTOCOLS.get(self.protocol)
+
+    @property
+    def zero_shot(self) -> bool:
+        """True for a run without demonstrations that scores P(yes) (what learning improves)."""
+        return self.spec is not None and not (self.spec.in_context or self.spec.generates_answers)
 
     @property
     def probabilistic(self) -> bool:
@@ -142,11 +152,11 @@ def icl_rows(evals: Sequence[EvalRun]) -> tuple[list[Row], list[str]]:
     rows, notes = [], []
     zero = {}
     for run in evals:
-        if run.protocol == "zero-shot":
+        if run.zero_shot:
             for config in run.results.get("tasks", {}):
                 zero.setdefault((run.results["model"], config), run)
     for run in evals:
-        if run.protocol not in ICL_PROTOCOLS:
+        if run.spec is None or not run.spec.in_context:
             continue
         model = run.results["model"]
         partners = (run.results.get("protocol") or {}).get("partner_configs", {})
@@ -160,7 +170,7 @@ def icl_rows(evals: Sequence[EvalRun]) -> tuple[list[Row], list[str]]:
             learned, before = run.by_task(config), base.by_task(config)
             ids = [i for i in learned if i in before]
             tested = get_task(config).code
-            dd = run.protocol == "icl-dd"
+            dd = run.spec.cross_task
             learned_on = get_task(partners.get(config, config)).code if dd else tested
             after_m = _binary([learned[i] for i in ids], run.probabilistic)
             before_m = _binary([before[i] for i in ids], base.probabilistic)

@@ -13,7 +13,8 @@ import importlib
 from dataclasses import dataclass
 
 from ..bundled import resolve_model
-from .base import LoadOptions, Query, Scored, Scorer
+from ..queries import Query
+from .base import LoadOptions, Scored, Scorer
 from .detect import detect_kind
 
 

@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from ..protocols import DEFAULT_PROTOCOL
+from ..queries import Query
+
 if TYPE_CHECKING:  # torch is imported when a scorer is made, not with the kind list
     import torch
     from PIL import Image
@@ -25,23 +28,11 @@ class LoadOptions:
     similarity: str = "cosine"
     gguf_file: str | None = None
     device_map: str | None = None  # from_pretrained(device_map=...), e.g. "auto"
-    protocol: str = "zero-shot"
-    """The run's protocol (``bla_eval.protocols``): the authors' ones make generative kinds
-    generate answers."""
+    protocol: str = DEFAULT_PROTOCOL
+    """The run's protocol (``bla_eval.protocols``): it names the prompt template, and whether
+    generative kinds generate their answers."""
     api: Any = None
     """``bla_eval.api.settings.ApiSettings`` of a model behind an endpoint (remote kinds)."""
-
-
-@dataclass(frozen=True)
-class Query:
-    """A sentence to score against an image, with the in-context demonstrations shown before it.
-
-    ``demonstrations`` are ``(sentence, answer)`` turns ("yes"/"no"), in order; empty = zero-shot.
-    Only generative kinds read them; the others score ``sentence``.
-    """
-
-    sentence: str
-    demonstrations: tuple[tuple[str, str], ...] = ()
 
 
 class Scored(NamedTuple):

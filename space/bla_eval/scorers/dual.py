@@ -9,7 +9,8 @@ from typing import Any
 import torch
 
 from ..batching import map_batches
-from .base import SIMILARITIES, LoadOptions, Query, Scored, Scorer, regroup
+from ..queries import Query
+from .base import SIMILARITIES, LoadOptions, Scored, Scorer, regroup
 
 
 def similarity_scores(

@@ -1,6 +1,7 @@
 """The generative kind under the BLA authors' protocols (``--protocol paper``, ``paper-icl-*``):
 an answer generated with the model's default settings and classified by the authors' rules, in
-place of P(yes) (``bla_eval.paper_protocol`` has the strings and rules)."""
+place of P(yes) (``bla_eval.protocols.authors`` has the rules, ``bla_eval.protocols.templates``
+the strings)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,10 @@ import torch
 
 from bla_metric.answers import answer_score
 
-from .. import paper_protocol
 from ..batching import map_batches
-from .base import Query, Scored, regroup
-
-
-def prompt(scorer: Any, query: Query) -> str:
-    """The authors' prompt for ``query``, inside the chat template where the processor has one."""
-    if not scorer.chat:
-        return paper_protocol.prompt(query.sentence, query.demonstrations)
-    messages = paper_protocol.chat_messages(query.sentence, query.demonstrations)
-    return scorer.processor.apply_chat_template(messages, add_generation_prompt=True)
+from ..protocols.authors import generation_record
+from ..queries import Query
+from .base import Scored, regroup
 
 
 @torch.inference_mode()
@@ -32,7 +26,7 @@ def generate(scorer: Any, images: Sequence[Any], queries: Sequence[Query]) -> li
     image_arg = [[im] for im in images] if scorer.nested else list(images)
     inputs = scorer.processor(
         images=image_arg,
-        text=[prompt(scorer, q) for q in queries],
+        text=[scorer.prompt(q) for q in queries],
         padding=True,
         return_tensors="pt",
     ).to(scorer.device)
@@ -64,17 +58,18 @@ def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]
 
 def describe(scorer: Any) -> dict[str, Any]:
     """What results.json records of a run under the authors' protocols."""
+    template = scorer.template
     return {
-        "prompt": paper_protocol.zero_shot_prompt("{sentence}"),
-        "in_context_turn": paper_protocol.TEMPLATE.format(
-            paper_protocol.ICL_QUESTION.format("{sentence}"), "{answer}"
+        "prompt": template.ask("{sentence}"),
+        "in_context_turn": template.turn.format(
+            question=template.ask("{sentence}", in_context=True), answer="{answer}"
         ),
         "chat_template": scorer.chat,
         "encoder_decoder": scorer.encoder_decoder,
         "forward_path": "generate",
         **({"device_map": scorer.device_map} if scorer.device_map else {}),
         "score": "generated answer by the authors' rules: yes 1.0, no 0.0, unparsed 0.5",
-        "generation": paper_protocol.generation_record(scorer.model),
+        "generation": generation_record(scorer.model),
         "metrics": "binary view over parsed answers only (bla_metric.paper, the authors' "
         "get_cls_statistics); unparsed answers counted per task",
     }

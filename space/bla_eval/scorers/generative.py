@@ -17,11 +17,11 @@ import torch
 from PIL import Image
 
 from ..batching import map_batches
-from ..paper_protocol import is_paper
-from ..prompts import NO_WORDS, QUESTION, YES_WORDS
-from ..protocols import chat_messages, plain_prompt
+from ..protocols import get_protocol
+from ..protocols.templates import NO_WORDS, YES_WORDS
+from ..queries import Query
 from . import generation, register_kind
-from .base import LoadOptions, Query, Scored, Scorer, regroup
+from .base import LoadOptions, Scored, Scorer, regroup
 from .detect import architectures, is_dual_encoder
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
 
@@ -118,21 +118,22 @@ class GenerativeScorer(Scorer):
                 batch_size=self.batch_size,
             )
         self.keep_last_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
-        self.paper = is_paper(self.options.protocol)
-        """True under the authors' protocols: answers are generated (``scorers.generation``)."""
+        protocol = get_protocol(self.options.protocol)
+        self.paper = protocol.generates_answers
+        """True when the protocol generates answers (``scorers.generation``), e.g. the authors'."""
+        self.template = protocol.prompt_template
+        """The prompt template the protocol asks with (``bla_eval.protocols.templates``)."""
         self.timings: dict[str, float] = {}
         """Seconds per part of the forward, summed over ``score`` calls (the benchmark reads it)."""
 
     def prompt(self, query: Query | str) -> str:
-        """The model input text for one query: its demonstrations and question
-        (``bla_eval.protocols``), wrapped by the chat template when there is one."""
+        """The model input text for one query: its demonstrations and question in the
+        protocol's prompt template, wrapped by the chat template when there is one."""
         if isinstance(query, str):
             query = Query(query)
-        if self.paper:
-            return generation.prompt(self, query)
         if not self.chat:
-            return plain_prompt(query.sentence, query.demonstrations, QUESTION)
-        messages = chat_messages(query.sentence, query.demonstrations, QUESTION)
+            return self.template.plain(query.sentence, query.demonstrations)
+        messages = self.template.chat(query.sentence, query.demonstrations)
         return self.processor.apply_chat_template(messages, add_generation_prompt=True)
 
     @torch.inference_mode()
@@ -222,7 +223,7 @@ class GenerativeScorer(Scorer):
         if self.paper:
             return generation.describe(self)
         return {
-            "prompt": QUESTION,
+            "prompt": self.template.question,
             "chat_template": self.chat,
             "encoder_decoder": self.encoder_decoder,
             "forward_path": self.path,

@@ -12,8 +12,9 @@ import torch
 from PIL import Image
 
 from ..batching import map_batches
+from ..queries import Query
 from . import register_kind
-from .base import LoadOptions, Query, Scored, Scorer, regroup
+from .base import LoadOptions, Scored, Scorer, regroup
 from .detect import architectures
 
 ITM_CLASSES = ("BlipForImageTextRetrieval", "Blip2ForImageTextRetrieval")

@@ -23,9 +23,11 @@ from ..api.cache import CACHE_FOLDER, ResponseCache, cache_key, request_bytes
 from ..api.client import ChatClient, EndpointError, LogprobsRefused
 from ..api.messages import api_messages, data_url
 from ..api.usage import Usage
-from ..prompts import NO_WORDS, QUESTION, YES_WORDS
+from ..protocols import get_protocol
+from ..protocols.templates import NO_WORDS, YES_WORDS
+from ..queries import Query
 from . import register_kind
-from .base import LoadOptions, Query, Scored, Scorer, regroup
+from .base import LoadOptions, Scored, Scorer, regroup
 
 LOGPROBS, GENERATION = "logprobs", "generation"
 
@@ -58,6 +60,7 @@ class OpenAIApiScorer(Scorer):
         if settings is None:
             raise ValueError(f"model kind {self.kind!r} needs --endpoint URL (the API base)")
         self.settings = settings
+        self.template = get_protocol(self.options.protocol).prompt_template
         self.device = settings.public_endpoint
         self.chat = True  # the server applies the model's chat template
         self.needs_images = not settings.text_only
@@ -79,7 +82,9 @@ class OpenAIApiScorer(Scorer):
         """The request for one query on one path (greedy; one token for log-probabilities)."""
         body: dict[str, Any] = {
             "model": self.model_id,
-            "messages": api_messages(query.sentence, query.demonstrations, image_url),
+            "messages": api_messages(
+                query.sentence, query.demonstrations, image_url, self.template
+            ),
             "temperature": 0,
         }
         if path == LOGPROBS:
@@ -208,7 +213,7 @@ class OpenAIApiScorer(Scorer):
         prices = (settings.price_input, settings.price_output)
         outcomes = self.usage.outcomes
         return {
-            "prompt": QUESTION,
+            "prompt": self.template.question,
             "chat_template": "the server's",
             "scoring_path": self.path,
             "scoring_path_reason": self.path_reason,

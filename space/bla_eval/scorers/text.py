@@ -8,8 +8,9 @@ from typing import Any
 
 from ..batching import map_batches
 from ..language_model import mean_log_probs
+from ..queries import Query
 from . import register_kind
-from .base import LoadOptions, Query, Scored, Scorer
+from .base import LoadOptions, Scored, Scorer
 from .detect import is_gguf
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import transformers as tf
 
+from ..protocols.templates import get_template
 from .processors import CHAT_TEMPLATE, QWEN_TEMPLATE, bpe_tokenizer, image_processor, lm_config
 from .sizes import TINY_VISION, TWO_LAYERS
 
@@ -210,12 +211,9 @@ def save_smolvlm_shaped(out: Path, sentences: Sequence[str]) -> Path:
     trained on ``sentences`` and the chat prompts around them."""
     from jinja2 import Template
 
-    from ..prompts import QUESTION
-    from ..protocols import chat_messages
-
     template = Template(SMOLVLM_CHAT_TEMPLATE)
     prompts = [
-        template.render(messages=chat_messages(s, (), QUESTION), add_generation_prompt=True)
+        template.render(messages=get_template().chat(s), add_generation_prompt=True)
         for s in sentences
     ]
     return save_random_idefics3(
