@@ -11,7 +11,7 @@ from typing import Any
 
 from bla_eval import protocols
 from bla_eval.config import RunConfig
-from bla_eval.run_folder import staged
+from bla_eval.outputs import staged
 from bla_eval.scorers import KIND_INFO, detect_kind
 
 from . import results_store
