@@ -5,8 +5,8 @@ One table per rule and command: the ownership rule (create, or replace only what
 wrote) on every command that writes (bla-eval, analyze, compare, export, learning-report,
 bla-finetune; the builders in ``tests/builders/test_builders_hostile.py``), the consistency rule
 on every reader (analyze, compare, export, learning-report, the Space's results store; on a
-resume: ``tests/engine/runs/test_resume.py``), then the bounds and the one-line errors. Runs are scored by the tiny random CLIP on the
-built dataset.
+resume: ``tests/engine/runs/test_resume.py``), then the bounds and the one-line errors. Runs are
+scored by the tiny random CLIP on the built dataset.
 """
 
 from __future__ import annotations
