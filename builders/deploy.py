@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bla_eval.hub_auth import require_token
-from bla_eval.run_folder import staged
+from bla_eval.outputs import staged
 
 from builders.hub_commit import (
     FolderPush,

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from bla_eval.run_folder import atomic_file, remove_stale
+from bla_eval.outputs import atomic_file, remove_stale
 from tqdm.auto import tqdm
 
 from builders.source import ReleaseError, ReleaseSource

@@ -11,7 +11,7 @@ from pathlib import Path
 import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
-from bla_eval.run_folder import output_path, staged
+from bla_eval.outputs import output_path, staged
 
 from builders.schema import FEATURES
 

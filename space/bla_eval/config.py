@@ -3,7 +3,9 @@
 Each field is declared once: its default, and in its metadata its help line and, where the command
 line needs them, its flag (default: ``--`` + the name with dashes), argparse type and choices.
 ``bla-eval``'s parser is derived from these fields (``bla_eval.cli_common.add_field_options``).
-Choices that come from a registry are a callable, called only when the parser is built.
+Choices that come from a registry are a callable, called only when the parser is built. A setting
+that decides the scores says so in its metadata (``resume``): ``run.json`` records it and a resume
+with another value is refused (``bla_eval.runs.settings``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import importlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +62,23 @@ def registry(path: str) -> Callable[[], Sequence[str]]:
     return names
 
 
-def option(default: Any = None, help: str = "", **cli: Any) -> Any:
-    """A ``RunConfig`` field: its default (``MISSING``: required), help line and command-line
-    metadata (``flag``, ``type``, ``choices``, ``choice_help``: kind -> its line)."""
-    return field(default=default, metadata={"help": help, **cli})
+class Recorded(Enum):
+    """How ``run.json`` records a setting that decides the scores."""
+
+    ALWAYS = "always"
+    BY_KIND = "by kind"
+    """Its value for a kind that takes it (the scorer's ``takes_<name>``), else None."""
+    BY_PROTOCOL = "by protocol"
+    """Only when the run's protocol names it (its spec's ``resume_settings``)."""
+
+
+def option(default: Any = None, help: str = "", resume: bool | Recorded = False, **cli: Any) -> Any:
+    """A ``RunConfig`` field: its default (``MISSING``: required), help line, whether it decides
+    the scores (``resume``: True or a :class:`Recorded` rule; ``run.json`` records it and a
+    resume must match it) and command-line metadata (``flag``, ``type``, ``choices``,
+    ``choice_help``: kind -> its line)."""
+    recorded = Recorded.ALWAYS if resume is True else resume or None
+    return field(default=default, metadata={"help": help, "resume": recorded, **cli})
 
 
 @dataclass(frozen=True)
@@ -73,25 +89,32 @@ class RunConfig:
     model: str = option(
         MISSING,
         "Hub id, local folder, open_clip name, .gguf file or a bundled short name (smollm2)",
+        resume=True,
     )
     output_dir: Path = option(
         MISSING, "folder for results.json, scores.jsonl and run.json", flag="--output"
     )
     benchmark: str = option(
-        "bla", "benchmark to score", choices=registry("bla_eval.benchmarks:benchmark_names")
+        "bla",
+        "benchmark to score",
+        resume=True,
+        choices=registry("bla_eval.benchmarks:benchmark_names"),
     )
     data: str | None = option(
         help="Hub dataset id or local dataset folder (default: the benchmark's own; for bla: "
-        "$BLA_DATASET, else ./bla_dataset if built there, else the Hub id)"
+        "$BLA_DATASET, else ./bla_dataset if built there, else the Hub id)",
+        resume=True,
     )
     tasks: tuple[str, ...] = option(
         (),
         "tasks to score, e.g. 'ap co' or 'ap,co' (BLA: ap, co, rc or config names; "
         "default: every task of the benchmark)",
+        resume=True,
     )
-    split: str = option("test", "dataset split; for BLA, test is the whole benchmark")
+    split: str = option("test", "dataset split; for BLA, test is the whole benchmark", resume=True)
     limit: int | None = option(
         help=f"score only the first N items of each task (at most {MAX_LIMIT})",
+        resume=True,
         type=bounded_int(1, MAX_LIMIT),
     )
     batch_size: int | None = option(
@@ -106,10 +129,12 @@ class RunConfig:
     )
     device: str = option("auto", "auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
     dtype: str | None = option(
-        help="float32, float16 or bfloat16 (default: float32 on CPU, bfloat16 on CUDA)"
+        help="float32, float16 or bfloat16 (default: float32 on CPU, bfloat16 on CUDA)",
+        resume=True,
     )
     kind: str | None = option(
         help="model kind (default: detected from the model)",
+        resume=True,
         choices=registry("bla_eval.scorers:kinds"),
         choice_help=lambda: importlib.import_module("bla_eval.scorers").kind_helps(),
     )
@@ -118,22 +143,29 @@ class RunConfig:
     similarity: str = option(
         "cosine",
         "dual encoders: cosine, or clipscore = 2.5 * max(cosine, 0) as in the paper",
+        resume=Recorded.BY_KIND,
         choices=registry("bla_eval.scorers.base:SIMILARITIES"),
     )
-    gguf_file: str | None = option(help="GGUF file name inside --model (text kind)")
+    gguf_file: str | None = option(help="GGUF file name inside --model (text kind)", resume=True)
     protocol: str = option(
         DEFAULT_PROTOCOL,
         "evaluation protocol: zero-shot, or in-context learning on the learning test splits, "
         "icl-sd / icl-dd, for generative kinds (paper §6); paper, paper-icl-sd, paper-icl-dd: "
         "the authors' own (generated answers, their prompt strings and demonstrations)",
+        resume=True,
         choices=registry("bla_eval.protocols:protocol_names"),
     )
     icl_order: str = option(
         "true-first",
         "ICL: order of the demonstrations (shuffled uses --icl-seed)",
+        resume=Recorded.BY_PROTOCOL,
         choices=registry("bla_eval.protocols:ORDERS"),
     )
-    icl_seed: int = option(0, "ICL: seed of the shuffled order and of the paper-icl-* coin flips")
+    icl_seed: int = option(
+        0,
+        "ICL: seed of the shuffled order and of the paper-icl-* coin flips",
+        resume=Recorded.BY_PROTOCOL,
+    )
     device_map: str | None = option(
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
         "the GPUs of one machine"

@@ -15,7 +15,8 @@ process merges the parts into one ``scores.jsonl`` in the order a single process
 removes the parts, and writes ``results.json`` from it: the same files as a one-process run (only
 timings and the creation time differ). A resumed run first folds parts left by an interrupted run
 (of any number of processes) into ``scores.jsonl``, so any later run, with any number of processes,
-continues from them.
+continues from them. The part files themselves (names, folding, merging) are the run folder's
+(``bla_eval.runs.RunFolder``).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .batching import chunks
 from .items import Item
-from .run_folder import PART_PATTERN, PART_RE, SCORES_FILE, read_records, write_lines_atomic
+
+if TYPE_CHECKING:
+    from .runs import RunFolder
 
 TIMEOUT_ENV = "BLA_EVAL_DIST_TIMEOUT_S"
 """Seconds a process waits at a barrier for the others (default 24 hours: a long model run)."""
@@ -81,39 +83,41 @@ class Processes:
                 index.setdefault(ref.key, len(index))
         return [it for it in items if index[it.images[0].key] % self.world == self.rank]
 
-    def part_path(self, out: Path) -> Path:
-        """This process's part of ``scores.jsonl``."""
-        return Path(out) / PART_PATTERN.format(rank=self.rank, world=self.world)
+    @property
+    def part(self) -> tuple[int, int] | None:
+        """This process's part of the run's scores, ``(rank, world)``; None for one process."""
+        return (self.rank, self.world) if self.distributed else None
 
-    def scores_path(self, out: Path) -> Path:
-        """Where this process appends its records: ``scores.jsonl``, or its part."""
-        return self.part_path(out) if self.distributed else Path(out) / SCORES_FILE
-
-    def prepare(self, out: Path, resume: bool) -> None:
+    def prepare(self, folder: RunFolder, resume: bool) -> None:
         """Before scoring, on the main process: a resume folds leftover parts into
         ``scores.jsonl``; a fresh multi-process run removes old parts and scores."""
         if not self.main:
             return
         if resume:
-            fold_parts(out)
+            folder.fold_parts()
         elif self.distributed:
-            for path in [*part_files(out), Path(out) / SCORES_FILE]:
-                path.unlink(missing_ok=True)
+            folder.remove_parts()
 
-    def pending(self, items: Sequence[Item], done: Any, out: Path, resume: bool) -> list[Item]:
+    def pending(
+        self, items: Sequence[Item], done: Any, folder: RunFolder, resume: bool
+    ) -> list[Item]:
         """This process's items without a record (``done(item)``: in its own scores file; a
         resumed multi-process run also skips those of the merged ``scores.jsonl``)."""
-        merged = merged_records(out) if resume and self.distributed else {}
+        merged = folder.merged_records() if resume and self.distributed else {}
         return [it for it in self.shard(items) if not done(it) and (it.task, it.id) not in merged]
 
-    def gather(self, out: Path, items: Sequence[Item], images_per_batch: int, scored: int) -> int:
-        """After scoring: wait for all; the main process merges the parts into ``scores.jsonl``.
-        Returns the number of items scored by all processes together."""
+    def gather(
+        self, folder: RunFolder, items: Sequence[Item], images_per_batch: int, scored: int
+    ) -> int:
+        """After scoring: wait for all; the main process merges the parts into ``scores.jsonl``
+        in the order one process writes it. Returns the number of items scored by all
+        processes together."""
         if not self.distributed:
             return scored
         total = self.sum(scored)
         if self.main:
-            merge_parts(out, items, images_per_batch)
+            order = single_process_order(items, images_per_batch)
+            folder.merge_parts([(it.task, it.id) for it in order])
         return total
 
     def finish(self) -> None:
@@ -154,12 +158,6 @@ class Processes:
             dist.destroy_process_group()
 
 
-def part_files(out: Path) -> list[Path]:
-    """Parts left in ``out`` by multi-process runs (any number of processes), sorted."""
-    found = [p for p in Path(out).glob("scores.part-*.jsonl") if PART_RE.match(p.name)]
-    return sorted(found, key=lambda p: tuple(int(x) for x in PART_RE.match(p.name).groups()[::-1]))
-
-
 def single_process_order(items: Sequence[Item], images_per_batch: int = 32) -> list[Item]:
     """The items in the order one process writes them (``bla_eval.scoring.score_items``: by
     distinct image, an item as soon as all its images are scored)."""
@@ -178,55 +176,3 @@ def single_process_order(items: Sequence[Item], images_per_batch: int = 32) -> l
                 order.append(item)
                 written.add(id(item))
     return order
-
-
-def fold_parts(out: Path) -> int:
-    """Resume: append the records of leftover parts to ``scores.jsonl`` (first record of an item
-    wins), then remove the parts. Returns the number of records added."""
-    parts = part_files(out)
-    if not parts:
-        return 0
-    path = Path(out) / SCORES_FILE
-    records = read_records(path, repair=True) if path.exists() else []
-    known = {(r["task"], r["id"]) for r in records}
-    added = 0
-    for part in parts:
-        for record in read_records(part, repair=True):
-            key = (record["task"], record["id"])
-            if key not in known:
-                known.add(key)
-                records.append(record)
-                added += 1
-    write_lines_atomic(path, records)
-    for part in parts:
-        part.unlink()
-    return added
-
-
-def merged_records(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """Records already in ``scores.jsonl`` (a resumed multi-process run skips these)."""
-    path = Path(out) / SCORES_FILE
-    if not path.exists():
-        return {}
-    return {(r["task"], r["id"]): r for r in read_records(path, repair=True)}
-
-
-def merge_parts(out: Path, items: Sequence[Item], images_per_batch: int = 32) -> int:
-    """Write ``scores.jsonl`` = the records of ``scores.jsonl`` and every part, for ``items``, in
-    single-process order; remove the parts. Returns the number of records written."""
-    by_key = merged_records(out)
-    parts = part_files(out)
-    for part in parts:
-        for record in read_records(part, repair=True):
-            by_key.setdefault((record["task"], record["id"]), record)
-    ordered = [
-        by_key[(it.task, it.id)]
-        for it in single_process_order(items, images_per_batch)
-        if (it.task, it.id) in by_key
-    ]
-    wanted = {(it.task, it.id) for it in items}
-    ordered += [r for key, r in by_key.items() if key not in wanted]  # kept, as a resume keeps
-    write_lines_atomic(Path(out) / SCORES_FILE, ordered)
-    for part in parts:
-        part.unlink()
-    return len(ordered)

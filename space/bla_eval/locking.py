@@ -1,9 +1,9 @@
 """Lock files, so two processes never write the same output at once.
 
-``bla-eval`` locks its run folder (``.bla-eval.lock`` inside it); ``bla-finetune``, whose output
-appears only when it is renamed into place, locks the path beside it
-(``.<name>.bla-finetune.lock``). A lock holds the pid of its holder; a lock whose process is gone
-is taken over.
+``bla-eval`` locks its run folder (``.bla-eval.lock`` inside it, through
+``bla_eval.runs.RunFolder.lock``); ``bla-finetune``, whose output appears only when it is renamed
+into place, locks the path beside it (``.<name>.bla-finetune.lock``). A lock holds the pid of its
+holder; a lock whose process is gone is taken over.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from .run_folder import LOCK_FILE, RUN_COMMAND, naming, pid_alive
+from .outputs import naming, pid_alive
 
 
 def _holder(path: Path) -> int | None:
@@ -50,11 +50,6 @@ def lock(path: Path, output: Path, command: str) -> Iterator[None]:
         yield
     finally:
         path.unlink(missing_ok=True)
-
-
-def folder_lock(folder: Path) -> AbstractContextManager[None]:
-    """Hold the lock of a ``bla-eval`` run folder (``folder/.bla-eval.lock``)."""
-    return lock(Path(folder) / LOCK_FILE, Path(folder), RUN_COMMAND)
 
 
 def output_lock(target: Path, command: str) -> AbstractContextManager[None]:

@@ -23,7 +23,7 @@ from bla_metric.published import SETUPS, Published, Setup, find_setup, numbers_o
 from .cli_common import OneLineParser, bounded_int, run_guarded
 from .config import MAX_BATCH_SIZE, MAX_LIMIT
 from .protocols import get_protocol
-from .run_folder import protocol_name
+from .runs import RunFolder, protocol_name
 
 PROG = "bla-eval reproduce"
 WITHIN, OUTSIDE = "within tolerance", "outside tolerance"
@@ -53,14 +53,14 @@ class Run:
 
     @classmethod
     def read(cls, folder: Path | str) -> Run:
-        from .run_folder import RESULTS_FILE, SCORES_FILE, read_json, read_records
-
-        folder = Path(folder)
-        if not (folder / RESULTS_FILE).is_file():
-            raise ValueError(f"{folder} is not a finished run folder: it has no {RESULTS_FILE}")
-        results = read_json(folder / RESULTS_FILE)
-        records = read_records(folder / str(results.get("scores_file") or SCORES_FILE))
-        return cls(folder, results, records)
+        """The run's results.json and score records as they are (not checked)."""
+        run = RunFolder(folder)
+        if not run.results_path.is_file():
+            raise ValueError(
+                f"{run.path} is not a finished run folder: it has no {run.results_path.name}"
+            )
+        results = run.read_results()
+        return cls(run.path, results, run.read_scores(results))
 
     def task_key(self, task: str) -> str | None:
         """The run's name of a published task: the config, or its learning config (ICL)."""

@@ -1,16 +1,15 @@
 """One evaluation run: load items and model, score what is not scored yet, write the results.
 
-The output folder is locked while a run writes it; ``run.json`` records the settings that decide
-the scores (a resume must match them); ``results.json`` is computed from the final
-``scores.jsonl`` of the same run.
+The run folder (``bla_eval.runs.RunFolder``) is locked while a run writes it; ``run.json``
+records the settings that decide the scores (a resume must match them); ``results.json`` is
+computed from the final ``scores.jsonl`` of the same run.
 """
 
 from __future__ import annotations
 
 import math
-import shutil
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,108 +20,15 @@ from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
 from .benchmarks import Benchmark, get_benchmark, load_items
 from .config import RunConfig
-from .distributed import Processes, part_files
+from .distributed import Processes
 from .items import Item
-from .locking import folder_lock
-from .protocols import DEFAULT_PROTOCOL, ProtocolPlan, get_protocol
-from .results import ScoreStore
-from .run_check import check_records
-from .run_folder import (
-    RESULTS_FILE,
-    RUN_FILE,
-    SCORES_FILE,
-    check_run_output,
-    mark_run_folder,
-    naming,
-    read_json,
-    read_numbered,
-    remove_stale,
-    write_json_atomic,
-)
+from .outputs import read_json
+from .protocols import ProtocolPlan, get_protocol
+from .runs import SCORES_FILE, RunFolder
+from .runs.settings import resume_settings
 from .scorers import LoadOptions, Scorer, detect_kind, load_scorer, scorer_class
 from .scorers.detect import check_endpoint, check_kind_fits
 from .scoring import Progress, score_items
-
-RECORDED_LATER = {"benchmark": "bla", "protocol": DEFAULT_PROTOCOL, "tasks": None, "limit": None}
-"""Settings that the ``run.json`` of older runs lacks: the value they had (None: unknown, then
-the records of ``scores.jsonl`` are checked against the run's items instead)."""
-
-
-def resume_settings(
-    config: RunConfig, kind: str, data: str, tasks: list[str] | None = None
-) -> dict[str, Any]:
-    """The settings that decide which datapoints are scored and how: a resumed run must have
-    the same (``tasks``: the configs the run scores, as resolved)."""
-    similarity = config.similarity if scorer_class(kind).takes_similarity else None
-    settings = {
-        "model": config.model,
-        "gguf_file": config.gguf_file,
-        "kind": kind,
-        "benchmark": config.benchmark,
-        "data": data,
-        "split": config.split,
-        "tasks": list(tasks if tasks is not None else config.tasks),
-        "limit": config.limit,
-        "protocol": config.protocol,
-        "dtype": config.dtype,
-        "similarity": similarity,
-    }
-    settings |= {k: getattr(config, k) for k in get_protocol(config.protocol).resume_settings}
-    if scorer_class(kind).remote:  # the endpoint and how it is asked
-        settings |= api_settings(config).scoring_record()
-    return settings
-
-
-def check_resume(out: Path, settings: dict[str, Any], resume: bool) -> None:
-    """Refuse a resume whose settings differ from the interrupted run's, or cannot be compared
-    (``run.json`` is written by the caller once every check passed)."""
-    path = out / RUN_FILE
-    if resume and (out / SCORES_FILE).exists():
-        if not path.exists():
-            raise ValueError(
-                f"cannot resume {out}: it has {SCORES_FILE} but no {RUN_FILE}, so its settings "
-                "cannot be checked; run without --resume to start fresh"
-            )
-        changed = changed_settings(read_json(path), settings)
-        if changed:
-            detail = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
-            raise ValueError(f"cannot resume {out}: the run settings changed ({detail})")
-
-
-def changed_settings(previous: dict[str, Any], settings: dict[str, Any]) -> dict[str, tuple]:
-    """{setting: (before, now)} of every setting that differs (either side may lack a key: a
-    setting older runs did not record counts as its value then, or is not compared)."""
-    changed = {}
-    for key in sorted(previous.keys() | settings.keys()):
-        if key in previous:
-            before = previous[key]
-        elif RECORDED_LATER.get(key) is not None:
-            before = RECORDED_LATER[key]
-        elif key in RECORDED_LATER:
-            continue
-        else:
-            before = None
-        if before != settings.get(key):
-            changed[key] = (before, settings.get(key))
-    return changed
-
-
-def checked_records(run: _Run) -> dict[str, list[dict[str, Any]]]:
-    """The records of ``scores.jsonl`` by task, checked to hold only datapoints this run
-    selects, each once (an error names the file and line)."""
-    path = run.out / SCORES_FILE
-    selected = {(i.task, i.id) for i in run.items}
-    return check_records(path, read_numbered(path), run.tasks, selected)
-
-
-def check_scored(run: _Run) -> None:
-    """A resumed run's ``scores.jsonl`` holds only datapoints this run selects, each once."""
-    try:
-        checked_records(run)
-    except ValueError as err:
-        raise ValueError(
-            f"cannot resume {run.out}: {err}; run without --resume to start fresh"
-        ) from None
 
 
 def _dataset_revision(data: str) -> str | None:
@@ -139,6 +45,7 @@ class _Run:
     the in-context plan (None for zero-shot), the processes of a launcher, and its clock."""
 
     config: RunConfig
+    folder: RunFolder
     bench: Benchmark
     data: str
     tasks: list[str]
@@ -150,7 +57,12 @@ class _Run:
 
     @property
     def out(self) -> Path:
-        return self.config.output_dir
+        return self.folder.path
+
+    @property
+    def selected(self) -> set[tuple[str, str]]:
+        """(task, id) of every datapoint the run scores."""
+        return {(i.task, i.id) for i in self.items}
 
 
 def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
@@ -163,20 +75,18 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     ``progress(done, total, desc)`` is called after each batch of images.
     """
     run = _prepare(config)
-    lock = folder_lock(run.out) if run.procs.main else nullcontext()
-    with _output_folder(run.out), lock:
+    folder = run.folder
+    lock = folder.lock() if run.procs.main else nullcontext()
+    with folder.created(), lock:
         settings = resume_settings(config, run.kind, run.data, run.tasks)
         if run.procs.main:
-            remove_stale(run.out)  # temporary files of a killed run
-            check_resume(run.out, settings, config.resume)
-        run.procs.prepare(run.out, config.resume)  # fold or clear the parts of processes
+            folder.remove_stale()  # temporary files of a killed run
+            folder.check_resume(settings, config.resume)
+        run.procs.prepare(folder, config.resume)  # fold or clear the parts of processes
         if run.procs.main:
             if config.resume:
-                check_scored(run)
-            # checked: only now is anything of the folder changed
-            mark_run_folder(run.out)
-            write_json_atomic(run.out / RUN_FILE, settings)
-            (run.out / RESULTS_FILE).unlink(missing_ok=True)  # written again from the scores
+                folder.check_scored(run.tasks, run.selected)
+            folder.start(settings)  # checked: only now is anything of the folder changed
         run.procs.barrier()
         return _evaluate(run, progress)
 
@@ -185,7 +95,8 @@ def _prepare(config: RunConfig) -> _Run:
     """Everything a run checks before it writes: output path, benchmark, data, tasks, items,
     protocol plan and model kind (each error names the bad value)."""
     clock = {"start": time.perf_counter()}
-    check_run_output(config.output_dir)  # new, empty or a run folder of bla-eval
+    folder = RunFolder(config.output_dir)
+    folder.check_output()  # new, empty or a run folder of bla-eval
     bench = get_benchmark(config.benchmark)
     data = bench.data_or_default(config.data)
     tasks = [bench.resolve_task(t) for t in (config.tasks or bench.task_names())]
@@ -207,23 +118,7 @@ def _prepare(config: RunConfig) -> _Run:
         check_kind_fits(config.model, kind, config.trust_remote_code)
     check_endpoint(kind, config.endpoint)
     protocol.check_kind(kind)
-    return _Run(config, bench, data, tasks, items, kind, plan, Processes.from_env(), clock)
-
-
-@contextmanager
-def _output_folder(out: Path):
-    """Create ``out`` if needed; when this run created it and fails before any score was written,
-    remove what it wrote there (its run.json and empty score files) and the folder."""
-    created = not out.exists()
-    with naming(out):
-        out.mkdir(parents=True, exist_ok=True)
-    try:
-        yield
-    except BaseException:
-        written = [out / SCORES_FILE, *part_files(out)]
-        if created and not any(p.exists() and p.stat().st_size > 0 for p in written):
-            shutil.rmtree(out, ignore_errors=True)
-        raise
+    return _Run(config, folder, bench, data, tasks, items, kind, plan, Processes.from_env(), clock)
 
 
 def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
@@ -232,13 +127,13 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
     clock["scored"] = time.perf_counter()
     # the main process merges the parts of a multi-process run; the others return its results
     clock["pending"] = run.procs.gather(
-        run.out, run.items, config.images_per_batch, clock["pending"]
+        run.folder, run.items, config.images_per_batch, clock["pending"]
     )
     if not run.procs.main:
         run.procs.finish()
-        return read_json(run.out / RESULTS_FILE)
+        return run.folder.read_results()
 
-    by_task = checked_records(run)
+    by_task = run.folder.records(run.tasks, run.selected)
     records = [r for task in run.tasks for r in by_task[task]]
     probabilistic = scorer_class(run.kind).probabilistic
     results = {
@@ -256,7 +151,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "bla_eval_version": __version__,
     }
-    write_json_atomic(run.out / RESULTS_FILE, results)
+    run.folder.write_results(results)
     run.procs.finish()  # the other processes may read results.json now
     return results
 
@@ -265,9 +160,9 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
     """Load the model when items are left to score, score them into ``scores.jsonl`` (or, in
     a multi-process run, this process's share into its part)."""
     config, procs = run.config, run.procs
-    store = ScoreStore(procs.scores_path(run.out), config.resume)
+    store = run.folder.score_store(config.resume, procs.part)
     run.clock["resumed"] = len(store.records)
-    pending = procs.pending(run.items, store.done, run.out, config.resume)
+    pending = procs.pending(run.items, store.done, run.folder, config.resume)
     scorer = None
     try:
         if pending:

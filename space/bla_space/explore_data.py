@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 from bla_eval.benchmarks.bla import resolve_task
 from bla_eval.data import load_split
-from bla_eval.run_folder import SCORES_FILE, read_records
+from bla_eval.outputs import read_records
+from bla_eval.runs import SCORES_FILE
 from PIL import Image
 
 from bla_metric.formulas import rank_positions, ranking_metrics, top_k_labels

@@ -19,7 +19,8 @@ import gradio as gr
 import pandas as pd
 from bla_eval.benchmarks import benchmark_names, get_benchmark
 from bla_eval.items import Item, decode_image
-from bla_eval.run_folder import SCORES_FILE, read_records
+from bla_eval.outputs import read_records
+from bla_eval.runs import SCORES_FILE
 
 from bla_metric.neighbours import pairwise_accuracy, winoground_outcomes
 

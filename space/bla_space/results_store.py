@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bla_eval.hub_auth import require_token
-from bla_eval.run_check import read_run
-from bla_eval.run_folder import RESULTS_FILE, SCORES_FILE, files_under
+from bla_eval.outputs import files_under
+from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def run_folder_name(model: str, now: datetime | None = None) -> str:
 
 
 def new_run_path(results_dir: Path, model: str) -> Path:
-    """Where a new run of ``model`` goes (written through ``bla_eval.run_folder.staged``)."""
+    """Where a new run of ``model`` goes (written through ``bla_eval.outputs.staged``)."""
     return Path(results_dir) / run_folder_name(model)
 
 
@@ -56,7 +56,7 @@ _CHECKED: dict[Path, tuple[tuple, dict]] = {}
 
 def list_runs(results_dir: Path) -> list[Run]:
     """Every finished run under ``results_dir``, newest first. Each run is checked once (and
-    again when its files change) by ``bla_eval.run_check.read_run``: a run whose results.json
+    again when its files change) by ``bla_eval.runs.RunFolder.open``: a run whose results.json
     disagrees with its scores.jsonl, hidden folders (runs being written) and unreadable runs
     are skipped with a warning."""
     runs = []
@@ -71,7 +71,7 @@ def list_runs(results_dir: Path) -> list[Run]:
 
 
 def _checked_results(folder: Path) -> dict:
-    """A copy of the results of a run folder that passed ``read_run`` (checked again when its
+    """A copy of the results of a run folder that passed ``RunFolder.open`` (checked again when its
     results.json or scores.jsonl changed)."""
     stamp = tuple(
         (f.stat().st_size, f.stat().st_mtime_ns) if f.exists() else None
@@ -79,7 +79,7 @@ def _checked_results(folder: Path) -> dict:
     )
     cached = _CHECKED.get(folder)
     if cached is None or cached[0] != stamp:
-        cached = (stamp, read_run(folder).results)
+        cached = (stamp, RunFolder.open(folder).results)
         _CHECKED[folder] = cached
     return copy.deepcopy(cached[1])
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bla_eval.config import RunConfig
+from bla_eval.outputs import staged
 from bla_eval.protocols import DEFAULT_PROTOCOL, get_protocol
-from bla_eval.run_folder import staged
 from bla_eval.scorers import KIND_INFO, detect_kind
 
 from . import results_store

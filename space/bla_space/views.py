@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 from bla_eval.benchmarks import Benchmark, get_benchmark
-from bla_eval.run_folder import protocol_name
+from bla_eval.runs import protocol_name
 
 from .references import ReferenceRow, reference_rows
 

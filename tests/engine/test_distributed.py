@@ -18,15 +18,9 @@ import time
 
 import psutil
 import pytest
-from bla_eval.distributed import (
-    Processes,
-    fold_parts,
-    merge_parts,
-    part_files,
-    single_process_order,
-)
+from bla_eval.distributed import Processes, single_process_order
 from bla_eval.items import ImageRef, Item
-from bla_eval.run_folder import SCORES_FILE
+from bla_eval.runs import SCORES_FILE, RunFolder
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """The numeric settings of every process of these runs (one CPU thread each)."""
@@ -83,20 +77,21 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
     assert [i.id for i in shards[0]] == ["ap-0", "co-1", "rc-0", "wg-0"]  # images x, z
     order = single_process_order(items)
     assert [i.id for i in order] == ["ap-0", "co-1", "co-0", "rc-0", "wg-0"]
+    folder = RunFolder(tmp_path)
     for rank, shard in enumerate(shards):
-        with Processes(rank, 2, rank).part_path(tmp_path).open("w") as f:
+        with folder.part_path(*Processes(rank, 2, rank).part).open("w") as f:
             for it in shard:
                 f.write(json.dumps({"task": it.task, "id": it.id, "scores": [0.5, 0.1]}) + "\n")
-    assert len(part_files(tmp_path)) == 2
-    assert merge_parts(tmp_path, items) == 5
+    assert len(folder.part_files()) == 2
+    assert folder.merge_parts([(i.task, i.id) for i in order]) == 5
     lines = (tmp_path / SCORES_FILE).read_text().splitlines()
     assert [json.loads(x)["id"] for x in lines] == [i.id for i in order]
-    assert part_files(tmp_path) == []
+    assert folder.part_files() == []
     # a resume folds parts left by a killed run into scores.jsonl, first record of an item wins
     (tmp_path / "scores.part-0-of-3.jsonl").write_text(lines[0].replace("0.5", "0.9") + "\n")
     new = '{"task": "xx", "id": "new", "scores": [0.5, 0.1]}'
     (tmp_path / "scores.part-2-of-3.jsonl").write_text(new + "\n")
-    assert fold_parts(tmp_path) == 1
+    assert folder.fold_parts() == 1
     assert (tmp_path / SCORES_FILE).read_text().splitlines() == [*lines, new]
 
 
@@ -113,13 +108,13 @@ def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_datas
     assert (two / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()
     results = json.loads((two / "results.json").read_text(encoding="utf-8"))
     assert results["tasks"] == whole["tasks"]
-    assert part_files(two) == []
+    assert RunFolder(two).part_files() == []
 
     killed = tmp_path / "killed"
     proc = bla_eval_process([*argv, "--output", str(killed)], processes=2)
     deadline = time.monotonic() + 300
     while proc.poll() is None and time.monotonic() < deadline:
-        lines = sum(p.read_bytes().count(b"\n") for p in part_files(killed))
+        lines = sum(p.read_bytes().count(b"\n") for p in RunFolder(killed).part_files())
         if lines >= 10:
             kill_tree(proc)
             break
@@ -128,7 +123,7 @@ def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_datas
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     assert not (killed / "results.json").exists()
     time.sleep(1)  # nothing of the killed run is left to write or remove anything
-    assert len(part_files(killed)) == 2
+    assert len(RunFolder(killed).part_files()) == 2
 
     finish(bla_eval_process([*argv, "--output", str(killed), "--resume"], processes=2))
     resumed = json.loads((killed / "results.json").read_text(encoding="utf-8"))

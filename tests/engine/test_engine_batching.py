@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch
 from bla_eval.batching import chunks, is_out_of_memory, map_batches, prefetch_map
-from bla_eval.run_folder import read_records
+from bla_eval.outputs import read_records
 from bla_eval.scorers.base import regroup
 from bla_eval.scorers.dual import similarity_scores
 

@@ -3,7 +3,6 @@ their settings, non-finite scores named, and one-line errors for every bad argum
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import pytest
 from bla_eval.cli import main
 from bla_eval.config import RunConfig
 from bla_eval.run import evaluate
-from bla_eval.run_folder import LOCK_FILE, RUN_FILE, SCORES_FILE
+from bla_eval.runs.files import LOCK_FILE, SCORES_FILE
 from bla_eval.scorers import Scored, Scorer, register_kind, unregister_kind
 
 
@@ -60,8 +59,8 @@ def test_a_real_bla_eval_process_stops_at_a_folder_another_process_holds(small_r
             sys.executable,
             "-c",
             "import sys, time\nfrom pathlib import Path\n"
-            "from bla_eval.locking import folder_lock\n"
-            f"with folder_lock(Path({str(out)!r})):\n"
+            "from bla_eval.runs import RunFolder\n"
+            f"with RunFolder(Path({str(out)!r})).lock():\n"
             "    print('locked', flush=True)\n    time.sleep(120)\n",
         ],
         stdout=subprocess.PIPE,
@@ -93,16 +92,6 @@ def test_a_real_bla_eval_process_stops_at_a_folder_another_process_holds(small_r
         f"(process {holder.pid}); wait for it or choose another --output"
     )
     assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]  # only the holder's lock
-
-
-def test_resume_without_run_json_is_refused(small_run, tmp_path):
-    config, _ = small_run
-    out = tmp_path / "run"
-    shutil.copytree(config.output_dir, out)
-    (out / RUN_FILE).unlink()
-    with pytest.raises(ValueError, match="no run.json.*without --resume"):
-        evaluate(config.with_(output_dir=out, resume=True, similarity="clipscore"))
-    assert json.loads((out / SCORES_FILE).read_text().splitlines()[0])["task"] == "coordination"
 
 
 @register_kind

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import datasets
@@ -13,7 +12,7 @@ from bla_eval.config import RunConfig
 from bla_eval.items import decode_image
 from bla_eval.performance.dual_encoder import per_datapoint_loop
 from bla_eval.run import evaluate
-from bla_eval.run_folder import RESULTS_FILE, SCORES_FILE
+from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from bla_eval.scorers import detect_kind
 from bla_eval.scorers.base import Scored, Scorer
 from bla_eval.scoring import score_items
@@ -139,39 +138,6 @@ def test_each_image_is_prepared_once_across_tasks(built_dataset):
         per_image.setdefault(p.images[0].key, set()).update(p.captions)
     assert len(scorer.sentences) == sum(len(v) for v in per_image.values())
     assert decode_image(points[0], points[0].images[0]).mode == "RGB"
-
-
-def test_resume_after_a_crash_gives_the_same_results(clip_run, tiny_clip, built_dataset, tmp_path):
-    out, results, _, config = clip_run
-    shutil.copy(out / "run.json", tmp_path / "run.json")
-    lines = (out / SCORES_FILE).read_text(encoding="utf-8").splitlines(keepends=True)
-    # a crash after 7 datapoints, in the middle of writing the 8th line
-    (tmp_path / SCORES_FILE).write_text("".join(lines[:7]) + lines[7][:25], encoding="utf-8")
-    resumed = evaluate(config.with_(output_dir=tmp_path, resume=True))
-    assert resumed["timings"]["datapoints_resumed"] == 7
-    assert resumed["timings"]["datapoints_scored"] == 11
-    assert resumed["tasks"] == results["tasks"]
-    before = {(r["task"], r["id"]): r for r in records(out)}
-    after = {(r["task"], r["id"]): r for r in records(tmp_path)}
-    assert after.keys() == before.keys()
-    for key, record in after.items():
-        assert record["scores"] == pytest.approx(before[key]["scores"], abs=1e-6)
-        assert record["labels"] == before[key]["labels"]
-
-
-def test_resume_refuses_changed_settings(clip_run, tiny_clip, built_dataset, tmp_path):
-    out, _, _, config = clip_run
-    shutil.copytree(out, tmp_path / "run")
-    with pytest.raises(ValueError, match="similarity"):
-        evaluate(config.with_(output_dir=tmp_path / "run", resume=True, similarity="clipscore"))
-
-
-def test_without_resume_a_new_run_starts_fresh(clip_run, tiny_clip, built_dataset, tmp_path):
-    out, _, _, config = clip_run
-    shutil.copytree(out, tmp_path / "run")
-    again = evaluate(config.with_(output_dir=tmp_path / "run", tasks=("ap",), limit=2))
-    assert again["timings"]["datapoints_scored"] == 2
-    assert len(records(tmp_path / "run")) == 2
 
 
 def _write_dataset(rows: list[dict], out: Path, config: str = "active_passive") -> Path:

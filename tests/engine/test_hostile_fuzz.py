@@ -21,8 +21,7 @@ import pytest
 import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.finetune.cli import main as bla_finetune
-from bla_eval.run_check import read_run
-from bla_eval.run_folder import RESULTS_FILE, is_run_folder
+from bla_eval.runs import RESULTS_FILE, RunFolder
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -261,9 +260,9 @@ def check_run_folders(sandbox: Path) -> None:
     """Every run folder of ours whose results.json exists agrees with its scores."""
     for results in sandbox.rglob(RESULTS_FILE):
         folder = results.parent
-        if folder.is_symlink() or not is_run_folder(folder):
+        if folder.is_symlink() or not RunFolder(folder).is_run_folder():
             continue
-        read_run(folder)  # raises naming the disagreement
+        RunFolder.open(folder)  # raises naming the disagreement
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ scores.jsonl, every count that scales work has a maximum, and every bad input is
 One table per rule and command: the ownership rule (create, or replace only what the same command
 wrote) on every command that writes (bla-eval, analyze, compare, export, learning-report,
 bla-finetune; the builders in ``tests/builders/test_builders_hostile.py``), the consistency rule
-on every reader (analyze, compare, export, learning-report, the Space's results store) and on a
-resume, then the bounds and the one-line errors. Runs are scored by the tiny random CLIP on the
-built dataset.
+on every reader (analyze, compare, export, learning-report, the Space's results store; on a
+resume: ``tests/engine/runs/test_resume.py``), then the bounds and the one-line errors. Runs are
+scored by the tiny random CLIP on the built dataset.
 """
 
 from __future__ import annotations
@@ -25,7 +25,18 @@ import pytest
 import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.finetune.cli import main as bla_finetune
-from bla_eval.run_folder import OWNER_FILE, RESULTS_FILE, RUN_FILE, SCORES_FILE
+from bla_eval.outputs import OWNER_FILE
+from bla_eval.runs import RESULTS_FILE, SCORES_FILE
+
+from tests.engine.commands import (
+    call,
+    copy_run,
+    eval_args,
+    lines_of,
+    refused,
+    snapshot,
+    write_lines,
+)
 
 LIMIT = 3
 
@@ -40,41 +51,6 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-def call(main: Callable[[list[str]], int], argv: list[str], capsys) -> tuple[int, str]:
-    """(exit code, stderr) of an entry point run in this process (argparse exits instead)."""
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as stop:
-        code = int(stop.code or 0)
-    return code, capsys.readouterr().err
-
-
-def refused(main, argv: list[str], capsys, *fragments: str) -> str:
-    """Run ``main(argv)``: exit 2 and one error line ``<prog>: error: ...`` holding
-    ``fragments``, the last on stderr (progress lines of a long command may come before)."""
-    code, err = call(main, argv, capsys)
-    lines = err.strip().splitlines()
-    errors = [line for line in lines if ": error: " in line]
-    assert code == 2, err
-    assert len(errors) == 1 and errors[0] == lines[-1] and "Traceback" not in err, err
-    for fragment in fragments:
-        assert str(fragment) in errors[0], errors[0]
-    return errors[0]
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (symbolic links not followed) -> its bytes."""
-    root = Path(root)
-    if root.is_file():
-        return {".": root.read_bytes()}
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.is_symlink()
-    }
-
-
 def user_folder(path: Path) -> Path:
     """A folder of the user's own files (a thesis and their own results)."""
     path.mkdir(parents=True)
@@ -82,11 +58,6 @@ def user_folder(path: Path) -> Path:
     (path / "results.json").write_text('{"mine": true}\n', encoding="utf-8")
     (path / "scores.jsonl").write_text('{"task": "x", "id": "1", "scores": [1]}\n')
     return path
-
-
-def eval_args(model: Path, data: Path, out: Path, *extra: object) -> list[str]:
-    argv = ["--model", model, "--output", out, "--data", data, "--device", "cpu", *extra]
-    return [str(a) for a in argv]
 
 
 @pytest.fixture(scope="module")
@@ -106,20 +77,6 @@ def learning_run(tiny_clip, built_dataset, tmp_path_factory) -> Path:
     argv = eval_args(tiny_clip, built_dataset, out, "--tasks", "coordination_learning")
     assert bla_eval([*argv, "--limit", str(LIMIT)]) == 0
     return out
-
-
-def copy_run(run: Path, tmp_path: Path, name: str = "run") -> Path:
-    target = tmp_path / name
-    shutil.copytree(run, target)
-    return target
-
-
-def lines_of(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def write_lines(path: Path, records: list[dict]) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- bla-eval output
@@ -173,85 +130,6 @@ def test_bla_eval_reruns_into_its_own_folder_and_older_runs_without_marker(
     argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT)
     assert call(bla_eval, argv, capsys)[0] == 0
     assert json.loads((run / OWNER_FILE).read_text())["command"] == "bla-eval"
-
-
-# ----------------------------------------------------------------------------- resume
-def _older_run_json(run: Path) -> None:
-    """run.json as runs before this version wrote it (no benchmark, tasks, limit, protocol)."""
-    settings = json.loads((run / RUN_FILE).read_text())
-    for key in ("benchmark", "tasks", "limit", "protocol"):
-        settings.pop(key)
-    (run / RUN_FILE).write_text(json.dumps(settings))
-
-
-def _icl_sd_run_json(run: Path) -> None:
-    """The run.json an icl-sd run leaves (its settings, as the engine records them)."""
-    settings = json.loads((run / RUN_FILE).read_text())
-    settings |= {"protocol": "icl-sd", "icl_order": "true-first", "icl_seed": 0}
-    (run / RUN_FILE).write_text(json.dumps(settings))
-
-
-def _foreign_id(run: Path) -> None:
-    records = lines_of(run / SCORES_FILE)
-    write_lines(run / SCORES_FILE, [*records, {**records[0], "id": "co-9999"}])
-
-
-def _repeated_id(run: Path) -> None:
-    records = lines_of(run / SCORES_FILE)
-    write_lines(run / SCORES_FILE, [*records, {**records[0], "scores": [9.0, 8.0, 0.0, 0.0]}])
-
-
-RESUMES = {
-    "smaller --limit": (None, ["--limit", "2"], ["limit: 3 -> 2"]),
-    "other --tasks": (None, ["--tasks", "ap"], ["tasks: ['coordination'] -> ['active_passive']"]),
-    "--protocol zero-shot on an icl-sd run": (
-        _icl_sd_run_json,
-        [],
-        ["protocol: 'icl-sd' -> 'zero-shot'"],
-    ),
-    "a record of a foreign id": (
-        _foreign_id,
-        [],
-        [f"{SCORES_FILE}: line 4 scores coordination datapoint 'co-9999'", "do not select"],
-    ),
-    "a repeated id with other scores": (
-        _repeated_id,
-        [],
-        [f"{SCORES_FILE}: line 4 scores coordination datapoint", "again (first on line 1)"],
-    ),
-    "an older run.json and a smaller --limit": (
-        _older_run_json,
-        ["--limit", "2"],
-        [f"{SCORES_FILE}: line 3 scores coordination datapoint", "do not select"],
-    ),
-}
-
-
-@pytest.mark.parametrize("case", list(RESUMES))
-def test_a_resume_that_would_mix_datapoints_is_refused_and_changes_nothing(
-    case, co_run, tiny_clip, built_dataset, tmp_path, capsys
-):
-    edit, extra, fragments = RESUMES[case]
-    run = copy_run(co_run, tmp_path)
-    if edit is not None:
-        edit(run)
-    before = snapshot(run)
-    argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT, *extra)
-    refused(bla_eval, [*argv, "--resume"], capsys, f"cannot resume {run}", *fragments)
-    assert snapshot(run) == before
-
-
-def test_a_resume_with_the_same_settings_completes_the_run(
-    co_run, tiny_clip, built_dataset, tmp_path, capsys
-):
-    run = copy_run(co_run, tmp_path)
-    records = lines_of(run / SCORES_FILE)
-    write_lines(run / SCORES_FILE, records[:1])  # an interrupted run: one datapoint scored
-    argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT, "--resume")
-    assert call(bla_eval, argv, capsys)[0] == 0
-    from bla_eval.run_check import read_run
-
-    assert len(read_run(run).records["coordination"]) == LIMIT
 
 
 # ----------------------------------------------------------------------------- readers

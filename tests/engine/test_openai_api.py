@@ -35,7 +35,7 @@ from bla_eval.api.settings import public_url, resolve_endpoint
 from bla_eval.cli import main as bla_eval
 from bla_eval.config import RunConfig
 from bla_eval.run import evaluate
-from bla_eval.run_folder import RESULTS_FILE, SCORES_FILE
+from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from bla_eval.scorers import KIND_INFO, detect_kind
 
 MODEL = "scripted-vlm"

@@ -31,7 +31,7 @@ from bla_eval.bundled import resolve_model
 from bla_eval.config import RunConfig
 from bla_eval.protocols.templates import NO_WORDS, YES_WORDS
 from bla_eval.run import evaluate
-from bla_eval.run_folder import SCORES_FILE
+from bla_eval.runs import SCORES_FILE
 from bla_eval.scorers import LoadOptions, load_scorer
 from bla_eval.scorers.generative import single_token_ids
 

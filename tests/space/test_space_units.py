@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from bla_eval.run_folder import staged
+from bla_eval.outputs import staged
 from bla_space import explore_data, gpu, results_store, views
 from bla_space.config import SpaceConfig
 from bla_space.safety import (

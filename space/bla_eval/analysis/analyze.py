@@ -26,7 +26,7 @@ import pandas as pd
 from bla_metric import formulas, significance
 from bla_metric.references import CHANCE
 
-from ..run_folder import check_replaceable, staged
+from ..outputs import check_replaceable, staged
 from . import orders, regression, thesis_tables
 from .rundata import Run, attach_rows, images_of, load_run
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from bla_metric import formulas, significance
 
-from ..run_folder import check_replaceable, staged
+from ..outputs import check_replaceable, staged
 from .rundata import Run, load_run
 
 COMPARE_COMMAND = "bla-eval compare"

@@ -21,7 +21,8 @@ import yaml
 
 from ..benchmarks import Benchmark, get_benchmark
 from ..hub_auth import require_token
-from ..run_folder import protocol_name, write_marked_text
+from ..outputs import write_marked_text
+from ..runs import protocol_name
 from .rundata import Run, load_run
 
 FORMATS = ("eval-results", "model-index")

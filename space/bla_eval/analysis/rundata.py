@@ -1,7 +1,7 @@
 """A finished run read back: results.json, the score records, and the dataset rows they score.
 
 Nothing here writes into the run folder; the analyses write theirs with
-:func:`bla_eval.run_folder.staged` (a hidden folder renamed into place).
+:func:`bla_eval.outputs.staged` (a hidden folder renamed into place).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..run_check import read_run
+from ..runs import RunFolder
 
 ROW_COLUMNS = (
     "id",
@@ -44,9 +44,9 @@ class Run:
 
 def load_run(path: str | Path) -> Run:
     """Read a finished BLA run folder written by ``bla-eval``, checked by
-    :func:`bla_eval.run_check.read_run` (results.json agrees with scores.jsonl); records per
+    :meth:`bla_eval.runs.RunFolder.open` (results.json agrees with scores.jsonl); records per
     task sorted by id."""
-    finished = read_run(path)
+    finished = RunFolder.open(path)
     if finished.benchmark != "bla":
         raise ValueError(
             f"{finished.path} is a run of the benchmark {finished.benchmark!r}: the analyses "

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..run_folder import write_text_atomic
+from ..outputs import write_text_atomic
 
 CACHE_FOLDER = "api-cache"
 """The cache's folder inside a run folder."""

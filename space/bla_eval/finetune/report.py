@@ -30,9 +30,9 @@ from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from ..benchmarks.bla import summarise
 from ..cli_common import OneLineParser, run_guarded
+from ..outputs import FINETUNE_FILE, read_json, staged
 from ..protocols import PROTOCOLS, Protocol
-from ..run_check import read_run
-from ..run_folder import FINETUNE_FILE, RESULTS_FILE, protocol_name, read_json, staged
+from ..runs import RESULTS_FILE, RunFolder, protocol_name
 
 FIGURE_FILE = "figure3_accuracy.png"
 REPORT_COMMAND = "bla-eval learning-report"
@@ -94,7 +94,7 @@ FINETUNE_KEYS = {"model": str, "task": str, "runs": list, "summary": dict}
 
 
 def learning_run(folder: Path) -> EvalRun:
-    """A bla-eval run on BLA's learning test splits, checked by :func:`read_run`; any other
+    """A bla-eval run on BLA's learning test splits, checked by :meth:`RunFolder.open`; any other
     run (another benchmark, BLA's main test sets) is refused naming it."""
     results = read_json(folder / RESULTS_FILE)
     benchmark = str(results.get("benchmark") or "bla")
@@ -106,7 +106,7 @@ def learning_run(folder: Path) -> EvalRun:
             f"on BLA's learning test splits (--tasks <task>{LEARNING_SUFFIX}, or --protocol "
             "icl-sd / icl-dd) and bla-finetune outputs"
         )
-    finished = read_run(folder)
+    finished = RunFolder.open(folder)
     records = [r for task in tasks for r in finished.records[task]]
     return EvalRun(finished.path, finished.results, records)
 

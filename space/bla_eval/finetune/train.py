@@ -30,7 +30,7 @@ from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 from ..cli_common import check_range
 from ..config import MAX_LIMIT, check_device
 from ..locking import output_lock
-from ..run_folder import FINETUNE_FILE, check_replaceable, owner, staged
+from ..outputs import FINETUNE_FILE, check_replaceable, owner, staged
 from ..scorers.base import resolve_device
 from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 from .models import Trainable, load_trainable

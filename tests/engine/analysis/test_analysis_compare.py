@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from bla_eval.analysis.cli import compare_main
 from bla_eval.analysis.compare import compare
-from bla_eval.run_folder import OWNER_FILE
+from bla_eval.outputs import OWNER_FILE
 
 from bla_metric import significance
 

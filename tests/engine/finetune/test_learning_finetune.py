@@ -12,7 +12,7 @@ import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.finetune import FinetuneConfig, finetune
 from bla_eval.finetune.cli import main as bla_finetune
-from bla_eval.run_folder import OWNER_FILE
+from bla_eval.outputs import OWNER_FILE
 from bla_eval.testing.dual_encoders import build_open_clip
 from bla_eval.testing.itm import build_blip_itm
 from bla_eval.testing.processors import word_tokenizer

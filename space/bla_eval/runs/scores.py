@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .items import Item, as_record_value
-from .run_folder import naming, read_records
+from ..items import Item, as_record_value
+from ..outputs import naming, read_records
 
 
 def make_record(

@@ -1,4 +1,4 @@
-"""The run-folder module: readers, atomic files, staged outputs, stale temporaries, ownership."""
+"""The outputs module: readers, atomic files, staged outputs, stale temporaries, ownership."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from bla_eval import run_folder
-from bla_eval.run_folder import (
+from bla_eval import outputs
+from bla_eval.outputs import (
     OWNER_FILE,
     check_replaceable,
     read_json,
@@ -98,7 +98,7 @@ def test_atomic_writes_replace_in_one_rename_and_leave_no_temporary(tmp_path):
     path.write_text("old", encoding="utf-8")
     write_json_atomic(path, {"model": "é", "n": 1})
     assert path.read_bytes() == '{\n  "model": "é",\n  "n": 1\n}\n'.encode()
-    with pytest.raises(TypeError), run_folder.atomic_file(path) as handle:
+    with pytest.raises(TypeError), outputs.atomic_file(path) as handle:
         handle.write("half")
         raise TypeError("crash while writing")
     assert json.loads(path.read_text(encoding="utf-8")) == {"model": "é", "n": 1}
@@ -172,7 +172,7 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
 def test_a_killed_writer_leaves_staging_that_the_next_run_removes(tmp_path):
     script = (
         "import os, sys\n"
-        "from bla_eval.run_folder import staged\n"
+        "from bla_eval.outputs import staged\n"
         "with staged(sys.argv[1], 'bla-finetune') as stage:\n"
         "    (stage / 'seed-0').mkdir()\n"
         "    os._exit(9)\n"
@@ -249,7 +249,7 @@ def test_a_symlink_target_is_refused(tmp_path):
 
 
 def test_the_module_imports_nothing_heavy():
-    code = "import sys, bla_eval.run_folder; print({'torch', 'datasets'} & set(sys.modules))"
+    code = "import sys, bla_eval.outputs; print({'torch', 'datasets'} & set(sys.modules))"
     child = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert child.stdout.strip() == "set()"
 

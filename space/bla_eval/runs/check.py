@@ -3,12 +3,13 @@
 - ``scores.jsonl`` holds exactly the datapoints the run's settings select, each once
   (:func:`check_records`: a repeated datapoint, or one of a task or item the run does not
   select, is an error naming the file and the line);
-- ``results.json`` is derived from ``scores.jsonl`` and nothing else: :func:`read_run` (analyze,
-  compare, export, learning-report, the Space's results store) recomputes every task's metrics
-  from the records with the benchmark's own ``summarise`` and refuses a run whose
+- ``results.json`` is derived from ``scores.jsonl`` and nothing else: every reader (analyze,
+  compare, export, learning-report, the Space's results store, through
+  ``bla_eval.runs.RunFolder.open``) recomputes every task's metrics from the records with the
+  benchmark's own ``summarise`` (:func:`check_agreement`) and refuses a run whose
   ``results.json`` says otherwise, naming the first number that differs.
 
-The protocol of a run is read with :func:`bla_eval.run_folder.protocol_name` only.
+The protocol of a run is read with :func:`protocol_name` only.
 """
 
 from __future__ import annotations
@@ -20,13 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .run_folder import (
-    RESULTS_FILE,
-    SCORES_FILE,
-    protocol_name,
-    read_json,
-    read_numbered,
-)
+from ..protocols import DEFAULT_PROTOCOL
+from .files import RESULTS_FILE, SCORES_FILE
 
 TOLERANCE = 1e-9
 """Relative (and absolute) difference allowed between a stored and a recomputed metric (the
@@ -58,6 +54,15 @@ class FinishedRun:
         return is_probabilistic(self.results)
 
 
+def protocol_name(results: Mapping[str, Any]) -> str:
+    """The protocol a run's ``results.json`` records (``protocol.name``; runs that record none
+    are zero-shot runs). The one accessor every reader labels a run with."""
+    protocol = results.get("protocol")
+    if isinstance(protocol, dict):
+        return str(protocol.get("name") or DEFAULT_PROTOCOL)
+    return str(protocol or DEFAULT_PROTOCOL)
+
+
 def is_probabilistic(results: Mapping[str, Any]) -> bool:
     """The run's binary view thresholds probabilities (else: the top-k rule of rankers)."""
     protocol = results.get("protocol")
@@ -66,6 +71,7 @@ def is_probabilistic(results: Mapping[str, Any]) -> bool:
 
 
 def record_key(record: Mapping[str, Any]) -> Key:
+    """(task, datapoint id) of a score record."""
     return (str(record["task"]), str(record["id"]))
 
 
@@ -114,26 +120,6 @@ def scores_path(folder: Path, results: Mapping[str, Any]) -> Path:
     return folder / name
 
 
-def read_run(folder: str | Path) -> FinishedRun:
-    """A finished run folder read back and checked (any error names the file and the line)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"run folder not found: {folder}")
-    results_path = folder / RESULTS_FILE
-    if not results_path.is_file():
-        raise FileNotFoundError(f"{folder} has no {RESULTS_FILE}: not a finished bla-eval run")
-    results = read_json(results_path)
-    tasks = results.get("tasks")
-    if not isinstance(tasks, dict) or not all(isinstance(t, dict) for t in tasks.values()):
-        raise ValueError(f"{results_path} has no per-task 'tasks': not a bla-eval results document")
-    path = scores_path(folder, results)
-    if not path.is_file():
-        raise FileNotFoundError(f"{folder} has no {path.name}: the run's scores are missing")
-    records = check_records(path, read_numbered(path), tasks)
-    check_agreement(results_path, path, results, records)
-    return FinishedRun(folder, results, records)
-
-
 def check_agreement(
     results_path: Path,
     path: Path,
@@ -142,7 +128,7 @@ def check_agreement(
 ) -> None:
     """Recompute each task's metrics from its records; refuse the first stored number that
     differs, and a headline metric that is not stored."""
-    from .benchmarks import get_benchmark
+    from ..benchmarks import get_benchmark
 
     bench = get_benchmark(str(results.get("benchmark") or "bla"))
     probabilistic = is_probabilistic(results)

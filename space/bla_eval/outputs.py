@@ -1,7 +1,5 @@
-"""The files of a run folder, and how every command reads and writes its outputs.
+"""How every command reads and writes its outputs (a run folder's own files: ``bla_eval.runs``).
 
-- File names: ``scores.jsonl``, ``results.json``, ``run.json``, the lock, the parts of a
-  multi-process run, ``finetune.json``, the ownership marker.
 - Readers: :func:`read_json` and :func:`read_records`; an error names the file (and the line).
 - Atomic files: :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_lines_atomic`
   write a hidden temporary file beside the target and rename it into place.
@@ -9,12 +7,10 @@
   place when the block succeeds (removed when it fails); :func:`remove_stale` removes what a
   killed process left behind.
 - Ownership: a command replaces an output only when the output's marker (:data:`OWNER_FILE`)
-  names that command and lists every file in it (:func:`check_replaceable`); ``bla-eval`` writes
-  only into a new, empty or run folder of its own (:func:`check_run_output`); a single file
+  names that command and lists every file in it (:func:`check_replaceable`); a single file
   written into a folder of the user's carries a first-line mark (:func:`write_marked_text`). The
   working directory, its parents and symbolic links are refused (:func:`output_path`).
-- :func:`protocol_name`: the protocol a ``results.json`` records (every reader labels runs with
-  it); :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
+- :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
 
 Standard library only, besides the default protocol's name: the builders and the Space import
 this module.
@@ -32,17 +28,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .protocols import DEFAULT_PROTOCOL
-
-SCORES_FILE = "scores.jsonl"
-RESULTS_FILE = "results.json"
-RUN_FILE = "run.json"
-LOCK_FILE = ".bla-eval.lock"
 FINETUNE_FILE = "finetune.json"
 OWNER_FILE = ".bla-output.json"
 """The marker of an output: ``{"command": ..., "files": [...]}``, written last."""
-PART_PATTERN = "scores.part-{rank}-of-{world}.jsonl"
-PART_RE = re.compile(r"^scores\.part-(\d+)-of-(\d+)\.jsonl$")
 RECORD_KEYS = ("task", "id", "scores")
 """Keys every score record has."""
 
@@ -54,7 +42,7 @@ SHOWN = 5
 
 # ----------------------------------------------------------------------------- readers
 def read_json(path: Path) -> dict[str, Any]:
-    """A JSON object of a run folder (any error is a ValueError naming the file)."""
+    """A JSON object of an output (any error is a ValueError naming the file)."""
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -106,15 +94,6 @@ def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str,
                 with naming(path), path.open("ab") as handle:
                     handle.write(b"\n")
     return records
-
-
-def protocol_name(results: dict[str, Any]) -> str:
-    """The protocol a run's ``results.json`` records (``protocol.name``; runs that record none
-    are zero-shot runs). The one accessor every reader labels a run with."""
-    protocol = results.get("protocol")
-    if isinstance(protocol, dict):
-        return str(protocol.get("name") or DEFAULT_PROTOCOL)
-    return str(protocol or DEFAULT_PROTOCOL)
 
 
 def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -237,7 +216,7 @@ def files_under(folder: Path) -> list[str]:
     return sorted(found)
 
 
-def _shown(names: list[str]) -> str:
+def shown(names: list[str]) -> str:
     more = len(names) - SHOWN
     return ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
@@ -258,7 +237,7 @@ def check_replaceable(target: Path | str, command: str | None = None) -> None:
     if command is None or marker is None:
         by = f" and was not written by `{command}`" if command else ""
         raise FileExistsError(
-            f"output {target} is not empty{by} (it holds {_shown(entries)}): choose an empty "
+            f"output {target} is not empty{by} (it holds {shown(entries)}): choose an empty "
             "or new folder"
         )
     if marker["command"] != command:
@@ -269,62 +248,9 @@ def check_replaceable(target: Path | str, command: str | None = None) -> None:
     unknown = sorted(set(files_under(path)) - set(marker["files"]) - {OWNER_FILE})
     if unknown:
         raise FileExistsError(
-            f"output {target} holds files `{command}` did not write ({_shown(unknown)}): "
+            f"output {target} holds files `{command}` did not write ({shown(unknown)}): "
             "move them away or choose another folder"
         )
-
-
-RUN_COMMAND = "bla-eval"
-"""The command named in the marker of a run folder (it writes into its own folders only)."""
-RUN_FILES = (RUN_FILE, SCORES_FILE, RESULTS_FILE)
-"""The files the marker of a run folder lists (the run also keeps its lock, the parts of a
-multi-process run and the endpoint's cache there)."""
-
-
-def is_run_folder(folder: Path) -> bool:
-    """``folder`` was written by ``bla-eval``: its marker names it, or (runs written before the
-    marker existed) it holds a ``run.json`` of bla-eval's settings and no marker."""
-    folder = Path(folder)
-    marker = owner(folder)
-    if marker is not None:
-        return marker["command"] == RUN_COMMAND
-    if (folder / OWNER_FILE).exists():
-        return False
-    try:
-        settings = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(settings, dict) and {"model", "kind", "data"} <= set(settings)
-
-
-def check_run_output(target: Path | str) -> Path:
-    """``bla-eval --output``: allowed when absent, empty (but for temporaries of this module) or
-    a run folder of bla-eval (:func:`is_run_folder`); anything else is a FileExistsError that
-    lists what is there. Returns the path made absolute (:func:`output_path`'s refusals first).
-    """
-    path = output_path(target)
-    if not path.exists():
-        return path
-    if not path.is_dir():
-        raise FileExistsError(f"output {target} exists and is not a folder: choose another path")
-    entries = sorted(e for e in os.listdir(path) if e != LOCK_FILE and not TEMP_RE.match(e))
-    if entries and not is_run_folder(path):
-        marker = owner(path)
-        if marker is not None:
-            raise FileExistsError(
-                f"output {target} holds the output of `{marker['command']}`, not a "
-                f"{RUN_COMMAND} run: choose another folder"
-            )
-        raise FileExistsError(
-            f"output {target} is not empty and is not a {RUN_COMMAND} run folder (it holds "
-            f"{_shown(entries)}): choose an empty or new folder"
-        )
-    return path
-
-
-def mark_run_folder(folder: Path) -> None:
-    """Write the marker of a run folder (before the first score is written)."""
-    write_json_atomic(Path(folder) / OWNER_FILE, {"command": RUN_COMMAND, "files": list(RUN_FILES)})
 
 
 # ----------------------------------------------------------------------------- marked files

@@ -1,0 +1,287 @@
+"""A ``bla-eval`` run folder: its files, lock, marker, settings, scores and results.
+
+A run opens its folder (:meth:`RunFolder.check_output`, :meth:`RunFolder.created`,
+:meth:`RunFolder.lock`), checks a resume against ``run.json`` and the records of
+``scores.jsonl`` (:meth:`RunFolder.check_resume`, :meth:`RunFolder.check_scored`), records its
+settings (:meth:`RunFolder.start`), appends its scores (:meth:`RunFolder.score_store`; the parts of
+a multi-process run are merged here) and writes ``results.json`` (:meth:`RunFolder.write_results`).
+Every reader opens a finished run with :meth:`RunFolder.open`, which checks that ``results.json``
+follows from ``scores.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..locking import lock
+from ..outputs import (
+    OWNER_FILE,
+    TEMP_RE,
+    naming,
+    output_path,
+    owner,
+    read_json,
+    read_numbered,
+    read_records,
+    remove_stale,
+    shown,
+    write_json_atomic,
+    write_lines_atomic,
+)
+from .check import FinishedRun, Key, check_agreement, check_records, scores_path
+from .files import (
+    LOCK_FILE,
+    PART_PATTERN,
+    PART_RE,
+    RESULTS_FILE,
+    RUN_COMMAND,
+    RUN_FILE,
+    RUN_FILES,
+    SCORES_FILE,
+)
+from .scores import ScoreStore
+from .settings import changed_settings
+
+
+class RunFolder:
+    """The folder of one ``bla-eval`` run (``path`` as the user gave it; errors name it)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunFolder({str(self.path)!r})"
+
+    @property
+    def scores_path(self) -> Path:
+        return self.path / SCORES_FILE
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS_FILE
+
+    @property
+    def settings_path(self) -> Path:
+        """``run.json``: the settings a resume must match."""
+        return self.path / RUN_FILE
+
+    # ------------------------------------------------------------------------- readers
+    @classmethod
+    def open(cls, path: Path | str) -> FinishedRun:
+        """A finished run read back and checked: ``results.json`` recomputed from
+        ``scores.jsonl`` (any error names the file and the line)."""
+        folder = cls(path).path
+        if not folder.is_dir():
+            raise FileNotFoundError(f"run folder not found: {folder}")
+        results_path = folder / RESULTS_FILE
+        if not results_path.is_file():
+            raise FileNotFoundError(f"{folder} has no {RESULTS_FILE}: not a finished bla-eval run")
+        results = read_json(results_path)
+        tasks = results.get("tasks")
+        if not isinstance(tasks, dict) or not all(isinstance(t, dict) for t in tasks.values()):
+            raise ValueError(
+                f"{results_path} has no per-task 'tasks': not a bla-eval results document"
+            )
+        path = scores_path(folder, results)
+        if not path.is_file():
+            raise FileNotFoundError(f"{folder} has no {path.name}: the run's scores are missing")
+        records = check_records(path, read_numbered(path), tasks)
+        check_agreement(results_path, path, results, records)
+        return FinishedRun(folder, results, records)
+
+    def read_results(self) -> dict[str, Any]:
+        """``results.json`` as it is (not checked against the scores)."""
+        return read_json(self.results_path)
+
+    def read_scores(self, results: dict[str, Any]) -> list[dict[str, Any]]:
+        """The records of the scores file ``results`` names, as they are (not checked)."""
+        return read_records(self.path / str(results.get("scores_file") or SCORES_FILE))
+
+    # ------------------------------------------------------------------------- ownership
+    def is_run_folder(self) -> bool:
+        """Written by ``bla-eval``: its marker names it, or (runs written before the marker
+        existed) it holds a ``run.json`` of bla-eval's settings and no marker."""
+        marker = owner(self.path)
+        if marker is not None:
+            return marker["command"] == RUN_COMMAND
+        if (self.path / OWNER_FILE).exists():
+            return False
+        try:
+            settings = json.loads(self.settings_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(settings, dict) and {"model", "kind", "data"} <= set(settings)
+
+    def check_output(self) -> Path:
+        """``bla-eval --output``: allowed when absent, empty (but for temporaries of
+        ``bla_eval.outputs``) or a run folder (:meth:`is_run_folder`); anything else is a
+        FileExistsError that lists what is there. Returns the path made absolute
+        (``output_path``'s refusals first)."""
+        target = self.path
+        path = output_path(target)
+        if not path.exists():
+            return path
+        if not path.is_dir():
+            raise FileExistsError(
+                f"output {target} exists and is not a folder: choose another path"
+            )
+        entries = sorted(e for e in os.listdir(path) if e != LOCK_FILE and not TEMP_RE.match(e))
+        if entries and not RunFolder(path).is_run_folder():
+            marker = owner(path)
+            if marker is not None:
+                raise FileExistsError(
+                    f"output {target} holds the output of `{marker['command']}`, not a "
+                    f"{RUN_COMMAND} run: choose another folder"
+                )
+            raise FileExistsError(
+                f"output {target} is not empty and is not a {RUN_COMMAND} run folder (it holds "
+                f"{shown(entries)}): choose an empty or new folder"
+            )
+        return path
+
+    def mark(self) -> None:
+        """Write the marker of a run folder (before the first score is written)."""
+        write_json_atomic(
+            self.path / OWNER_FILE, {"command": RUN_COMMAND, "files": list(RUN_FILES)}
+        )
+
+    def lock(self) -> AbstractContextManager[None]:
+        """Hold the folder's lock (``.bla-eval.lock``); a second holder stops at once."""
+        return lock(self.path / LOCK_FILE, self.path, RUN_COMMAND)
+
+    @contextmanager
+    def created(self) -> Iterator[None]:
+        """Create the folder if needed; when this created it and the block fails before any
+        score was written, remove what was written there (run.json, empty score files) and the
+        folder."""
+        created = not self.path.exists()
+        with naming(self.path):
+            self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            yield
+        except BaseException:
+            written = [self.scores_path, *self.part_files()]
+            if created and not any(p.exists() and p.stat().st_size > 0 for p in written):
+                shutil.rmtree(self.path, ignore_errors=True)
+            raise
+
+    def remove_stale(self) -> None:
+        """Remove the temporary files a killed run left."""
+        remove_stale(self.path)
+
+    # ------------------------------------------------------------------------- settings, resume
+    def check_resume(self, settings: dict[str, Any], resume: bool) -> None:
+        """Refuse a resume whose settings differ from the interrupted run's ``run.json``, or
+        cannot be compared (nothing is changed; :meth:`start` writes ``run.json``)."""
+        if resume and self.scores_path.exists():
+            if not self.settings_path.exists():
+                raise ValueError(
+                    f"cannot resume {self.path}: it has {SCORES_FILE} but no {RUN_FILE}, so its "
+                    "settings cannot be checked; run without --resume to start fresh"
+                )
+            changed = changed_settings(read_json(self.settings_path), settings)
+            if changed:
+                detail = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
+                raise ValueError(f"cannot resume {self.path}: the run settings changed ({detail})")
+
+    def records(
+        self, tasks: Collection[str], selected: Collection[Key]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """The records of ``scores.jsonl`` by task, checked to hold only ``selected``
+        datapoints of ``tasks``, each once (an error names the file and line)."""
+        return check_records(self.scores_path, read_numbered(self.scores_path), tasks, selected)
+
+    def check_scored(self, tasks: Collection[str], selected: Collection[Key]) -> None:
+        """A resumed run's ``scores.jsonl`` holds only datapoints it selects, each once."""
+        try:
+            self.records(tasks, selected)
+        except ValueError as err:
+            raise ValueError(
+                f"cannot resume {self.path}: {err}; run without --resume to start fresh"
+            ) from None
+
+    def start(self, settings: dict[str, Any]) -> None:
+        """Once every check passed: mark the folder, write ``run.json``, remove a
+        ``results.json`` (written again from the scores)."""
+        self.mark()
+        write_json_atomic(self.settings_path, settings)
+        self.results_path.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------------- scores
+    def score_store(self, resume: bool, part: tuple[int, int] | None = None) -> ScoreStore:
+        """Where a process appends its records: ``scores.jsonl``, or the part ``(rank, world)``
+        of a multi-process run (kept on a resume, else started empty)."""
+        path = self.part_path(*part) if part is not None else self.scores_path
+        return ScoreStore(path, resume)
+
+    def part_path(self, rank: int, world: int) -> Path:
+        """The part of process ``rank`` of ``world`` processes."""
+        return self.path / PART_PATTERN.format(rank=rank, world=world)
+
+    def part_files(self) -> list[Path]:
+        """Parts left by multi-process runs (any number of processes), sorted."""
+        found = [p for p in self.path.glob("scores.part-*.jsonl") if PART_RE.match(p.name)]
+        return sorted(
+            found, key=lambda p: tuple(int(x) for x in PART_RE.match(p.name).groups()[::-1])
+        )
+
+    def remove_parts(self) -> None:
+        """A fresh multi-process run: remove old parts and scores."""
+        for path in [*self.part_files(), self.scores_path]:
+            path.unlink(missing_ok=True)
+
+    def fold_parts(self) -> int:
+        """Resume: append the records of leftover parts to ``scores.jsonl`` (first record of an
+        item wins), then remove the parts. Returns the number of records added."""
+        parts = self.part_files()
+        if not parts:
+            return 0
+        path = self.scores_path
+        records = read_records(path, repair=True) if path.exists() else []
+        known = {(r["task"], r["id"]) for r in records}
+        added = 0
+        for part in parts:
+            for record in read_records(part, repair=True):
+                key = (record["task"], record["id"])
+                if key not in known:
+                    known.add(key)
+                    records.append(record)
+                    added += 1
+        write_lines_atomic(path, records)
+        for part in parts:
+            part.unlink()
+        return added
+
+    def merged_records(self) -> dict[Key, dict[str, Any]]:
+        """Records already in ``scores.jsonl`` (a resumed multi-process run skips these)."""
+        if not self.scores_path.exists():
+            return {}
+        return {(r["task"], r["id"]): r for r in read_records(self.scores_path, repair=True)}
+
+    def merge_parts(self, order: Sequence[Key]) -> int:
+        """Write ``scores.jsonl`` = the records of ``scores.jsonl`` and every part: those of
+        ``order`` in that order, then the others (kept, as a resume keeps them); remove the
+        parts. Returns the number of records written."""
+        by_key = self.merged_records()
+        parts = self.part_files()
+        for part in parts:
+            for record in read_records(part, repair=True):
+                by_key.setdefault((record["task"], record["id"]), record)
+        ordered = [by_key[key] for key in order if key in by_key]
+        wanted = set(order)
+        ordered += [r for key, r in by_key.items() if key not in wanted]
+        write_lines_atomic(self.scores_path, ordered)
+        for part in parts:
+            part.unlink()
+        return len(ordered)
+
+    # ------------------------------------------------------------------------- results
+    def write_results(self, results: dict[str, Any]) -> None:
+        """Write ``results.json`` (computed from the final ``scores.jsonl`` of this run)."""
+        write_json_atomic(self.results_path, results)

@@ -1,0 +1,39 @@
+"""The settings ``run.json`` records (read from ``RunConfig``'s metadata) and how a resume
+compares them with an older run's."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from bla_eval.config import RunConfig
+from bla_eval.runs.settings import changed_settings, resume_settings
+
+CONFIG = RunConfig("m", "out", tasks=("ap",), limit=3, similarity="clipscore", icl_seed=4)
+
+
+def test_the_recorded_settings_are_the_fields_that_say_so_with_what_the_run_resolved():
+    settings = resume_settings(CONFIG, "contrastive", "/data", ["active_passive"])
+    recorded = {f.name for f in fields(RunConfig) if f.metadata.get("resume") is not None}
+    assert set(settings) == recorded - {"icl_order", "icl_seed"}  # zero-shot: no demonstrations
+    assert settings["kind"] == "contrastive" and settings["data"] == "/data"
+    assert settings["tasks"] == ["active_passive"] and settings["similarity"] == "clipscore"
+    assert resume_settings(CONFIG, "contrastive", "/data")["tasks"] == ["ap"]  # none resolved
+
+
+def test_kind_and_protocol_decide_which_settings_are_recorded():
+    generative = resume_settings(CONFIG.with_(protocol="icl-sd"), "generative", "/data")
+    assert generative["similarity"] is None  # a kind that takes no similarity
+    assert (generative["icl_order"], generative["icl_seed"]) == ("true-first", 4)
+    remote = resume_settings(CONFIG.with_(endpoint="http://127.0.0.1:1/v1"), "openai-api", "d")
+    assert remote["endpoint"] == "http://127.0.0.1:1/v1" and remote["api_scoring"] == "auto"
+    assert "endpoint" not in resume_settings(CONFIG, "contrastive", "/data")
+
+
+def test_settings_older_runs_did_not_record_count_as_their_value_then():
+    now = resume_settings(CONFIG, "contrastive", "/data", ["active_passive"])
+    older = {k: v for k, v in now.items() if k not in ("benchmark", "protocol", "tasks", "limit")}
+    assert changed_settings(older, now) == {}
+    assert changed_settings(older, {**now, "protocol": "icl-sd"}) == {
+        "protocol": ("zero-shot", "icl-sd")
+    }
+    assert changed_settings({**older, "extra": 1}, now) == {"extra": (1, None)}
