@@ -52,6 +52,19 @@ def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return save_random_clip(out, [c for p in points for c in p.captions], tiny_clip_config())
 
 
+@pytest.fixture(scope="module")
+def co_run(tiny_clip: Path, built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished ``bla-eval`` run of the tiny CLIP: CO, the first 3 datapoints (read-only)."""
+    from bla_eval.cli import main as bla_eval
+
+    from tests.bla_eval.commands import LIMIT, eval_args
+
+    out = tmp_path_factory.mktemp("co") / "run"
+    argv = eval_args(tiny_clip, built_dataset, out, "--tasks", "co", "--limit", LIMIT)
+    assert bla_eval(argv) == 0
+    return out
+
+
 @pytest.fixture(scope="session")
 def free_port() -> Callable[[], int]:
     """A function giving a free TCP port on 127.0.0.1, for a server a test starts."""

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
 import pytest
 from bla_eval.benchmarks.bla import load_bla
+from bla_eval.cli import main as bla_eval
 from bla_eval.config import RunConfig
 from bla_eval.items import decode_image
+from bla_eval.outputs import OWNER_FILE
 from bla_eval.performance.dual_encoder import per_datapoint_loop
 from bla_eval.run import evaluate
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE
-from bla_eval.scorers import detect_kind
-from bla_eval.scorers.base import Scored, Scorer
+from bla_eval.runs.files import LOCK_FILE
+from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
 from bla_eval.scoring import score_items
 from transformers import CLIPModel
 
 from bla_metric import formulas
+from tests.bla_eval.commands import LIMIT, call, copy_run, eval_args, refused, snapshot, user_folder
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 RESULT_KEYS = {
     "benchmark",
@@ -171,3 +180,164 @@ def test_unknown_model_kind_is_named(tmp_path):
     ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match=f"unknown model kind for '{tmp_path}'.*vit"):
         detect_kind(str(tmp_path))
+
+
+def _users_results(tmp_path: Path) -> tuple[Path, Path, str]:
+    folder = user_folder(tmp_path / "mine")
+    return folder, folder, "is not empty and is not a bla-eval run folder (it holds results.json"
+
+
+def _another_commands_output(tmp_path: Path) -> tuple[Path, Path, str]:
+    folder = tmp_path / "analysis"
+    folder.mkdir()
+    (folder / "report.md").write_text("# my analysis\n", encoding="utf-8")
+    marker = {"command": "bla-eval analyze", "files": ["report.md"]}
+    (folder / OWNER_FILE).write_text(json.dumps(marker), encoding="utf-8")
+    return folder, folder, "holds the output of `bla-eval analyze`"
+
+
+def _working_directory(tmp_path: Path) -> tuple[Path, Path, str]:
+    folder = user_folder(tmp_path / "cwd")
+    os.chdir(folder)
+    return Path("."), folder, "is the working directory or holds it"
+
+
+def _symlink(tmp_path: Path) -> tuple[Path, Path, str]:
+    folder = user_folder(tmp_path / "real")
+    (tmp_path / "link").symlink_to(folder, target_is_directory=True)
+    return tmp_path / "link", folder, "is a symbolic link"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_users_results, _another_commands_output, _working_directory, _symlink],
+    ids=["user's own results.json", "another command's output", "working directory", "symlink"],
+)
+def test_bla_eval_writes_only_into_its_own_run_folders(
+    make, tiny_clip, built_dataset, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    output, protected, message = make(tmp_path)
+    before = snapshot(protected)
+    argv = eval_args(tiny_clip, built_dataset, output, "--tasks", "co", "--limit", "2")
+    refused(bla_eval, argv, capsys, message)
+    assert snapshot(protected) == before
+
+
+def test_bla_eval_reruns_into_its_own_folder_and_older_runs_without_marker(
+    co_run, tiny_clip, built_dataset, tmp_path, capsys
+):
+    run = copy_run(co_run, tmp_path)
+    (run / OWNER_FILE).unlink()  # a run written before the marker existed: its run.json says
+    argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT)
+    assert call(bla_eval, argv, capsys)[0] == 0
+    assert json.loads((run / OWNER_FILE).read_text())["command"] == "bla-eval"
+
+
+@pytest.fixture(scope="module")
+def small_run(tiny_clip: Path, built_dataset: Path, tmp_path_factory: pytest.TempPathFactory):
+    config = RunConfig(
+        str(tiny_clip),
+        tmp_path_factory.mktemp("small") / "run",
+        data=str(built_dataset),
+        tasks=("co",),
+        limit=3,
+    )
+    return config, evaluate(config)
+
+
+def test_a_second_run_into_a_locked_folder_stops_at_once(small_run, tmp_path):
+    config, _ = small_run
+    out = tmp_path / "run"
+    shutil.copytree(config.output_dir, out)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / LOCK_FILE).write_text(f"{other.pid}\n")
+        before = (out / SCORES_FILE).read_bytes()
+        with pytest.raises(ValueError, match=rf"{out}.*in use.*process {other.pid}"):
+            evaluate(config.with_(output_dir=out))
+        assert (out / SCORES_FILE).read_bytes() == before
+    finally:
+        other.kill()
+        other.wait()
+    # the holder is gone: its lock is stale and the next run takes the folder over
+    results = evaluate(config.with_(output_dir=out))
+    assert results["tasks"]["coordination"]["n"] == 3 and not (out / LOCK_FILE).exists()
+
+
+def test_a_real_bla_eval_process_stops_at_a_folder_another_process_holds(small_run, tmp_path):
+    """Another process holds the folder's lock (through the engine's own lock); a real
+    ``bla-eval`` into that folder exits 2 at once, naming the folder and the other process, and
+    writes nothing there."""
+    config, _ = small_run
+    out = tmp_path / "shared"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pathlib import Path\n"
+            "from bla_eval.runs import RunFolder\n"
+            f"with RunFolder(Path({str(out)!r})).lock():\n"
+            "    print('locked', flush=True)\n    time.sleep(120)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        argv = [
+            "--model",
+            config.model,
+            "--data",
+            config.data,
+            "--output",
+            str(out),
+            "--tasks",
+            "co",
+            "--limit",
+            "2",
+        ]
+        second = subprocess.run(
+            [sys.executable, "-m", "bla_eval", *argv], capture_output=True, text=True, timeout=300
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert second.returncode == 2, second.stderr[-2000:]
+    assert second.stderr.strip().splitlines()[-1] == (
+        f"bla-eval: error: output folder {out} is in use by another bla-eval run "
+        f"(process {holder.pid}); wait for it or choose another --output"
+    )
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]  # only the holder's lock
+
+
+@register_kind
+class NanScorer(Scorer):
+    """A kind whose model returns NaN for every second sentence."""
+
+    kind = "nan-maker"
+    needs_images = False
+
+    @classmethod
+    def matches_name(cls, model: str) -> bool:
+        return model == "nan-maker"
+
+    def score(self, images, queries):
+        return Scored(
+            [[float("nan") if i % 2 else 1.0 for i, _ in enumerate(group)] for group in queries]
+        )
+
+
+unregister_kind("nan-maker")
+
+
+def test_non_finite_scores_name_the_model(built_dataset, tmp_path):
+    register_kind(NanScorer)
+    try:
+        config = RunConfig("nan-maker", tmp_path / "run", data=str(built_dataset), limit=2)
+        with pytest.raises(ValueError, match="model 'nan-maker' produced a non-finite score"):
+            evaluate(config)
+    finally:
+        unregister_kind("nan-maker")
+    assert not (tmp_path / "run").exists()  # nothing was scored: the folder it made is gone

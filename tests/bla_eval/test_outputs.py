@@ -261,3 +261,22 @@ def test_threads_writing_one_file_never_mix_their_temporaries(tmp_path):
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda n: write_json_atomic(path, {"n": n, "pad": "x" * 10_000}), range(64)))
     assert read_json(path)["pad"] == "x" * 10_000 and listing(tmp_path) == ["cache.json"]
+
+
+def test_read_records_drops_a_cut_off_last_line(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    good = [{"task": "t", "id": str(i), "scores": [i]} for i in range(3)]
+    text = "".join(json.dumps(r) + "\n" for r in good)
+    path.write_text(text + '{"task": "t", "id": "3", "sco', encoding="utf-8")
+    assert read_records(path) == good
+    assert path.read_text(encoding="utf-8").endswith('"sco')  # a reader does not write
+    assert read_records(path, repair=True) == good
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_read_records_rejects_a_broken_middle_line(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    good = '{"task": "t", "id": "1", "scores": [1]}\n'
+    path.write_text(good + "not json\n" + good, encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2"):
+        read_records(path)

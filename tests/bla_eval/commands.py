@@ -1,5 +1,6 @@
 """Helpers of the tests that run the commands in this process: exit codes and one-line errors,
-snapshots of folders, the arguments of a tiny-model run, score records edited by hand."""
+snapshots of folders, a folder of the user's, the arguments of a tiny-model run or fine-tuning,
+score records edited by hand."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+
+from bla_eval.runs import SCORES_FILE
+
+LIMIT = 3  # datapoints per task of the finished runs ``co_run`` and ``learning_run`` (conftest)
 
 
 def call(main: Callable[[list[str]], int], argv: list[str], capsys) -> tuple[int, str]:
@@ -50,6 +55,22 @@ def eval_args(model: Path, data: Path, out: Path, *extra: object) -> list[str]:
     return [str(a) for a in argv]
 
 
+def finetune_args(model: Path, data: Path, out: Path, *extra: object) -> list[str]:
+    """A quick bla-finetune: one epoch, 2 validation and test datapoints of CO."""
+    argv = ["--model", model, "--task", "co", "--output", out, "--data", data, "--device", "cpu"]
+    argv += ["--epochs", "1", "--limit", "2", "--eval-tasks", "co", "--batch-size", "64", *extra]
+    return [str(a) for a in argv]
+
+
+def user_folder(path: Path) -> Path:
+    """A folder of the user's own files (a thesis and their own results)."""
+    path.mkdir(parents=True)
+    (path / "thesis.tex").write_text("\\chapter{Mine}\n", encoding="utf-8")
+    (path / "results.json").write_text('{"mine": true}\n', encoding="utf-8")
+    (path / "scores.jsonl").write_text('{"task": "x", "id": "1", "scores": [1]}\n')
+    return path
+
+
 def copy_run(run: Path, tmp_path: Path, name: str = "run") -> Path:
     """A copy of the folder ``run`` as ``tmp_path / name``."""
     target = tmp_path / name
@@ -65,3 +86,19 @@ def lines_of(path: Path) -> list[dict]:
 def write_lines(path: Path, records: list[dict]) -> None:
     """Write ``records`` as a scores file."""
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def tampered(run: Path) -> None:
+    """One datapoint's scores turned around: results.json no longer follows from the scores."""
+    records = lines_of(run / SCORES_FILE)
+    first = records[0]
+    pairs = list(zip(first["scores"], first["labels"], strict=True))
+    right = min(s for s, y in pairs if y) > max(s for s, y in pairs if not y)
+    first["scores"] = [float(1 - y if right else y) for y in first["labels"]]
+    write_lines(run / SCORES_FILE, records)
+
+
+def duplicated(run: Path) -> None:
+    """The first datapoint again, with other scores."""
+    records = lines_of(run / SCORES_FILE)
+    write_lines(run / SCORES_FILE, [*records, {**records[0], "scores": [0.0, 0.0, 1.0, 1.0]}])

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import threading
 
 import pytest
 import torch
 from bla_eval.batching import chunks, is_out_of_memory, map_batches, prefetch_map
-from bla_eval.outputs import read_records
 from bla_eval.scorers.base import regroup
 from bla_eval.scorers.dual import similarity_scores
 
@@ -67,25 +65,6 @@ def test_prefetch_map_keeps_order_and_runs_in_worker_threads():
     out = list(prefetch_map(work, batches, workers=2))
     assert out == [[x + 1 for x in b] for b in batches]
     assert threading.get_ident() not in threads
-
-
-def test_read_records_drops_a_cut_off_last_line(tmp_path):
-    path = tmp_path / "scores.jsonl"
-    good = [{"task": "t", "id": str(i), "scores": [i]} for i in range(3)]
-    text = "".join(json.dumps(r) + "\n" for r in good)
-    path.write_text(text + '{"task": "t", "id": "3", "sco', encoding="utf-8")
-    assert read_records(path) == good
-    assert path.read_text(encoding="utf-8").endswith('"sco')  # a reader does not write
-    assert read_records(path, repair=True) == good
-    assert path.read_text(encoding="utf-8") == text
-
-
-def test_read_records_rejects_a_broken_middle_line(tmp_path):
-    path = tmp_path / "scores.jsonl"
-    good = '{"task": "t", "id": "1", "scores": [1]}\n'
-    path.write_text(good + "not json\n" + good, encoding="utf-8")
-    with pytest.raises(ValueError, match="line 2"):
-        read_records(path)
 
 
 def test_similarities_and_regroup():

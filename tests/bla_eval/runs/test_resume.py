@@ -2,8 +2,8 @@
 ``scores.jsonl``), what it refuses before it changes anything, and that a resumed run equals one
 never stopped. A run setting declared in ``RunConfig`` alone is recorded and checked. Runs are
 scored by the tiny random CLIP on the built dataset. (The parts of a multi-process run and the
-endpoint's response cache resume in ``tests/engine/test_distributed.py`` and
-``tests/engine/test_openai_api.py``.)"""
+endpoint's response cache resume in ``tests/bla_eval/test_distributed.py`` and
+``tests/bla_eval/scorers/test_openai_api.py``.)"""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from bla_eval.config import RunConfig, option
 from bla_eval.run import evaluate
 from bla_eval.runs import RUN_FILE, SCORES_FILE, RunFolder
 
-from tests.engine.commands import (
+from tests.bla_eval.commands import (
     call,
     copy_run,
     eval_args,
