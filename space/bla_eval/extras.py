@@ -1,5 +1,5 @@
 """Which extra of ``bla-benchmark`` installs a package, so that a command started without it says
-in one line what to install (``tests/engine/test_extras.py`` keeps the table true to
+in one line what to install (``tests/bla_eval/test_extras.py`` keeps the table true to
 ``pyproject.toml``)."""
 
 from __future__ import annotations
