@@ -1,8 +1,17 @@
-"""The Space's results store lists only runs whose results.json follows from their scores."""
+"""bla_space.results_store: the finished runs of the results folder, newest first, without partial
+or broken ones or runs whose results.json does not follow from their scores; safe folder names."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+from bla_eval.outputs import staged
+from bla_space import results_store
+
 from tests.bla_eval.commands import copy_run, duplicated, tampered
+from tests.bla_space.documents import results_document
 
 
 def test_the_spaces_results_store_skips_a_run_that_disagrees_with_its_scores(co_run, tmp_path):
@@ -12,3 +21,41 @@ def test_the_spaces_results_store_skips_a_run_that_disagrees_with_its_scores(co_
     tampered(copy_run(co_run, tmp_path, "tampered"))
     duplicated(copy_run(co_run, tmp_path, "duplicated"))
     assert [r.path.name for r in results_store.list_runs(tmp_path)] == ["good"]
+
+
+SCORES_OF_RESULTS = [[4, 3, 2, 1], [1, 2, 3, 4], [4, 1, 3, 2], [4, 1, 3, 2]]
+"""Four datapoints whose metrics are those of ``results_document(..., 4, ...)`` (set accuracy and
+set error 0.25, sentence and binary accuracy 0.5): the scores.jsonl a run of them writes."""
+
+
+def _publish(results_dir: Path, results: dict) -> Path:
+    target = results_store.new_run_path(results_dir, results["model"])
+    types = ["TP1", "TP2", "FP1", "FP2"]
+    records = [
+        {"task": "active_passive", "id": f"ap-{k}", "scores": s, "labels": [1, 1, 0, 0]}
+        | {"caption_types": types}
+        for k, s in enumerate(SCORES_OF_RESULTS)
+    ]
+    with staged(target) as staging:
+        (staging / "results.json").write_text(json.dumps(results))
+        (staging / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return target
+
+
+def test_runs_are_listed_newest_first_without_partial_or_broken_ones(tmp_path):
+    old = _publish(tmp_path, results_document("org/a", 4, "2026-01-01T00:00:00"))
+    new = _publish(tmp_path, results_document("org/b", 4, "2026-02-01T00:00:00"))
+    with pytest.raises(RuntimeError), staged(results_store.new_run_path(tmp_path, "org/c")) as part:
+        (part / "results.json").write_text(json.dumps(results_document("org/c", 4, "2026-03-01")))
+        (tmp_path / "broken").mkdir()
+        (tmp_path / "broken" / "results.json").write_text("{not json")
+        assert [r.path for r in results_store.list_runs(tmp_path)] == [new, old]
+        assert results_store.find_run(tmp_path, old.name).results["model"] == "org/a"
+        raise RuntimeError("the run failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([old.name, new.name, "broken"])
+
+
+def test_run_folder_names_are_safe_and_unique():
+    first = results_store.run_folder_name("/tmp/x/tiny clip")
+    assert first.startswith("tiny_clip-") and "/" not in first
+    assert results_store.run_folder_name("org/name") != results_store.run_folder_name("org/name")

@@ -1,10 +1,13 @@
-"""The Space's leaderboard marks the runs that reproduce a published row."""
+"""bla_space.views: the metrics table, the bar frame, and the leaderboard (one row per model and
+protocol, the runs that reproduce a published row marked)."""
 
 from __future__ import annotations
 
 from bla_space import views
 
+from bla_metric import references
 from bla_metric.published import SETUPS, numbers_of
+from tests.bla_space.documents import results_document
 
 
 def clip_results(shift: float, model: str = "openai/clip-vit-base-patch32") -> dict:
@@ -33,3 +36,42 @@ def test_leaderboard_marks_a_run_that_reproduces_a_published_row():
 
 def test_a_run_outside_the_tolerance_is_not_marked():
     assert views.run_source(clip_results(0.05)) == "Space run 2026-03-01"
+
+
+def test_metrics_table_puts_the_run_above_the_published_rows():
+    table = views.metrics_table(results_document("org/a", 4, "2026"), "ranking")
+    assert list(table["model"][:2]) == ["org/a", "Chance"]
+    assert table.loc[0, "AP set acc"] == 25.0
+    assert list(table.columns) == views.metrics_table_columns()
+    assert table.loc[0, "CO sent. acc"] is None  # not scored by the run; chance has it
+    assert table.loc[1, "CO sent. acc"] == 50.0
+    binary = views.metrics_table(results_document("org/a", 4, "2026"), "binary")
+    assert len(binary.columns) == len(table.columns) and binary.loc[0, "AP acc"] == 50.0
+    clip = table[(table["model"] == "CLIP")].iloc[0]
+    published = references.reference_rows("active_passive", "ranking")
+    expected = next(r for r in published if r["model"] == "CLIP")["set_accuracy"]
+    assert clip["AP set acc"] == round(100 * expected, 2) == 6.2
+
+
+def test_bar_frame_has_the_run_first_then_chance_people_and_models():
+    frame = views.bar_frame(results_document("org/a", 4, "2026"), "binary", "active_passive")
+    assert frame.iloc[0].to_dict() == {"model": "a", "value": 50.0, "group": "this run"}
+    humans = frame[frame["model"] == "Humans"].iloc[0]
+    assert (humans["value"], humans["group"]) == (92.0, "people")
+    assert set(frame["group"]) == set(views.GROUP_COLORS)
+
+
+def test_leaderboard_keeps_the_most_complete_run_per_model_and_protocol():
+    runs = [
+        results_document("org/a", 613, "2026-01-01", set_accuracy=0.1),
+        results_document("org/a", 4, "2026-02-01", set_accuracy=0.9),  # later but a quick run
+        results_document("org/b", 4, "2026-01-01"),
+    ]
+    board = views.leaderboard_table(runs, "ranking")
+    assert list(board.columns) == views.leaderboard_columns()
+    mine = board[board["model"] == "org/a"]
+    assert len(mine) == 1 and mine.iloc[0]["AP set acc"] == 10.0
+    assert mine.iloc[0]["protocol"] == "zero-shot, top-k, cosine"
+    assert {"Chance", "CLIP", "Experts", "org/b"} <= set(board["model"])
+    headline = board["AP sent. acc"].astype(float)
+    assert list(headline) == sorted(headline, reverse=True)  # sorted by mean sentence accuracy
