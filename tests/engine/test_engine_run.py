@@ -16,6 +16,7 @@ from bla_eval.run import evaluate
 from bla_eval.run_folder import RESULTS_FILE, SCORES_FILE
 from bla_eval.scorers import detect_kind
 from bla_eval.scorers.base import Scored, Scorer
+from bla_eval.scorers.resolved_model import ResolvedModel
 from bla_eval.scoring import score_items
 from transformers import CLIPModel
 
@@ -111,7 +112,7 @@ class CountingScorer(Scorer):
     kind = "count"
 
     def __init__(self) -> None:
-        super().__init__("word-count")
+        super().__init__(ResolvedModel("word-count", "word-count", "count"))
         self.prepared: list[tuple[int, int]] = []
         self.sentences: list[str] = []
 

@@ -24,8 +24,9 @@ from ..api.client import ChatClient, EndpointError, LogprobsRefused
 from ..api.messages import api_messages, data_url
 from ..api.usage import Usage
 from ..prompts import NO_WORDS, QUESTION, YES_WORDS
-from . import register_kind
 from .base import LoadOptions, Query, Scored, Scorer, regroup
+from .registry import register_kind
+from .resolved_model import ResolvedModel
 
 LOGPROBS, GENERATION = "logprobs", "generation"
 
@@ -48,20 +49,21 @@ class OpenAIApiScorer(Scorer):
     default_batch_size = 1
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
-        # No torch: nothing is loaded here, so Scorer.__init__'s device and dtype do not apply.
-        self.model_id = model_id
-        self.batch_size = batch_size or self.default_batch_size
-        self.options = options or LoadOptions()
+        super().__init__(model, batch_size, options)
         settings = self.options.api
         if settings is None:
             raise ValueError(f"model kind {self.kind!r} needs --endpoint URL (the API base)")
         self.settings = settings
         self.device = settings.public_endpoint
+        """Where the model runs (recorded as the run's device)."""
         self.chat = True  # the server applies the model's chat template
         self.needs_images = not settings.text_only
-        self.client = ChatClient(settings, model_id)
+        self.client = ChatClient(settings, self.model_id)
         self.cache = ResponseCache(settings.cache_dir)
         self.usage = Usage()
         self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="bla-api")
