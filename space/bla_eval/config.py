@@ -11,7 +11,6 @@ with another value is refused (``bla_eval.runs.settings``).
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, replace
 from enum import Enum
@@ -29,6 +28,7 @@ from .api.settings import (
     check_api_fields,
 )
 from .cli_common import bounded_int, check_range
+from .devices import check_device
 from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
 
 MAX_LIMIT = 1_000_000
@@ -37,18 +37,6 @@ MAX_BATCH_SIZE = 4096
 """The most sentences or pairs per forward pass (``--batch-size``)."""
 MAX_IMAGES_PER_BATCH = 1024
 """The most images decoded and held at once (``--images-per-batch``)."""
-DEVICE_RE = re.compile(r"^(auto|cpu|mps|(cuda|xpu)(:\d{1,3})?)$")
-"""The devices a run may name: auto, cpu, mps, cuda, cuda:N, xpu, xpu:N."""
-
-
-def check_device(device: object, flag: str = "--device") -> str:
-    """``device`` when it names a device of :data:`DEVICE_RE` (ValueError naming it otherwise);
-    whether it is present is checked when the model is loaded."""
-    if not isinstance(device, str) or not DEVICE_RE.match(device):
-        raise ValueError(
-            f"unknown {flag} {device!r}: use auto, cpu, cuda, cuda:N, mps, xpu or xpu:N"
-        )
-    return device
 
 
 def registry(path: str) -> Callable[[], Sequence[str]]:

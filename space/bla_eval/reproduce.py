@@ -268,7 +268,7 @@ def list_rows() -> str:
 
 def _run_config(setup: Setup, args: argparse.Namespace, protocol: str, out: Path, tasks):
     from .config import RunConfig
-    from .scorers.base import resolve_device
+    from .scorers.local import resolve_device
 
     settings = dict(setup.settings)
     dtype = settings.get("dtype")

@@ -26,8 +26,7 @@ from .outputs import read_json
 from .protocols import ProtocolPlan, get_protocol
 from .runs import SCORES_FILE, RunFolder
 from .runs.settings import resume_settings
-from .scorers import LoadOptions, Scorer, detect_kind, load_scorer, scorer_class
-from .scorers.detect import check_endpoint, check_kind_fits
+from .scorers import LoadOptions, ResolvedModel, Scorer, load_scorer, resolve, scorer_class
 from .scoring import Progress, score_items
 
 
@@ -41,8 +40,9 @@ def _dataset_revision(data: str) -> str | None:
 
 @dataclass
 class _Run:
-    """What one run has decided before it scores: the benchmark, data, tasks, items, model kind,
-    the in-context plan (None for zero-shot), the processes of a launcher, and its clock."""
+    """What one run has decided before it scores: the benchmark, data, tasks, items, the model
+    (resolved once), the in-context plan (None for zero-shot), the processes of a launcher, and
+    its clock."""
 
     config: RunConfig
     folder: RunFolder
@@ -50,7 +50,7 @@ class _Run:
     data: str
     tasks: list[str]
     items: list[Item]
-    kind: str
+    model: ResolvedModel
     plan: ProtocolPlan | None
     procs: Processes
     clock: dict[str, float] = field(default_factory=dict)
@@ -63,6 +63,10 @@ class _Run:
     def selected(self) -> set[tuple[str, str]]:
         """(task, id) of every datapoint the run scores."""
         return {(i.task, i.id) for i in self.items}
+
+    @property
+    def kind(self) -> str:
+        return self.model.kind
 
 
 def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
@@ -112,13 +116,11 @@ def _prepare(config: RunConfig) -> _Run:
     if plan is not None:  # in-context items without demonstrations (DD) are skipped, recorded
         items = [i for i in items if plan.covers(i)]
     clock["data"] = time.perf_counter()
-    kind = config.kind or detect_kind(config.model, config.trust_remote_code, config.endpoint)
-    scorer_class(kind)  # an unknown --kind is named before the folder is made
-    if config.kind:
-        check_kind_fits(config.model, kind, config.trust_remote_code)
-    check_endpoint(kind, config.endpoint)
-    protocol.check_kind(kind)
-    return _Run(config, folder, bench, data, tasks, items, kind, plan, Processes.from_env(), clock)
+    model = resolve(
+        config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
+    )  # an unknown or unfit --kind is named before the folder is made
+    protocol.check_kind(model.kind)
+    return _Run(config, folder, bench, data, tasks, items, model, plan, Processes.from_env(), clock)
 
 
 def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
@@ -173,12 +175,11 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 config.dtype,
                 config.trust_remote_code,
                 config.similarity,
-                config.gguf_file,
                 device_map=config.device_map,
                 protocol=config.protocol,
                 api=api_settings(config, run.out / CACHE_FOLDER),
             )
-            scorer = load_scorer(config.model, run.kind, config.batch_size, options)
+            scorer = load_scorer(run.model, batch_size=config.batch_size, options=options)
         run.clock["model"] = time.perf_counter()
         if scorer is not None:
 

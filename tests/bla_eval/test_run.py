@@ -21,6 +21,7 @@ from bla_eval.run import evaluate
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from bla_eval.runs.files import LOCK_FILE
 from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
+from bla_eval.scorers.resolved_model import ResolvedModel
 from bla_eval.scoring import score_items
 from transformers import CLIPModel
 
@@ -119,7 +120,7 @@ class CountingScorer(Scorer):
     kind = "count"
 
     def __init__(self) -> None:
-        super().__init__("word-count")
+        super().__init__(ResolvedModel("word-count", "word-count", "count"))
         self.prepared: list[tuple[int, int]] = []
         self.sentences: list[str] = []
 

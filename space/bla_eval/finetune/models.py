@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from ..scorers import LoadOptions, scorer_class
+from ..scorers import LoadOptions, ResolvedModel, resolve, scorer_class
 from ..scorers.dual import DualEncoderScorer
 
 
@@ -37,10 +37,10 @@ class Trainable:
 
     kind: ClassVar[str]
 
-    def __init__(self, model_id: str, device: torch.device) -> None:
+    def __init__(self, model: ResolvedModel, device: torch.device) -> None:
         options = LoadOptions(device=str(device), dtype="float32")
-        self.scorer = scorer_class(self.kind)(model_id, options=options)
-        self.model_id = model_id
+        self.scorer = scorer_class(self.kind)(model, options=options)
+        self.model_id = model.name
         self.model: torch.nn.Module = self.scorer.model
         self.device = self.scorer.device
         self.probabilistic = self.scorer.probabilistic
@@ -113,8 +113,8 @@ class DualModel(Trainable):
 
     scorer: DualEncoderScorer
 
-    def __init__(self, model_id: str, device: torch.device) -> None:
-        super().__init__(model_id, device)
+    def __init__(self, model: ResolvedModel, device: torch.device) -> None:
+        super().__init__(model, device)
         self.sigmoid = getattr(self.model, "logit_bias", None) is not None
 
     def image_features(self, pixels: torch.Tensor) -> torch.Tensor:
@@ -172,8 +172,8 @@ class OpenClipModel(DualModel):
 
     kind = "open_clip"
 
-    def __init__(self, model_id: str, device: torch.device) -> None:
-        super().__init__(model_id, device)
+    def __init__(self, model: ResolvedModel, device: torch.device) -> None:
+        super().__init__(model, device)
         self.scorer.trim = False  # train on the whole context, as open_clip does; trimming is
         # an inference speed-up whose float sums differ in the last bits
 
@@ -209,17 +209,15 @@ TRAINABLE: dict[str, type[Trainable]] = {
 
 
 def load_trainable(model_id: str, device: torch.device, kind: str | None = None) -> Trainable:
-    """The trainable wrapper of ``model_id`` (kind detected as bla-eval does)."""
-    from ..scorers import detect_kind
-
-    kind = kind or detect_kind(model_id)
-    if kind not in TRAINABLE:
+    """The trainable wrapper of ``model_id`` (resolved and its kind detected as bla-eval does)."""
+    model = resolve(model_id, kind)
+    if model.kind not in TRAINABLE:
         raise ValueError(
-            f"model {model_id!r} is of kind {kind!r}: bla-finetune trains "
+            f"model {model_id!r} is of kind {model.kind!r}: bla-finetune trains "
             f"{', '.join(TRAINABLE)} models (use bla-eval --protocol icl-sd|icl-dd for "
             "generative ones)"
         )
     try:
-        return TRAINABLE[kind](model_id, device)
+        return TRAINABLE[model.kind](model, device)
     except OSError as err:
         raise ValueError(f"cannot load model {model_id!r}: {err}") from err

@@ -28,10 +28,12 @@ from bla_metric.learning import LEARNING_METRICS, pair_accuracy
 from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from ..cli_common import check_range
-from ..config import MAX_LIMIT, check_device
+from ..config import MAX_LIMIT
+from ..devices import check_device
 from ..locking import output_lock
 from ..outputs import FINETUNE_FILE, check_replaceable, owner, staged
-from ..scorers.base import resolve_device
+from ..scorers import detect_kind
+from ..scorers.local import resolve_device
 from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 from .models import Trainable, load_trainable
 
@@ -318,7 +320,7 @@ def finetune(
             results.append(train_one_seed(config, seed, target, progress))
         document = {
             "model": config.model,
-            "kind": _kind(config.model),
+            "kind": detect_kind(config.model),
             "task": get_task(config.task).config,
             "learning_config": get_task(config.task).learning_config,
             "settings": asdict(config),
@@ -328,12 +330,6 @@ def finetune(
         }
         (stage / FINETUNE_FILE).write_text(json.dumps(document, indent=2), encoding="utf-8")
     return document
-
-
-def _kind(model: str) -> str:
-    from ..scorers import detect_kind
-
-    return detect_kind(model)
 
 
 def check(config: FinetuneConfig) -> None:

@@ -1,155 +1,51 @@
-"""Model kinds: one scorer class per kind, registered here; lists and detection derive from them.
+"""Model kinds: one scorer class per kind (``registry``), the model of a run resolved once
+(``resolve``), and the loading of a resolved model as its kind's scorer.
 
 The kind names, their help lines and examples are known without importing any scorer module (so
 ``bla-eval --help`` and the kind menus need no torch); a scorer class is imported when it is used.
-
-Adding a kind: one module with a ``Scorer`` subclass decorated with ``@register_kind``, and its
-``KindInfo`` in ``BUILTIN_KINDS`` (the order is the precedence of detection).
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-
-from ..bundled import resolve_model
 from ..queries import Query
 from .base import LoadOptions, Scored, Scorer
-from .detect import detect_kind
-
-
-@dataclass(frozen=True)
-class KindInfo:
-    """What menus and ``--help`` show of a kind, and the module that defines its scorer class."""
-
-    kind: str
-    module: str
-    help: str = ""
-    """One line: what the model is and what its score means."""
-    example: str = ""
-    """A Hub model of this kind (the Space's examples)."""
-    remote: bool = False
-    """The model runs behind an API endpoint (``--endpoint``); the Space does not offer it."""
-
-
-BUILTIN_KINDS = (
-    KindInfo(
-        "itm",
-        f"{__name__}.itm",
-        "image-text matching head: match probability",
-        "Salesforce/blip-itm-base-coco",
-    ),
-    KindInfo(
-        "generative",
-        f"{__name__}.generative",
-        "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
-        "Salesforce/blip2-opt-2.7b",
-    ),
-    KindInfo(
-        "contrastive",
-        f"{__name__}.contrastive",
-        "dual encoder (CLIP-like): image-sentence similarity",
-        "openai/clip-vit-base-patch32",
-    ),
-    KindInfo(
-        "open_clip",
-        f"{__name__}.openclip",
-        "open_clip dual encoder: image-sentence similarity",
-        "hf-hub:laion/CLIP-ViT-B-32-laion2B-s34B-b79K",
-    ),
-    KindInfo(
-        "text",
-        f"{__name__}.text",
-        "text-only language model (no image): sentence likelihood, a blind baseline",
-        "openai-community/gpt2",
-    ),
-    KindInfo(
-        "openai-api",
-        f"{__name__}.openai_api",
-        "model behind an OpenAI-compatible endpoint (--endpoint URL): P(yes) from top "
-        "log-probabilities, else the generated answer",
-        remote=True,
-    ),
+from .registry import (
+    BUILTIN_KINDS,
+    KIND_INFO,
+    KINDS_REGISTRY,
+    KindInfo,
+    kind_helps,
+    kinds,
+    register_kind,
+    scorer_class,
+    scorer_classes,
+    unregister_kind,
 )
-"""The built-in kinds, in detection order (a remote kind is chosen by ``--endpoint`` only)."""
-
-KIND_INFO: dict[str, KindInfo] = {info.kind: info for info in BUILTIN_KINDS}
-"""Kind name -> its menu facts and module, in detection order (built-in, then registered)."""
-
-KINDS_REGISTRY: dict[str, type[Scorer]] = {}
-"""Kind name -> scorer class, for the kinds whose module has been imported."""
-
-
-def register_kind(cls: type[Scorer]) -> type[Scorer]:
-    """Class decorator: make ``cls`` the scorer of ``cls.kind``.
-
-    A built-in kind's class takes its help line and example from ``BUILTIN_KINDS``; any other
-    class states them as class attributes.
-    """
-    info = KIND_INFO.get(cls.kind)
-    if info is not None and info.module == cls.__module__:
-        cls.help, cls.example = info.help, info.example
-    else:
-        KIND_INFO[cls.kind] = KindInfo(
-            cls.kind, cls.__module__, cls.help, cls.example, getattr(cls, "remote", False)
-        )
-    KINDS_REGISTRY[cls.kind] = cls
-    return cls
-
-
-def unregister_kind(kind: str) -> None:
-    """Remove a kind added with :func:`register_kind` (tests register toy kinds)."""
-    KINDS_REGISTRY.pop(kind, None)
-    builtin = {info.kind: info for info in BUILTIN_KINDS}
-    if kind in builtin:
-        KIND_INFO[kind] = builtin[kind]
-    else:
-        KIND_INFO.pop(kind, None)
-
-
-def kinds() -> tuple[str, ...]:
-    """Every kind, in detection order (imports no scorer module)."""
-    return tuple(KIND_INFO)
-
-
-def kind_helps() -> dict[str, str]:
-    """Kind -> its help line, in detection order (imports no scorer module)."""
-    return {kind: info.help for kind, info in KIND_INFO.items()}
-
-
-def scorer_class(kind: str) -> type[Scorer]:
-    """The scorer class of a kind, its module imported on first use (an error lists the kinds)."""
-    if kind not in KIND_INFO:
-        raise ValueError(f"unknown model kind {kind!r}: use one of {', '.join(kinds())}")
-    if kind not in KINDS_REGISTRY:
-        importlib.import_module(KIND_INFO[kind].module)
-    return KINDS_REGISTRY[kind]
-
-
-def scorer_classes() -> dict[str, type[Scorer]]:
-    """Every kind's scorer class, in detection order (imports every scorer module)."""
-    return {kind: scorer_class(kind) for kind in kinds()}
+from .resolve import detect_kind, resolve
+from .resolved_model import ResolvedModel
 
 
 def load_scorer(
-    model: str,
+    model: ResolvedModel | str,
     kind: str | None = None,
     batch_size: int | None = None,
     options: LoadOptions | None = None,
 ) -> Scorer:
-    """Load ``model`` as a scorer of ``kind`` (detected from the model when None)."""
+    """Load ``model`` as the scorer of its kind: a :class:`ResolvedModel` as it was resolved, or
+    a model id resolved here as a run does (``kind`` None: detected from the model)."""
     options = options or LoadOptions()
-    endpoint = options.api.endpoint if options.api is not None else None
-    kind = kind or detect_kind(model, options.trust_remote_code, endpoint)
-    if not KIND_INFO[kind].remote:  # a remote model's name is the server's, not a local file
-        model = resolve_model(model)
+    if not isinstance(model, ResolvedModel):
+        endpoint = options.api.endpoint if options.api is not None else None
+        model = resolve(model, kind, options.trust_remote_code, endpoint)
     try:
-        return scorer_class(kind)(model, batch_size, options)
+        return scorer_class(model.kind)(model, batch_size, options)
     except (ValueError, OSError, ImportError):
         raise  # already a message for the user
     except Exception as err:  # a library's own failure to load: one line naming model and kind
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise ValueError(f"cannot load {model!r} as model kind {kind!r}: {first}") from err
+        raise ValueError(
+            f"cannot load {model.path!r} as model kind {model.kind!r}: {first}"
+        ) from err
 
 
 __all__ = [
@@ -159,6 +55,7 @@ __all__ = [
     "KindInfo",
     "LoadOptions",
     "Query",
+    "ResolvedModel",
     "Scored",
     "Scorer",
     "detect_kind",
@@ -166,6 +63,7 @@ __all__ = [
     "kinds",
     "load_scorer",
     "register_kind",
+    "resolve",
     "scorer_class",
     "scorer_classes",
     "unregister_kind",

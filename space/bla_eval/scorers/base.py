@@ -1,4 +1,8 @@
-"""The scorer interface: one class per model kind, each giving one score per (image, sentence)."""
+"""The scorer interface: one class per model kind, each giving one score per (image, sentence).
+
+Kinds that load a model on this machine subclass ``bla_eval.scorers.local.LocalScorer`` (device
+and dtype); a kind served elsewhere subclasses ``Scorer`` itself.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ..protocols import DEFAULT_PROTOCOL
 from ..queries import Query
+from .resolved_model import ResolvedModel
 
-if TYPE_CHECKING:  # torch is imported when a scorer is made, not with the kind list
-    import torch
+if TYPE_CHECKING:  # PIL is imported when a scorer is made, not with the kind list
     from PIL import Image
 
 SIMILARITIES = ("cosine", "clipscore")
@@ -20,13 +24,12 @@ SIMILARITIES = ("cosine", "clipscore")
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """How to load a model: device, dtype, remote code, contrastive similarity, GGUF file name."""
+    """How to load a model: device, dtype, remote code, contrastive similarity, placement."""
 
     device: str = "auto"
     dtype: str | None = None
     trust_remote_code: bool = False
     similarity: str = "cosine"
-    gguf_file: str | None = None
     device_map: str | None = None  # from_pretrained(device_map=...), e.g. "auto"
     protocol: str = DEFAULT_PROTOCOL
     """The run's protocol (``bla_eval.protocols``): it names the prompt template, and whether
@@ -86,13 +89,16 @@ class Scorer(ABC):
         return False
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
-        self.model_id = model_id
+        self.resolved = model
+        """The model as resolved for the run (path, kind, config)."""
+        self.model_id = model.path
         self.batch_size = batch_size or self.default_batch_size
         self.options = options or LoadOptions()
-        self.device = resolve_device(self.options.device)
-        self.dtype = resolve_dtype(self.options.dtype, self.device)
 
     def prepare_image(self, image: Image.Image) -> Any:
         """Per-image preprocessing that can run in a worker thread (default: the image itself)."""
@@ -105,32 +111,6 @@ class Scorer(ABC):
     def describe(self) -> dict[str, Any]:
         """Protocol details recorded in the results (prompt, similarity, padding, ...)."""
         return {}
-
-
-def resolve_device(device: str) -> torch.device:
-    """``auto`` -> CUDA when available, else CPU (an unknown device is a ValueError naming it)."""
-    import torch
-
-    from ..config import check_device
-
-    check_device(device)
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available")
-    return torch.device(device)
-
-
-def resolve_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
-    """``None``/``auto`` -> float32 on CPU, bfloat16 on CUDA; otherwise the named torch dtype."""
-    import torch
-
-    if dtype in (None, "auto"):
-        return torch.bfloat16 if device.type == "cuda" else torch.float32
-    value = getattr(torch, dtype, None)
-    if not isinstance(value, torch.dtype):
-        raise ValueError(f"unknown dtype {dtype!r} (use float32, float16 or bfloat16)")
-    return value
 
 
 def regroup(values: Sequence[Any], groups: Sequence[Sequence[Any]]) -> list[list[Any]]:

@@ -8,10 +8,11 @@ from typing import Any
 import torch
 from PIL import Image
 
-from . import register_kind
 from .base import LoadOptions
 from .detect import is_dual_encoder
 from .dual import DualEncoderScorer, unit_features
+from .registry import register_kind
+from .resolved_model import ResolvedModel
 
 FIXED_LENGTH_MODEL_TYPES = {"siglip", "siglip2"}
 """Text towers trained with max-length padding, pooled at the last position: fixed padding."""
@@ -28,14 +29,19 @@ class ContrastiveScorer(DualEncoderScorer):
         return is_dual_encoder(config)
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
         from transformers import AutoModel, AutoProcessor
 
-        super().__init__(model_id, batch_size, options)
-        trust = self.options.trust_remote_code
+        super().__init__(model, batch_size, options)
+        model_id, trust = model.path, self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
-        self.model = AutoModel.from_pretrained(model_id, dtype=self.dtype, trust_remote_code=trust)
+        self.model = AutoModel.from_pretrained(
+            model_id, dtype=self.dtype, trust_remote_code=trust, **model.config_kwargs
+        )
         self.model.to(self.device).eval()
         for method in ("get_image_features", "get_text_features"):
             if not hasattr(self.model, method):

@@ -1,16 +1,14 @@
-"""Pick the model kind of a model id or path from the registered scorer classes."""
+"""The model kind of a resolved model path, from the registered scorer classes' rules: name
+rules first, then the transformers config, in registry order."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from .registry import KIND_INFO, kinds, remote_kinds, scorer_class, scorer_classes
+
 OPEN_CLIP_PREFIXES = ("hf-hub:", "local-dir:")
-
-
-def is_gguf(model: str) -> bool:
-    """A path to a ``.gguf`` file."""
-    return model.lower().endswith(".gguf")
 
 
 def open_clip_name(model: str) -> str | None:
@@ -38,76 +36,55 @@ def read_config(model: str, trust_remote_code: bool = False) -> Any:
         raise ValueError(f"cannot read a model config for {model!r}: {err}") from err
 
 
-def detect_kind(model: str, trust_remote_code: bool = False, endpoint: str | None = None) -> str:
-    """The kind of a Hub id, local folder, open_clip name, GGUF file or bundled short name
-    (``bla_eval.bundled``): name rules first, then the transformers config, in registry order.
-    With an ``endpoint`` the model is served there: the remote kind."""
-    from ..bundled import resolve_model
-    from . import kinds, scorer_classes
-
-    if endpoint:
-        return remote_kinds()[0]
-    model = resolve_model(model)
+def detect(path: str, trust_remote_code: bool = False) -> tuple[str, Any]:
+    """(kind, transformers config or None) of a local path or Hub id: a name rule decides
+    without the config, else the config read once (an error names the model and the kinds)."""
     classes = scorer_classes().values()
     for cls in classes:
-        if cls.matches_name(model):
-            return cls.kind
-    config = read_config(model, trust_remote_code)
+        if cls.matches_name(path):
+            return cls.kind, None
+    config = read_config(path, trust_remote_code)
     for cls in classes:
         if cls.matches_config(config):
-            return cls.kind
+            return cls.kind, config
     raise ValueError(
-        f"unknown model kind for {model!r} (model_type={getattr(config, 'model_type', '')!r}, "
+        f"unknown model kind for {path!r} (model_type={getattr(config, 'model_type', '')!r}, "
         f"architectures={sorted(getattr(config, 'architectures', None) or [])}); "
         f"pass --kind one of {', '.join(kinds())}"
     )
 
 
-def check_kind_fits(model: str, kind: str, trust_remote_code: bool = False) -> None:
+def check_kind_fits(path: str, kind: str, trust_remote_code: bool = False) -> Any:
     """Refuse an explicit ``--kind`` that another kind's rules claim the model for and its own
-    rules do not (e.g. ``--kind itm`` on a CLIP model), before anything is loaded. A model whose
-    config cannot be read, or that no rule claims, is left to the loader."""
-    from ..bundled import resolve_model
-    from . import KIND_INFO, scorer_class, scorer_classes
-
-    if kind in KIND_INFO and KIND_INFO[kind].remote:
-        return
-    model = resolve_model(model)
+    rules do not (e.g. ``--kind itm`` on a CLIP model), before anything is loaded. Returns the
+    transformers config when it was read (None otherwise). A model whose config cannot be read,
+    or that no rule claims, is left to the loader."""
+    if scorer_class(kind).matches_name(path):
+        return None
     classes = scorer_classes().values()
-    if scorer_class(kind).matches_name(model):
-        return
-    named = next((c.kind for c in classes if c.matches_name(model)), None)
+    named = next((c.kind for c in classes if c.matches_name(path)), None)
     if named is None:
         try:
-            config = read_config(model, trust_remote_code)
+            config = read_config(path, trust_remote_code)
         except ValueError:
-            return
+            return None
         if scorer_class(kind).matches_config(config):
-            return
+            return config
         detected = next((c.kind for c in classes if c.matches_config(config)), None)
         if detected is None:
-            return
+            return config
         names = ", ".join(sorted(architectures(config))) or "no architectures"
         what = f"{getattr(config, 'model_type', '?')} model ({names})"
     else:
         detected, what = named, f"{named} model"
     raise ValueError(
-        f"--kind {kind} does not fit {model!r}: it is a {what}, of kind {detected!r}; "
+        f"--kind {kind} does not fit {path!r}: it is a {what}, of kind {detected!r}; "
         f"pass --kind {detected} or leave --kind out"
     )
 
 
-def remote_kinds() -> list[str]:
-    """The kinds whose models run behind an API endpoint."""
-    from . import KIND_INFO
-
-    return [kind for kind, info in KIND_INFO.items() if info.remote]
-
-
 def check_endpoint(kind: str, endpoint: str | None) -> None:
     """A remote kind needs an endpoint, and an endpoint needs a remote kind (ValueError)."""
-    from . import KIND_INFO
-
     remote = KIND_INFO[kind].remote if kind in KIND_INFO else False
     if remote and not endpoint:
         raise ValueError(f"model kind {kind!r} needs --endpoint URL (the API base of its server)")

@@ -10,7 +10,9 @@ import torch
 
 from ..batching import map_batches
 from ..queries import Query
-from .base import SIMILARITIES, LoadOptions, Scored, Scorer, regroup
+from .base import SIMILARITIES, LoadOptions, Scored, regroup
+from .local import LocalScorer
+from .resolved_model import ResolvedModel
 
 
 def similarity_scores(
@@ -32,15 +34,18 @@ def unit_features(output: Any) -> torch.Tensor:
     return feats / feats.norm(dim=-1, keepdim=True).clamp(min=1e-12)
 
 
-class DualEncoderScorer(Scorer):
+class DualEncoderScorer(LocalScorer):
     """Encodes each image once and each distinct sentence once (cached across calls)."""
 
     takes_similarity = True
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
-        super().__init__(model_id, batch_size, options)
+        super().__init__(model, batch_size, options)
         similarity = self.options.similarity
         if similarity not in SIMILARITIES:
             raise ValueError(

@@ -20,10 +20,13 @@ from ..batching import map_batches
 from ..protocols import get_protocol
 from ..protocols.templates import NO_WORDS, YES_WORDS
 from ..queries import Query
-from . import generation, register_kind
-from .base import LoadOptions, Scored, Scorer, regroup
+from . import generation
+from .base import LoadOptions, Scored, regroup
 from .detect import architectures, is_dual_encoder
+from .local import LocalScorer
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
+from .registry import register_kind
+from .resolved_model import ResolvedModel
 
 NESTED_IMAGE_PROCESSORS = ("Idefics", "SmolVLM", "Mllama")
 """Processors that take one list of images per text."""
@@ -39,20 +42,21 @@ def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
     return ids
 
 
-def _model_class(model_id: str, trust_remote_code: bool):
+def _model_class(config: Any):
+    """The image-text-to-text class a config names, else the auto class (None: transformers
+    reads the config when loading)."""
     import transformers
     from transformers.models.auto import modeling_auto as auto
 
-    config = transformers.AutoConfig.from_pretrained(model_id, trust_remote_code=trust_remote_code)
     known = set(auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.values())
-    for name in config.architectures or []:
+    for name in getattr(config, "architectures", None) or []:
         if name in known and hasattr(transformers, name):
             return getattr(transformers, name)
     return transformers.AutoModelForImageTextToText
 
 
 @register_kind
-class GenerativeScorer(Scorer):
+class GenerativeScorer(LocalScorer):
     """Image-text-to-text models; the chat template is used where the processor has one."""
 
     kind = "generative"
@@ -69,18 +73,21 @@ class GenerativeScorer(Scorer):
         return getattr(config, "model_type", "") in mapping and not is_dual_encoder(config)
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
         from transformers import AutoProcessor
 
-        super().__init__(model_id, batch_size, options)
-        trust = self.options.trust_remote_code
+        super().__init__(model, batch_size, options)
+        model_id, trust = model.path, self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
-        cls = _model_class(model_id, trust)
+        cls = _model_class(model.config)
         device_map = getattr(self.options, "device_map", None)
         placement = {"device_map": device_map} if device_map else {}
         self.model = cls.from_pretrained(
-            model_id, dtype=self.dtype, trust_remote_code=trust, **placement
+            model_id, dtype=self.dtype, trust_remote_code=trust, **placement, **model.config_kwargs
         )
         self.device_map = device_map
         if device_map:  # spread over the GPUs by accelerate: inputs go where the embeddings are

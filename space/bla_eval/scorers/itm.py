@@ -13,18 +13,20 @@ from PIL import Image
 
 from ..batching import map_batches
 from ..queries import Query
-from . import register_kind
-from .base import LoadOptions, Scored, Scorer, regroup
+from .base import LoadOptions, Scored, regroup
 from .detect import architectures
+from .local import LocalScorer
+from .registry import register_kind
+from .resolved_model import ResolvedModel
 
 ITM_CLASSES = ("BlipForImageTextRetrieval", "Blip2ForImageTextRetrieval")
 
 
-def _model_class(model_id: str, trust_remote_code: bool):
+def _model_class(config: Any):
+    """The ITM class a config names (None: transformers reads the config when loading)."""
     import transformers
 
-    config = transformers.AutoConfig.from_pretrained(model_id, trust_remote_code=trust_remote_code)
-    names = [a for a in (config.architectures or []) if a in ITM_CLASSES]
+    names = [a for a in getattr(config, "architectures", None) or [] if a in ITM_CLASSES]
     if not names:
         model_type = getattr(config, "model_type", "")
         names = [
@@ -34,7 +36,7 @@ def _model_class(model_id: str, trust_remote_code: bool):
 
 
 @register_kind
-class MatchingScorer(Scorer):
+class MatchingScorer(LocalScorer):
     """BLIP / BLIP-2 ``ForImageTextRetrieval``: softmax of the ITM logits, the match class."""
 
     kind = "itm"
@@ -45,14 +47,19 @@ class MatchingScorer(Scorer):
         return bool(architectures(config) & set(ITM_CLASSES))
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
         from transformers import AutoProcessor
 
-        super().__init__(model_id, batch_size, options)
-        trust = self.options.trust_remote_code
-        cls = _model_class(model_id, trust)
-        self.model = cls.from_pretrained(model_id, dtype=self.dtype, trust_remote_code=trust)
+        super().__init__(model, batch_size, options)
+        model_id, trust = model.path, self.options.trust_remote_code
+        cls = _model_class(model.config)
+        self.model = cls.from_pretrained(
+            model_id, dtype=self.dtype, trust_remote_code=trust, **model.config_kwargs
+        )
         self.model.to(self.device).eval()
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
         self.blip2 = cls.__name__.startswith("Blip2")

@@ -26,8 +26,9 @@ from ..api.usage import Usage
 from ..protocols import get_protocol
 from ..protocols.templates import NO_WORDS, YES_WORDS
 from ..queries import Query
-from . import register_kind
 from .base import LoadOptions, Scored, Scorer, regroup
+from .registry import register_kind
+from .resolved_model import ResolvedModel
 
 LOGPROBS, GENERATION = "logprobs", "generation"
 
@@ -50,21 +51,22 @@ class OpenAIApiScorer(Scorer):
     default_batch_size = 1
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
-        # No torch: nothing is loaded here, so Scorer.__init__'s device and dtype do not apply.
-        self.model_id = model_id
-        self.batch_size = batch_size or self.default_batch_size
-        self.options = options or LoadOptions()
+        super().__init__(model, batch_size, options)
         settings = self.options.api
         if settings is None:
             raise ValueError(f"model kind {self.kind!r} needs --endpoint URL (the API base)")
         self.settings = settings
         self.template = get_protocol(self.options.protocol).prompt_template
         self.device = settings.public_endpoint
+        """Where the model runs (recorded as the run's device)."""
         self.chat = True  # the server applies the model's chat template
         self.needs_images = not settings.text_only
-        self.client = ChatClient(settings, model_id)
+        self.client = ChatClient(settings, self.model_id)
         self.cache = ResponseCache(settings.cache_dir)
         self.usage = Usage()
         self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="bla-api")

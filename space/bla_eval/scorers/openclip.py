@@ -9,10 +9,11 @@ from typing import Any
 import torch
 from PIL import Image
 
-from . import register_kind
 from .base import LoadOptions
 from .detect import OPEN_CLIP_PREFIXES, open_clip_name
 from .dual import DualEncoderScorer, unit_features
+from .registry import register_kind
+from .resolved_model import ResolvedModel
 
 logger = logging.getLogger(__name__)
 
@@ -36,12 +37,15 @@ class OpenClipScorer(DualEncoderScorer):
         return open_clip_name(model) is not None
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
         import open_clip
 
-        super().__init__(model_id, batch_size, options)
-        name, pretrained = split_pretrained(open_clip_name(model_id) or model_id)
+        super().__init__(model, batch_size, options)
+        name, pretrained = split_pretrained(open_clip_name(model.path) or model.path)
         if pretrained is None and not name.startswith(OPEN_CLIP_PREFIXES):
             logger.warning("open_clip model %s without a pretrained tag: random weights", name)
         self.name = name

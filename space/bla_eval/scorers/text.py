@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..batching import map_batches
 from ..language_model import mean_log_probs
 from ..queries import Query
-from . import register_kind
-from .base import LoadOptions, Scored, Scorer
-from .detect import is_gguf
-
-
-def model_source(model_id: str, gguf_file: str | None) -> tuple[str, str | None]:
-    """(folder or Hub id, GGUF file name): a path to a ``.gguf`` file is split into both."""
-    if gguf_file is None and is_gguf(model_id):
-        path = Path(model_id)
-        return str(path.parent), path.name
-    return model_id, gguf_file
+from .base import LoadOptions, Scored
+from .local import LocalScorer
+from .registry import register_kind
+from .resolved_model import ResolvedModel, is_gguf
 
 
 @register_kind
-class TextScorer(Scorer):
+class TextScorer(LocalScorer):
     """``AutoModelForCausalLM`` (also from GGUF); higher mean log-probability = lower perplexity."""
 
     kind = "text"
@@ -40,17 +32,22 @@ class TextScorer(Scorer):
         return getattr(config, "model_type", "") in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
     def __init__(
-        self, model_id: str, batch_size: int | None = None, options: LoadOptions | None = None
+        self,
+        model: ResolvedModel,
+        batch_size: int | None = None,
+        options: LoadOptions | None = None,
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        super().__init__(model_id, batch_size, options)
-        source, self.gguf_file = model_source(model_id, self.options.gguf_file)
+        super().__init__(model, batch_size, options)
+        source, self.gguf_file = model.weights
         kwargs: dict[str, Any] = {"trust_remote_code": self.options.trust_remote_code}
         if self.gguf_file:
             kwargs["gguf_file"] = self.gguf_file
         self.tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-        self.model = AutoModelForCausalLM.from_pretrained(source, dtype=self.dtype, **kwargs)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            source, dtype=self.dtype, **kwargs, **model.config_kwargs
+        )
         self.model.to(self.device).eval()
         self.prefix = self.tokenizer.bos_token_id
         if self.prefix is None:

@@ -1,0 +1,134 @@
+"""The model kinds: one scorer class per kind, registered here; lists and menus derive from them.
+
+The kind names, their help lines and examples are known without importing any scorer module (so
+``bla-eval --help`` and the kind menus need no torch); a scorer class is imported when it is used.
+
+Adding a kind: one module with a ``Scorer`` subclass decorated with ``@register_kind``, and its
+``KindInfo`` in ``BUILTIN_KINDS`` (the order is the precedence of detection).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from .base import Scorer
+
+PACKAGE = __name__.rpartition(".")[0]
+"""The package of the built-in scorer modules."""
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """What menus and ``--help`` show of a kind, and the module that defines its scorer class."""
+
+    kind: str
+    module: str
+    help: str = ""
+    """One line: what the model is and what its score means."""
+    example: str = ""
+    """A Hub model of this kind (the Space's examples)."""
+    remote: bool = False
+    """The model runs behind an API endpoint (``--endpoint``); the Space does not offer it."""
+
+
+BUILTIN_KINDS = (
+    KindInfo(
+        "itm",
+        f"{PACKAGE}.itm",
+        "image-text matching head: match probability",
+        "Salesforce/blip-itm-base-coco",
+    ),
+    KindInfo(
+        "generative",
+        f"{PACKAGE}.generative",
+        "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
+        "Salesforce/blip2-opt-2.7b",
+    ),
+    KindInfo(
+        "contrastive",
+        f"{PACKAGE}.contrastive",
+        "dual encoder (CLIP-like): image-sentence similarity",
+        "openai/clip-vit-base-patch32",
+    ),
+    KindInfo(
+        "open_clip",
+        f"{PACKAGE}.openclip",
+        "open_clip dual encoder: image-sentence similarity",
+        "hf-hub:laion/CLIP-ViT-B-32-laion2B-s34B-b79K",
+    ),
+    KindInfo(
+        "text",
+        f"{PACKAGE}.text",
+        "text-only language model (no image): sentence likelihood, a blind baseline",
+        "openai-community/gpt2",
+    ),
+    KindInfo(
+        "openai-api",
+        f"{PACKAGE}.openai_api",
+        "model behind an OpenAI-compatible endpoint (--endpoint URL): P(yes) from top "
+        "log-probabilities, else the generated answer",
+        remote=True,
+    ),
+)
+"""The built-in kinds, in detection order (a remote kind is chosen by ``--endpoint`` only)."""
+
+KIND_INFO: dict[str, KindInfo] = {info.kind: info for info in BUILTIN_KINDS}
+"""Kind name -> its menu facts and module, in detection order (built-in, then registered)."""
+
+KINDS_REGISTRY: dict[str, type[Scorer]] = {}
+"""Kind name -> scorer class, for the kinds whose module has been imported."""
+
+
+def register_kind(cls: type[Scorer]) -> type[Scorer]:
+    """Class decorator: make ``cls`` the scorer of ``cls.kind``.
+
+    A built-in kind's class takes its help line and example from ``BUILTIN_KINDS``; any other
+    class states them as class attributes.
+    """
+    info = KIND_INFO.get(cls.kind)
+    if info is not None and info.module == cls.__module__:
+        cls.help, cls.example = info.help, info.example
+    else:
+        KIND_INFO[cls.kind] = KindInfo(cls.kind, cls.__module__, cls.help, cls.example, cls.remote)
+    KINDS_REGISTRY[cls.kind] = cls
+    return cls
+
+
+def unregister_kind(kind: str) -> None:
+    """Remove a kind added with :func:`register_kind` (tests register toy kinds)."""
+    KINDS_REGISTRY.pop(kind, None)
+    builtin = {info.kind: info for info in BUILTIN_KINDS}
+    if kind in builtin:
+        KIND_INFO[kind] = builtin[kind]
+    else:
+        KIND_INFO.pop(kind, None)
+
+
+def kinds() -> tuple[str, ...]:
+    """Every kind, in detection order (imports no scorer module)."""
+    return tuple(KIND_INFO)
+
+
+def kind_helps() -> dict[str, str]:
+    """Kind -> its help line, in detection order (imports no scorer module)."""
+    return {kind: info.help for kind, info in KIND_INFO.items()}
+
+
+def remote_kinds() -> list[str]:
+    """The kinds whose models run behind an API endpoint (imports no scorer module)."""
+    return [kind for kind, info in KIND_INFO.items() if info.remote]
+
+
+def scorer_class(kind: str) -> type[Scorer]:
+    """The scorer class of a kind, its module imported on first use (an error lists the kinds)."""
+    if kind not in KIND_INFO:
+        raise ValueError(f"unknown model kind {kind!r}: use one of {', '.join(kinds())}")
+    if kind not in KINDS_REGISTRY:
+        importlib.import_module(KIND_INFO[kind].module)
+    return KINDS_REGISTRY[kind]
+
+
+def scorer_classes() -> dict[str, type[Scorer]]:
+    """Every kind's scorer class, in detection order (imports every scorer module)."""
+    return {kind: scorer_class(kind) for kind in kinds()}

@@ -1,0 +1,51 @@
+"""The model of one run, resolved once: what it is called, where it loads from, its kind and
+transformers config (``bla_eval.scorers.resolve`` builds it; the scorers load from it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def is_gguf(model: str) -> bool:
+    """A path to a ``.gguf`` file."""
+    return model.lower().endswith(".gguf")
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model as a run names and loads it."""
+
+    name: str
+    """The model as typed (``--model``; results.json's ``model``)."""
+    path: str
+    """Where it loads from: a local path or Hub id (a bundled short name's file), or, for a
+    remote kind, the name its server knows."""
+    kind: str
+    """The model kind: detected, or given and checked."""
+    config: Any = None
+    """The transformers config, read once (None for open_clip, GGUF, a remote kind, or a config
+    that could not be read for a given kind: the loader then reads it)."""
+    revision: str | None = None
+    """The Hub commit the config came from, when known."""
+    gguf_file: str | None = None
+    """``--gguf-file``: the GGUF file inside ``path``."""
+    endpoint: str | None = None
+    """``--endpoint`` of a remote kind."""
+
+    @property
+    def weights(self) -> tuple[str, str | None]:
+        """(folder or Hub id, GGUF file name): a path to a ``.gguf`` file is split into both."""
+        if self.gguf_file is None and is_gguf(self.path):
+            path = Path(self.path)
+            return str(path.parent), path.name
+        return self.path, self.gguf_file
+
+    @property
+    def config_kwargs(self) -> dict[str, Any]:
+        """``config=`` for ``from_pretrained`` when the config was read (else transformers reads
+        it; GGUF weights carry their own)."""
+        if self.config is None or self.weights[1] is not None:
+            return {}
+        return {"config": self.config}
