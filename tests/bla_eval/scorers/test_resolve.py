@@ -1,0 +1,72 @@
+"""The model of a run is resolved once: one ResolvedModel per run, handed to the scorer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bla_eval import bundled
+from bla_eval.config import RunConfig
+from bla_eval.run import evaluate
+from bla_eval.scorers import detect, load_scorer, resolve
+from bla_eval.scorers.contrastive import ContrastiveScorer
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, module, name: str) -> list:
+    """Record each call of ``module.name`` (the real function still runs)."""
+    calls: list = []
+    real = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return calls
+
+
+def test_a_run_resolves_its_model_and_reads_its_config_once(
+    built_dataset: Path, tiny_clip: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    resolved = counting(monkeypatch, bundled, "resolve_model")
+    configs = counting(monkeypatch, detect, "read_config")
+    loaded = []
+    real_init = ContrastiveScorer.__init__
+
+    def init(self, model, *args, **kwargs):
+        loaded.append(model)
+        real_init(self, model, *args, **kwargs)
+
+    monkeypatch.setattr(ContrastiveScorer, "__init__", init)
+    config = RunConfig(
+        model=str(tiny_clip), data=str(built_dataset), output_dir=tmp_path / "run", limit=2
+    )
+    results = evaluate(config)
+    assert results["kind"] == "contrastive" and results["model"] == str(tiny_clip)
+    assert resolved == [(str(tiny_clip),)]
+    assert configs == [(str(tiny_clip), False)]
+    (model,) = loaded
+    assert model.name == model.path == str(tiny_clip) and model.kind == "contrastive"
+    assert model.config is not None and model.config.model_type == "clip"
+
+
+def test_a_given_kind_is_checked_with_the_same_single_config_read(
+    tiny_clip: Path, monkeypatch: pytest.MonkeyPatch
+):
+    configs = counting(monkeypatch, detect, "read_config")
+    model = resolve(str(tiny_clip), "contrastive")
+    assert len(configs) == 1 and model.config is not None
+    scorer = load_scorer(model, batch_size=4)
+    assert scorer.resolved is model and len(configs) == 1
+
+
+def test_an_unfit_kind_is_refused_before_loading(tiny_clip: Path):
+    with pytest.raises(ValueError, match="itm"):
+        resolve(str(tiny_clip), "itm")
+
+
+def test_a_remote_kind_keeps_the_name_as_typed_and_needs_an_endpoint():
+    model = resolve("smollm2", None, endpoint="http://127.0.0.1:9/v1")
+    assert model.kind == "openai-api" and model.path == "smollm2" and model.config is None
+    with pytest.raises(ValueError, match="endpoint"):
+        resolve("smollm2", "openai-api")
