@@ -400,6 +400,58 @@ def test_the_twice_listed_check_finds_repeats():
     assert not headings(outside_code_blocks("```bash\n# a shell comment\n```"))
 
 
+def shell_blocks(path: Path) -> list[list[str]]:
+    """The lines of each shell block of ``path``, one list per block."""
+    blocks, fence = [], None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fence = stripped[3:].strip() if fence is None else None
+            if fence in SHELL_FENCES:
+                blocks.append([])
+        elif fence in SHELL_FENCES:
+            blocks[-1].append(stripped)
+    return blocks
+
+
+BARE_COMMAND = re.compile(r"(python3?|bla-eval|bla-finetune)\b")
+"""A command that finds the project only on an activated environment's ``PATH``."""
+
+
+def unactivated(block: list[str]) -> list[str]:
+    """The bare commands that follow ``bash .ci/setup`` in ``block`` before the ``.venv`` it
+    creates is activated (they would run another Python, or none)."""
+    if "bash .ci/setup" not in block:
+        return []
+    after = block[block.index("bash .ci/setup") + 1 :]
+    activated = False
+    bare = []
+    for line in after:
+        activated = activated or line.startswith(("source .venv/bin/activate", ". .venv/bin/"))
+        if BARE_COMMAND.match(line) and not activated:
+            bare.append(line)
+    return bare
+
+
+@pytest.mark.parametrize("path", (*DOC_FILES, *CARDS), ids=lambda p: p.name)
+def test_a_block_that_sets_up_the_venv_activates_it_before_bare_commands(path: Path):
+    """Pasted into a fresh shell, the block runs the project's Python."""
+    bare = [line for block in shell_blocks(path) for line in unactivated(block)]
+    assert not bare, f"{path.name}: {bare} run before `source .venv/bin/activate`"
+
+
+def test_the_activation_check_finds_a_bare_command():
+    assert unactivated(["bash .ci/setup", "python -m builders release"])
+    assert not unactivated(["bash .ci/setup", "source .venv/bin/activate", "bla-eval --help"])
+    assert not unactivated(["bash .ci/setup", ".venv/bin/python -m builders release"])
+
+
+def test_the_readme_main_job_runs_in_the_venv():
+    blocks = shell_blocks(REPO_ROOT / "README.md")
+    main_job = next(block for block in blocks if "bla-eval --model smollm2" in " ".join(block))
+    assert main_job[:2] == ["bash .ci/setup", "source .venv/bin/activate"]
+
+
 def test_pages_and_cards_name_the_hub_ids_of_hub_ids_py(built_dataset: Path):
     from bla_metric import hub_ids
 
