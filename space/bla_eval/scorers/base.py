@@ -99,6 +99,11 @@ class Scorer(ABC):
         self.model_id = model.path
         self.batch_size = batch_size or self.default_batch_size
         self.options = options or LoadOptions()
+        self.load(model)
+
+    def load(self, model: ResolvedModel) -> None:  # noqa: B027 (a hook; optional)
+        """Load what the kind scores with from the resolved ``model`` (with ``self.options``);
+        called once by ``__init__``. Default: nothing to load."""
 
     def prepare_image(self, image: Image.Image) -> Any:
         """Per-image preprocessing that can run in a worker thread (default: the image itself)."""

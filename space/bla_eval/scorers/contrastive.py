@@ -8,7 +8,6 @@ from typing import Any
 import torch
 from PIL import Image
 
-from .base import LoadOptions
 from .detect import is_dual_encoder
 from .dual import DualEncoderScorer, unit_features
 from .registry import register_kind
@@ -28,15 +27,10 @@ class ContrastiveScorer(DualEncoderScorer):
     def matches_config(cls, config: Any) -> bool:
         return is_dual_encoder(config)
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
+    def load(self, model: ResolvedModel) -> None:
         from transformers import AutoModel, AutoProcessor
 
-        super().__init__(model, batch_size, options)
+        super().load(model)
         model_id, trust = model.path, self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
         self.model = AutoModel.from_pretrained(

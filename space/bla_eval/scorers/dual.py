@@ -10,7 +10,7 @@ import torch
 
 from ..batching import map_batches
 from ..queries import Query
-from .base import SIMILARITIES, LoadOptions, Scored, regroup
+from .base import SIMILARITIES, Scored, regroup
 from .local import LocalScorer
 from .resolved_model import ResolvedModel
 
@@ -39,13 +39,8 @@ class DualEncoderScorer(LocalScorer):
 
     takes_similarity = True
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
-        super().__init__(model, batch_size, options)
+    def load(self, model: ResolvedModel) -> None:
+        super().load(model)
         similarity = self.options.similarity
         if similarity not in SIMILARITIES:
             raise ValueError(

@@ -21,7 +21,7 @@ from ..protocols import get_protocol
 from ..protocols.templates import NO_WORDS, YES_WORDS
 from ..queries import Query
 from . import generation
-from .base import LoadOptions, Scored, regroup
+from .base import Scored, regroup
 from .detect import architectures, is_dual_encoder
 from .local import LocalScorer
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
@@ -72,15 +72,10 @@ class GenerativeScorer(LocalScorer):
             return True
         return getattr(config, "model_type", "") in mapping and not is_dual_encoder(config)
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
+    def load(self, model: ResolvedModel) -> None:
         from transformers import AutoProcessor
 
-        super().__init__(model, batch_size, options)
+        super().load(model)
         model_id, trust = model.path, self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
         cls = _model_class(model.config)

@@ -13,7 +13,7 @@ from PIL import Image
 
 from ..batching import map_batches
 from ..queries import Query
-from .base import LoadOptions, Scored, regroup
+from .base import Scored, regroup
 from .detect import architectures
 from .local import LocalScorer
 from .registry import register_kind
@@ -46,15 +46,10 @@ class MatchingScorer(LocalScorer):
     def matches_config(cls, config: Any) -> bool:
         return bool(architectures(config) & set(ITM_CLASSES))
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
+    def load(self, model: ResolvedModel) -> None:
         from transformers import AutoProcessor
 
-        super().__init__(model, batch_size, options)
+        super().load(model)
         model_id, trust = model.path, self.options.trust_remote_code
         cls = _model_class(model.config)
         self.model = cls.from_pretrained(

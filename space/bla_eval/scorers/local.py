@@ -5,20 +5,16 @@ from __future__ import annotations
 import torch
 
 from ..devices import check_device
-from .base import LoadOptions, Scorer
+from .base import Scorer
 from .resolved_model import ResolvedModel
 
 
 class LocalScorer(Scorer):
     """A kind whose model is loaded here: ``device`` and ``dtype`` from ``LoadOptions``."""
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
-        super().__init__(model, batch_size, options)
+    def load(self, model: ResolvedModel) -> None:
+        """Place the model here: ``device`` and ``dtype`` from the load options (a subclass
+        loads its weights after calling this)."""
         self.device = resolve_device(self.options.device)
         self.dtype = resolve_dtype(self.options.dtype, self.device)
 

@@ -26,7 +26,7 @@ from ..api.usage import Usage
 from ..protocols import get_protocol
 from ..protocols.templates import NO_WORDS, YES_WORDS
 from ..queries import Query
-from .base import LoadOptions, Scored, Scorer, regroup
+from .base import Scored, Scorer, regroup
 from .registry import register_kind
 from .resolved_model import ResolvedModel
 
@@ -50,13 +50,8 @@ class OpenAIApiScorer(Scorer):
     wants_encoded = True
     default_batch_size = 1
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
-        super().__init__(model, batch_size, options)
+    def load(self, model: ResolvedModel) -> None:
+        super().load(model)
         settings = self.options.api
         if settings is None:
             raise ValueError(f"model kind {self.kind!r} needs --endpoint URL (the API base)")

@@ -9,7 +9,6 @@ from typing import Any
 import torch
 from PIL import Image
 
-from .base import LoadOptions
 from .detect import OPEN_CLIP_PREFIXES, open_clip_name
 from .dual import DualEncoderScorer, unit_features
 from .registry import register_kind
@@ -36,15 +35,10 @@ class OpenClipScorer(DualEncoderScorer):
     def matches_name(cls, model: str) -> bool:
         return open_clip_name(model) is not None
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
+    def load(self, model: ResolvedModel) -> None:
         import open_clip
 
-        super().__init__(model, batch_size, options)
+        super().load(model)
         name, pretrained = split_pretrained(open_clip_name(model.path) or model.path)
         if pretrained is None and not name.startswith(OPEN_CLIP_PREFIXES):
             logger.warning("open_clip model %s without a pretrained tag: random weights", name)

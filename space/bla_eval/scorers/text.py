@@ -8,7 +8,7 @@ from typing import Any
 from ..batching import map_batches
 from ..language_model import mean_log_probs
 from ..queries import Query
-from .base import LoadOptions, Scored
+from .base import Scored
 from .local import LocalScorer
 from .registry import register_kind
 from .resolved_model import ResolvedModel, is_gguf
@@ -31,15 +31,10 @@ class TextScorer(LocalScorer):
 
         return getattr(config, "model_type", "") in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    def __init__(
-        self,
-        model: ResolvedModel,
-        batch_size: int | None = None,
-        options: LoadOptions | None = None,
-    ) -> None:
+    def load(self, model: ResolvedModel) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        super().__init__(model, batch_size, options)
+        super().load(model)
         source, self.gguf_file = model.weights
         kwargs: dict[str, Any] = {"trust_remote_code": self.options.trust_remote_code}
         if self.gguf_file:
