@@ -55,7 +55,11 @@ class TextScorer(LocalScorer):
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         sentences = [[q.sentence for q in group] for group in queries]
-        new = sorted({s for g in sentences for s in g if s not in self._cache}, key=len)
+        # by length, then text: the batches (and so the last bits of padded scores) are the same
+        # in every process, whatever the hash seed that orders the set
+        new = sorted(
+            {s for g in sentences for s in g if s not in self._cache}, key=lambda s: (len(s), s)
+        )
         scores = map_batches(self.mean_log_probs, new, self.batch_size)
         self._cache.update(zip(new, scores, strict=True))
         return Scored([[self._cache[s] for s in group] for group in sentences])
