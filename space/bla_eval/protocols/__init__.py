@@ -13,37 +13,19 @@ from __future__ import annotations
 from .authors import PAPER, PAPER_ICL_DD, PAPER_ICL_SD
 from .demonstrations import ORDERS, check_order, partner_config
 from .in_context import ICL_DD, ICL_SD, ZERO_SHOT
+from .registry import Registry
 from .spec import Protocol, ProtocolPlan
 from .templates import DEFAULT_TEMPLATE, PromptTemplate, get_template, register_template
 
 DEFAULT_PROTOCOL = ZERO_SHOT.name
 """The protocol of a run that names none."""
 
-PROTOCOLS: dict[str, Protocol] = {}
-"""Protocol name -> spec, built-in first, then registered."""
-
-
-def register_protocol(spec: Protocol) -> Protocol:
-    """Make ``spec`` available by name (``--protocol NAME``); returns it."""
-    PROTOCOLS[spec.name] = spec
-    return spec
-
-
-def unregister_protocol(name: str) -> None:
-    """Remove a protocol added with :func:`register_protocol`."""
-    PROTOCOLS.pop(name, None)
-
-
-def protocol_names() -> list[str]:
-    """Every available protocol name, built-in first."""
-    return list(PROTOCOLS)
-
-
-def get_protocol(name: str) -> Protocol:
-    """The spec of protocol ``name`` (a ValueError names an unknown one and the choices)."""
-    if name not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {name!r}: use one of {', '.join(PROTOCOLS)}")
-    return PROTOCOLS[name]
+PROTOCOLS: Registry[Protocol] = Registry("protocol")
+"""Protocol name -> spec, built-in first, then registered (``--protocol NAME``)."""
+register_protocol = PROTOCOLS.register
+unregister_protocol = PROTOCOLS.unregister
+protocol_names = PROTOCOLS.names
+get_protocol = PROTOCOLS.require
 
 
 for _builtin in (ZERO_SHOT, ICL_SD, ICL_DD, PAPER, PAPER_ICL_SD, PAPER_ICL_DD):

@@ -15,6 +15,8 @@ from typing import Any
 
 from bla_metric.answers import NO, YES
 
+from .registry import Registry
+
 ANSWERS = {1: YES, 0: NO}
 """The answer of a true (1) and a false (0) demonstration."""
 
@@ -126,31 +128,16 @@ AUTHORS = PromptTemplate(
     turn="{question}{answer}",
 )
 
-TEMPLATES: dict[str, PromptTemplate] = {}
-"""Template name -> template (built-in first, then registered)."""
-
-
-def register_template(template: PromptTemplate) -> PromptTemplate:
-    """Make ``template`` available by name; returns it."""
-    TEMPLATES[template.name] = template
-    return template
-
-
-def unregister_template(name: str) -> None:
-    """Remove a template added with :func:`register_template`."""
-    TEMPLATES.pop(name, None)
-
-
-def template_names() -> list[str]:
-    """Every available template name."""
-    return list(TEMPLATES)
+TEMPLATES: Registry[PromptTemplate] = Registry("prompt template")
+"""Template name -> template, built-in first, then registered."""
+register_template = TEMPLATES.register
+unregister_template = TEMPLATES.unregister
+template_names = TEMPLATES.names
 
 
 def get_template(name: str = DEFAULT_TEMPLATE) -> PromptTemplate:
     """The template named ``name`` (a ValueError names an unknown one and the choices)."""
-    if name not in TEMPLATES:
-        raise ValueError(f"unknown prompt template {name!r}: use one of {', '.join(TEMPLATES)}")
-    return TEMPLATES[name]
+    return TEMPLATES.require(name)
 
 
 for _builtin in (BLA, AUTHORS):
