@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -14,6 +16,18 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RELEASE = REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark"
+
+# `datasets` keeps an Arrow copy of every parquet folder it loads in its cache; the tests build
+# datasets in fresh temporary folders, so each session would add copies to the user's cache for
+# good. They go to a cache of the session's own (set before `datasets` is imported; child
+# processes inherit it), removed at the session's end.
+TEST_DATASETS_CACHE = tempfile.mkdtemp(prefix="bla-tests-datasets-cache-")
+os.environ["HF_DATASETS_CACHE"] = TEST_DATASETS_CACHE
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the session's own `datasets` cache."""
+    shutil.rmtree(TEST_DATASETS_CACHE, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
