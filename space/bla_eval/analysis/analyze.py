@@ -10,7 +10,7 @@ thumbnails of the extreme cases. The analyses and the thesis sections they repro
 | noun order (AP) | §7.1.2 | ``noun_order.csv``, ``noun_order.png`` |
 | regression of scores | §7.2 (Tables 7.5, 7.6) | ``regression[_data]_<task>.csv`` |
 | extreme cases | §7.3 (Figures 7.1-7.3) | ``extremes_<task>.csv``, ``thumbs/*.jpg`` |
-| calibration of P(yes) (probabilistic kinds) | none | ``calibration_<task>.csv/.png`` |
+| P(yes) calibration (probabilistic) | – | ``calibration_<task>.csv``, ``calibration.png`` |
 """
 
 from __future__ import annotations
