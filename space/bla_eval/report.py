@@ -162,7 +162,7 @@ def paper_tables(results: dict[str, Any]) -> list[Table]:
                         for k in keys
                     ]
                 )
-        out.append(Table(title.split(":")[0] + " (%)", columns, rows))
+        out.append(Table(title.split(":")[0], columns, rows))
     rows = []
     for task in tasks:
         for view, (keys, _) in bench.views.items():
