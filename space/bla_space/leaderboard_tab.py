@@ -41,6 +41,13 @@ STATS_HEADERS = [
 ]
 
 
+def task_label(config: str) -> str:
+    """The short name of a BLA task (AP, CO, RC)."""
+    from bla_eval.benchmarks import get_benchmark
+
+    return get_benchmark("bla").task_label(config)
+
+
 def same_datapoint_runs(config: SpaceConfig) -> list:
     """The largest group (two or more) of this Space's BLA runs that scored the same datapoints,
     newest first; [] when no two runs did."""
@@ -80,7 +87,7 @@ def statistics(config: SpaceConfig):
     for task, stats in result.items():
         d = stats["detectable"]
         lines.append(
-            f"- **{task}** (n = {stats['n']}): smallest detectable difference "
+            f"- **{task_label(task)}** (n = {stats['n']}): smallest detectable difference "
             f"{100 * d['mde']:.1f} points (paired test, alpha 0.05, power 0.8)."
         )
     plot = Image.open(io.BytesIO(board.leaderboard_figure(result)))
@@ -132,6 +139,7 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         )
         stats_plot = gr.Image(
             label="Scores with 95% intervals; rank [rank interval] tied group",
+            show_label=False,
             type="pil",
             interactive=False,
             elem_id="leaderboard-stats-plot",

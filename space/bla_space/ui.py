@@ -61,7 +61,9 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
         evaluate.run_event.success(
             explore.select_run, evaluate.run_name, explore.run, api_name=False
         ).then(board.refresh, board.view, board.table, api_name=False)
-        board_tab.select(board.refresh_statistics, None, board.statistics, api_name=False)
+        board_tab.select(board.refresh, board.view, board.table, api_name=False).then(
+            board.refresh_statistics, None, board.statistics, api_name=False
+        )
     demo.queue(default_concurrency_limit=1)
     return demo
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -299,7 +300,7 @@ TABS = ARTIFACTS / "tabs"
 def _better_copy(run: Path, target: Path) -> Path:
     """A copy of ``run`` whose model ranks both true sentences on top of every datapoint, the
     newest run of the Space."""
-    from datetime import datetime, timezone
+    from datetime import datetime, timedelta, timezone
 
     from bla_eval.benchmarks.bla import summarise
 
@@ -313,7 +314,8 @@ def _better_copy(run: Path, target: Path) -> Path:
     for task in results["tasks"]:
         results["tasks"][task] = summarise([r for r in records if r["task"] == task], False)
     results["model"] = "oracle"
-    results["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    later = datetime.now(timezone.utc) + timedelta(minutes=1)
+    results["created"] = later.isoformat(timespec="seconds")
     (target / "results.json").write_text(json.dumps(results))
     return target
 
@@ -356,7 +358,7 @@ def test_each_tab_in_a_browser(space, browser, tiny_clip, built_dataset) -> None
     _no_placeholder_headers(page)
 
     page.get_by_role("tab", name="Explore").click()
-    expect(page.locator("#explore-run")).to_contain_text("oracle", timeout=30_000)
+    expect(page.locator("#explore-run input")).to_have_value(re.compile("^oracle"), timeout=30_000)
     expect(page.locator("#explore-sentences")).to_contain_text("ranked correctly", timeout=30_000)
     _shot(page, "explore")
 
@@ -369,12 +371,16 @@ def test_each_tab_in_a_browser(space, browser, tiny_clip, built_dataset) -> None
     assert datapoints.inner_text().strip() == "datapoints"  # on one line, not one letter a line
     _shot(page, "leaderboard")
 
+    board_text = page.locator("#leaderboard-table").inner_text()
+    assert "oracle" in board_text and "clip" in board_text  # runs finished after the build
+
     page.get_by_role("tab", name="Analysis").click()
     _no_placeholder_headers(page)
-    page.click("#analysis-button")
-    page.locator("#analysis-report").get_by_text("Pairwise preferences").first.wait_for(
-        timeout=60_000
-    )
+    page.click("#analysis-button")  # no run picked yet
+    expect(page.locator("#analysis-report")).to_contain_text("Pick a finished run", timeout=30_000)
+    page.wait_for_timeout(500)
+    assert "None" not in page.locator("body").inner_text()
+    assert page.locator(".toast-body").count() == 0
     _shot(page, "analysis")
 
     page.get_by_role("tab", name="VALSE · VL-CheckList · Winoground").click()

@@ -78,6 +78,13 @@ def leaderboard(
     return out
 
 
+def task_label(config: str) -> str:
+    """The short name of a task in tables and plots (AP, CO, RC)."""
+    from ..benchmarks import get_benchmark
+
+    return get_benchmark("bla").task_label(config)
+
+
 def leaderboard_table(result: dict[str, Any]) -> Table:
     """One row per (task, model), one number per cell, values in %."""
     rows = []
@@ -85,7 +92,7 @@ def leaderboard_table(result: dict[str, Any]) -> Table:
         for row in board["models"]:
             rows.append(
                 [
-                    task,
+                    task_label(task),
                     row["model"],
                     100 * row["value"],
                     100 * row["ci"][0],
@@ -132,7 +139,8 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
             f"{LETTERS[g % 26]}: " + ", ".join(members) for g, members in enumerate(board["groups"])
         )
         lines.append(
-            f"- {task} (n = {board['n']}): tied groups {groups}. Smallest detectable difference "
+            f"- {task_label(task)} (n = {board['n']}): tied groups {groups}. Smallest "
+            "detectable difference "
             f"{100 * d['mde']:.2f} points = (z(0.975) + z(0.8)) × sd / √n with sd "
             f"{100 * d['sd']:.2f} points of the per-datapoint paired differences "
             f"(alpha {d['alpha']}, power {d['power']})."
@@ -170,7 +178,7 @@ def leaderboard_figure(result: dict[str, Any]) -> bytes:
             fontsize=8,
         )
         axis.set_xlabel(f"{board['metric'].replace('_', ' ')} (%)")
-        axis.set_title(f"{task} (n = {board['n']})", fontsize=10)
+        axis.set_title(f"{task_label(task)} (n = {board['n']})", fontsize=10)
         axis.grid(axis="x", alpha=0.3)
     figure.suptitle("Scores with 95% CIs; rank [rank interval] tied group", fontsize=10)
     figure.tight_layout()

@@ -80,10 +80,10 @@ def test_table_formats_have_one_number_per_cell(tmp_path: Path, capsys) -> None:
             rows = list(csv.reader(io.StringIO(blocks[-1].split("\n", 1)[1])))
             cells = [c for row in rows[1:] for c in row[2:8]]
         elif fmt == "markdown":
-            lines = [line for line in text.splitlines() if line.startswith("| active_passive")]
+            lines = [line for line in text.splitlines() if line.startswith("| AP |")]
             cells = [c.strip() for line in lines for c in line.strip("|").split("|")[3:8]]
         else:
-            lines = [line for line in text.splitlines() if line.startswith("active")]
+            lines = [line for line in text.splitlines() if line.startswith("AP &")]
             cells = [c.strip(" \\") for line in lines for c in line.split("&")[3:8]]
         assert cells and all(number.match(c) for c in cells), (fmt, cells[:10])
 
