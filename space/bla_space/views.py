@@ -173,7 +173,7 @@ def column_widths(columns: Iterable[str]) -> list[str]:
     return [f"{fixed.get(c, share):.1f}%" for c in columns]
 
 
-PIXEL_WIDTHS = {"model": 150, "source": 170, "kind": 95, "protocol": 120, "datapoints": 100}
+PIXEL_WIDTHS = {"model": 150, "source": 170, "kind": 115, "protocol": 120, "datapoints": 120}
 METRIC_PIXELS = 110
 
 

@@ -333,6 +333,25 @@ def _no_placeholder_headers(page) -> None:
             assert headers[:3] != ["1", "2", "3"], headers
 
 
+LINES = """el => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    const tops = new Set();
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.textContent.trim()) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+    }
+    return tops.size;
+}"""
+
+
+def _header_lines(page, table: str, name: str) -> int:
+    """The lines the header ``name`` of ``table`` takes in the page."""
+    header = next(h for h in page.locator(f"{table} thead th").all() if h.inner_text() == name)
+    return header.evaluate(LINES)
+
+
 @pytest.mark.slow
 def test_each_tab_in_a_browser(space, browser, tiny_clip, built_dataset) -> None:
     """Every tab with two runs on the same datapoints (a screenshot each in
@@ -366,9 +385,7 @@ def test_each_tab_in_a_browser(space, browser, tiny_clip, built_dataset) -> None
     stats = page.locator("#leaderboard-stats")
     expect(stats).to_contain_text("rank low", timeout=30_000)
     expect(stats).to_contain_text("tied group")
-    headers = page.locator("#leaderboard-table thead th")
-    datapoints = next(h for h in headers.all() if "datapo" in h.inner_text())
-    assert datapoints.inner_text().strip() == "datapoints"  # on one line, not one letter a line
+    assert _header_lines(page, "#leaderboard-table", "datapoints") == 1
     _shot(page, "leaderboard")
 
     board_text = page.locator("#leaderboard-table").inner_text()
@@ -390,5 +407,6 @@ def test_each_tab_in_a_browser(space, browser, tiny_clip, built_dataset) -> None
     _no_placeholder_headers(page)
     for header in page.locator("#neighbours-board-0 thead th").all():
         assert header.bounding_box()["width"] >= 60, header.inner_text()
+    assert _header_lines(page, "#neighbours-board-0", "datapoints") == 1
     _shot(page, "neighbours")
     page.close()
