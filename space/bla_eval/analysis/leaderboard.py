@@ -148,6 +148,11 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _short(name: str, width: int = 28) -> str:
+    """A label cut to ``width`` characters (the plot's axis keeps its room)."""
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
 def leaderboard_figure(result: dict[str, Any]) -> bytes:
     """PNG: per task, each run's score with its 95% interval, labelled with rank and rank
     interval; runs best first."""
@@ -172,7 +177,8 @@ def leaderboard_figure(result: dict[str, Any]) -> bytes:
         axis.set_yticks(
             y,
             [
-                f"{m['model']}  #{m['rank']} [{m['interval'][0]}–{m['interval'][1]}] {m['groups']}"
+                f"{_short(m['model'])}  #{m['rank']} [{m['interval'][0]}–{m['interval'][1]}] "
+                f"{m['groups']}"
                 for m in models
             ],
             fontsize=8,
