@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable
 
@@ -67,12 +68,24 @@ def main(argv: list[str] | None = None) -> int:
 
     def run() -> int:
         from .distributed import Processes
-        from .report import markdown_table
+        from .report import markdown_table, paper_tables
         from .run import evaluate
+        from .tables import render
 
-        results = evaluate(config_from_args(args))
-        if Processes.from_env().main:  # one table for a multi-process run
+        config = config_from_args(args)
+        if config.plot and importlib.util.find_spec("matplotlib") is None:
+            raise ValueError("--plot needs matplotlib: pip install 'bla-benchmark[analysis]'")
+        results = evaluate(config)
+        if not Processes.from_env().main:  # one table for a multi-process run
+            return 0
+        if config.table_format is None:
             print(markdown_table(results))
+        else:
+            print(render(paper_tables(results), config.table_format), end="")
+        if config.plot:
+            from .analysis.run_plot import write_plot
+
+            print(f"wrote {write_plot(results, config.output_dir)}")
         return 0
 
     return run_guarded(run, args.debug, "bla-eval")

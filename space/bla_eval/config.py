@@ -204,6 +204,18 @@ class RunConfig:
         help="endpoint: US dollars per million prompt tokens (the cost in results.json)"
     )
     price_output: float | None = option(help="endpoint: US dollars per million completion tokens")
+    name: str | None = option(
+        help="the model's display name in tables, plots and comparisons (results.json's "
+        "display_name; default: the model id)"
+    )
+    table_format: str | None = option(
+        help="print the tables with one number per cell, bootstrap 95% intervals beside, in "
+        "this format (default: the Markdown report)",
+        choices=("markdown", "latex", "csv"),
+    )
+    plot: bool = option(
+        False, "write the run's plot (metrics with 95% intervals, chance) as results.png"
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))
@@ -222,6 +234,10 @@ class RunConfig:
                 f"unknown icl_order {self.icl_order!r}: use one of {', '.join(ORDERS)}"
             )
         get_protocol(self.protocol)  # an unknown protocol is named with the choices
+        if self.table_format not in (None, "markdown", "latex", "csv"):
+            raise ValueError(
+                f"unknown table_format {self.table_format!r}: use markdown, latex or csv"
+            )
         check_api_fields(self)
 
     def with_(self, **changes: Any) -> RunConfig:

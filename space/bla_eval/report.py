@@ -11,6 +11,7 @@ from typing import Any
 
 from .benchmarks import Benchmark, get_benchmark
 from .protocols import DEFAULT_PROTOCOL
+from .tables import Table
 
 CHANCE = "Chance"
 
@@ -79,17 +80,47 @@ def reference_lines(bench: Benchmark, tasks: Sequence[str], view: str) -> list[s
     return lines
 
 
+def _interval(results: dict[str, Any], task: str, view: str, metric: str) -> list | None:
+    """The run's bootstrap 95% interval of one metric (None when results.json has none)."""
+    tasks = (results.get("confidence_intervals") or {}).get("tasks") or {}
+    return ((tasks.get(task) or {}).get(view) or {}).get(metric)
+
+
+def _interval_row(results: dict[str, Any], tasks: Sequence[str], view: str, keys) -> str | None:
+    cells = []
+    for task in tasks:
+        spans = [_interval(results, task, view, k) for k in keys]
+        if all(span is None for span in spans):
+            cells.append("–")
+        else:
+            cells.append(
+                " / ".join(
+                    "–" if span is None else f"[{_pct(span[0])}, {_pct(span[1])}]" for span in spans
+                )
+            )
+    if all(c == "–" for c in cells):
+        return None
+    return "| 95% CI (bootstrap) | " + " | ".join(cells) + " |"
+
+
+def display_name(results: dict[str, Any]) -> str:
+    """The run's display name (``--name``), else its model id."""
+    return str(results.get("display_name") or results["model"])
+
+
 def markdown_table(results: dict[str, Any]) -> str:
     """Markdown tables (one per view) for a results document, reference rows below."""
     bench = get_benchmark(results.get("benchmark", "bla"))
     tasks = list(results["tasks"])
     header = "| model | " + " | ".join(bench.task_label(t) for t in tasks) + " |"
     rule = "|---|" + "---|" * len(tasks)
-    name = f"**{results['model']}** ({results['kind']})"
+    name = f"**{display_name(results)}** ({results['kind']})"
     blocks = []
     for view, (keys, title) in bench.views.items():
         model_row = _row(name, [results["tasks"][t].get(view) for t in tasks], keys)
-        lines = [title, "", header, rule, model_row, *reference_lines(bench, tasks, view)]
+        interval_row = _interval_row(results, tasks, view, keys)
+        rows = [model_row] + ([interval_row] if interval_row else [])
+        lines = [title, "", header, rule, *rows, *reference_lines(bench, tasks, view)]
         blocks.append("\n".join(lines))
     counts = ", ".join(f"{bench.task_label(t)} n={results['tasks'][t]['n']}" for t in tasks)
     unparsed = [t for t in tasks if "unparsed" in results["tasks"][t]]
@@ -99,3 +130,49 @@ def markdown_table(results: dict[str, Any]) -> str:
         )
         counts += f"\n\nUnparsed answers (counted nowhere, as the authors did): {shown}"
     return "\n\n".join(blocks) + f"\n\nDatapoints: {counts}\n"
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else 100 * float(value)
+
+
+def paper_tables(results: dict[str, Any]) -> list[Table]:
+    """The tables of a results document with one number per cell (values in %): per view, the
+    run and the reference rows with one column per task and metric; then the run's metrics with
+    their bootstrap 95% intervals (one row per task, view and metric)."""
+    bench = get_benchmark(results.get("benchmark", "bla"))
+    tasks = list(results["tasks"])
+    out = []
+    for view, (keys, title) in bench.views.items():
+        columns = ["model"] + [
+            f"{bench.task_label(t)} {k.replace('_', ' ')}" for t in tasks for k in keys
+        ]
+        rows = [
+            [display_name(results)]
+            + [_number((results["tasks"][t].get(view) or {}).get(k)) for t in tasks for k in keys]
+        ]
+        for ref in reference_rows(bench):
+            if ref.has_view(view):
+                name = ref.model if ref.model == CHANCE else f"{ref.model} ({ref.source})"
+                rows.append(
+                    [name]
+                    + [
+                        _number((ref.tasks.get(t, {}).get(view) or {}).get(k))
+                        for t in tasks
+                        for k in keys
+                    ]
+                )
+        out.append(Table(title.split(":")[0], columns, rows))
+    rows = []
+    for task in tasks:
+        for view, (keys, _) in bench.views.items():
+            for k in keys:
+                span = _interval(results, task, view, k) or [None, None]
+                value = (results["tasks"][task].get(view) or {}).get(k)
+                rows.append(
+                    [bench.task_label(task), view, k.replace("_", " "), _number(value)]
+                    + [_number(v) for v in span]
+                )
+    columns = ["task", "view", "metric", display_name(results), "CI low", "CI high"]
+    out.append(Table("Bootstrap 95% intervals (%)", columns, rows))
+    return out

@@ -24,6 +24,7 @@ from .distributed import Processes
 from .items import Item
 from .outputs import read_json
 from .protocols import ProtocolPlan, get_protocol
+from .provenance import provenance
 from .runs import SCORES_FILE, RunFolder
 from .runs.settings import resume_settings
 from .scorers import LoadOptions, ResolvedModel, Scorer, load_scorer, resolve, scorer_class
@@ -153,6 +154,14 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "bla_eval_version": __version__,
     }
+    if config.name:
+        results["display_name"] = config.name
+    intervals = _intervals(run.bench, run.tasks, run.items, records, probabilistic)
+    if intervals is not None:
+        results["confidence_intervals"] = intervals
+    results["provenance"] = provenance(
+        run.model, scorer, config.device, config.dtype, results["model_revision"]
+    )
     run.folder.write_results(results)
     run.procs.finish()  # the other processes may read results.json now
     return results
@@ -244,6 +253,41 @@ def _model_revision(scorer: Scorer | None) -> str | None:
     """The Hub commit the weights came from, when transformers recorded one."""
     config = getattr(getattr(scorer, "model", None), "config", None)
     return getattr(config, "_commit_hash", None)
+
+
+CI_RESAMPLES = 1000
+"""Bootstrap resamples of the intervals in ``results.json`` (seed :data:`CI_SEED`)."""
+CI_SEED = 0
+
+
+def _intervals(
+    bench: Benchmark,
+    tasks: list[str],
+    items: list[Item],
+    records: list[dict[str, Any]],
+    probabilistic: bool,
+) -> dict[str, Any] | None:
+    """``results.json``'s ``confidence_intervals``: per task and view, the bootstrap 95% interval
+    of each table metric (None for a benchmark without them)."""
+    if bench.intervals is None:
+        return None
+    by_key = {(r["task"], r["id"]): r for r in records}
+    per_task = {
+        task: bench.intervals(
+            [by_key[(i.task, i.id)] for i in items if i.task == task],
+            probabilistic,
+            CI_RESAMPLES,
+            CI_SEED,
+        )
+        for task in tasks
+    }
+    return {
+        "level": 0.95,
+        "method": "percentile bootstrap over datapoints",
+        "resamples": CI_RESAMPLES,
+        "seed": CI_SEED,
+        "tasks": per_task,
+    }
 
 
 def _task_results(

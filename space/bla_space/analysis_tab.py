@@ -25,6 +25,11 @@ COMPARE_INTRO = (
     "paired bootstrap 95% interval and p-value (2,000 resamples, seed 0) and an exact McNemar "
     "test on set accuracy. The same as `bla-eval compare RUN_A RUN_B`."
 )
+NO_RUN_MESSAGE = "Pick a finished run from the list above, then press **Analyse**."
+NO_RUNS_MESSAGE = "No run has finished in this Space yet: evaluate a model first, then analyse it."
+TABLE_HEADERS = ["pair (X>Y)", "this run", "CLIP", "ViLBERT", "LXMERT", "GPT-2", "chance"]
+"""Headers of the table shown first (pairwise preferences), before a run is analysed."""
+COMPARE_HEADERS = ["task", "view", "metric", "A", "B", "A-B", "CI low", "CI high", "p (bootstrap)"]
 _IMAGE_LINE = re.compile(r"^!\[[^\]]*\]\([^)]*\)\s*$", re.MULTILINE)
 
 
@@ -36,10 +41,14 @@ def run_choices(config: SpaceConfig) -> list[tuple[str, str]]:
 def analysis_outputs(config: SpaceConfig, name: str | None) -> tuple[str, list, dict, Any]:
     """(report Markdown without image lines, [(figure, caption)], {table name: frame}, first
     table) for the run folder ``name``."""
+    import pandas as pd
     from bla_eval.analysis.analyze import analyze_run
     from bla_eval.analysis.rundata import attach_rows, load_run
     from PIL import Image
 
+    if not name:  # one message in the page, not an error on every output
+        text = NO_RUN_MESSAGE if run_choices(config) else NO_RUNS_MESSAGE
+        return text, [], {}, pd.DataFrame(columns=TABLE_HEADERS)
     found = results_store.find_run(config.results_dir, name)
     if found is None:
         raise gr.Error(f"no finished run named {name!r}: pick one from the list")
@@ -82,7 +91,13 @@ def build(config: SpaceConfig) -> AnalysisTab:
     )
     with gr.Row():
         table_name = gr.Dropdown([], label="Table (CSV in bla-eval analyze)", scale=1)
-    table = gr.Dataframe(interactive=False, wrap=True, label="Table (%)", elem_id="analysis-table")
+    table = gr.Dataframe(
+        headers=TABLE_HEADERS,
+        interactive=False,
+        wrap=True,
+        label="Table (%)",
+        elem_id="analysis-table",
+    )
     report = gr.Markdown(elem_id="analysis-report")
     tables_state = gr.State({})
 
@@ -137,7 +152,9 @@ def build_compare(config: SpaceConfig) -> None:
             run_b = gr.Dropdown(run_choices(config), label="Run B", elem_id="compare-b")
             button = gr.Button("Compare", scale=0, elem_id="compare-button")
         report = gr.Markdown(elem_id="compare-report")
-        table = gr.Dataframe(interactive=False, wrap=True, label="A vs B (%)")
+        table = gr.Dataframe(
+            headers=COMPARE_HEADERS, interactive=False, wrap=True, label="A vs B (%)"
+        )
 
         def refresh():
             return gr.Dropdown(choices=run_choices(config))

@@ -219,6 +219,6 @@ def _plot(results: dict, view: str, config: str) -> gr.BarPlot:
     """The bar plot of one task, bars in table order (this run, chance, references)."""
     frame = views.bar_frame(results, view, config)
     metric = views.benchmark_of(results).headline[view]
-    label = task_labels().get(config, config)
+    label = views.benchmark_of(results).task_label(config)  # short: a long title is cut
     title = f"{label}: {views.METRIC_NAMES.get(metric, metric.replace('_', ' '))} (%)"
     return gr.BarPlot(frame, visible=True, title=title, sort=list(frame["model"]))

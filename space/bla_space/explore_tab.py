@@ -96,9 +96,15 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
         control.change(select, filters, selected, api_name=False).then(
             show, [task, run, ids, position], shown, api_name=False
         )
-    demo.load(select, filters, selected, api_name=False).then(
-        show, [task, run, ids, position], shown, api_name=False
-    )
+
+    def newest_run():
+        """The run menu with the newest finished run picked (the one a run just finished)."""
+        choices = run_choices(config)
+        return gr.Dropdown(choices=choices, value=choices[1][1] if len(choices) > 1 else NO_RUN)
+
+    demo.load(newest_run, None, run, api_name=False).then(
+        select, filters, selected, api_name=False
+    ).then(show, [task, run, ids, position], shown, api_name=False)
     position.release(show, [task, run, ids, position], shown, api_name=False)
     previous.click(lambda p: max(1, int(p) - 1), position, position, api_name=False).then(
         show, [task, run, ids, position], shown, api_name=False

@@ -20,6 +20,80 @@ INTRO = (
 )
 
 
+STATS_INTRO = (
+    "Which differences are real? The runs of this Space that scored the same datapoints (the "
+    "largest such group): per task the sentence accuracy with its bootstrap 95% interval, the "
+    "rank (1 = best) with its 95% rank interval ({resamples} resamples of the datapoints drawn "
+    "jointly for all runs, seed 0) and tied groups (runs sharing a letter: no pair differs in a "
+    "paired bootstrap test, Holm-corrected, at 0.05). The same as `bla-eval compare RUN RUN ...`."
+)
+STATS_RESAMPLES = 1000
+STATS_HEADERS = [
+    "task",
+    "model",
+    "sentence accuracy",
+    "CI low",
+    "CI high",
+    "rank",
+    "rank low",
+    "rank high",
+    "tied group",
+]
+
+
+def task_label(config: str) -> str:
+    """The short name of a BLA task (AP, CO, RC)."""
+    from bla_eval.benchmarks import get_benchmark
+
+    return get_benchmark("bla").task_label(config)
+
+
+def same_datapoint_runs(config: SpaceConfig) -> list:
+    """The largest group (two or more) of this Space's BLA runs that scored the same datapoints,
+    newest first; [] when no two runs did."""
+    from bla_eval.analysis.rundata import load_run
+
+    groups: dict[tuple, list] = {}
+    for found in results_store.list_runs(config.results_dir):
+        if found.results.get("benchmark", "bla") != "bla":
+            continue
+        try:
+            run = load_run(found.path)
+        except (ValueError, OSError):
+            continue
+        key = tuple((t, tuple(str(r["id"]) for r in recs)) for t, recs in run.records.items())
+        groups.setdefault(key, []).append(run)
+    best = max(groups.values(), key=len, default=[])
+    return best if len(best) > 1 else []
+
+
+def statistics(config: SpaceConfig):
+    """(Markdown, table, plot) of the rank intervals and ties of this Space's runs."""
+    import io
+
+    import pandas as pd
+    from bla_eval.analysis import leaderboard as board
+    from PIL import Image
+
+    runs = same_datapoint_runs(config)
+    intro = STATS_INTRO.format(resamples=STATS_RESAMPLES)
+    if not runs:
+        text = intro + "\n\nNo two runs of this Space scored the same datapoints yet."
+        return text, pd.DataFrame(columns=STATS_HEADERS), None
+    result = board.leaderboard(runs, STATS_RESAMPLES, 0)
+    table = board.leaderboard_table(result)
+    frame = pd.DataFrame(table.rows, columns=STATS_HEADERS).round(2)
+    lines = [intro, ""]
+    for task, stats in result.items():
+        d = stats["detectable"]
+        lines.append(
+            f"- **{task_label(task)}** (n = {stats['n']}): smallest detectable difference "
+            f"{100 * d['mde']:.1f} points (paired test, alpha 0.05, power 0.8)."
+        )
+    plot = Image.open(io.BytesIO(board.leaderboard_figure(result)))
+    return "\n".join(lines), frame, plot
+
+
 @dataclass
 class LeaderboardTab:
     """What other tabs wire to: the refresh handler and its inputs/outputs."""
@@ -27,6 +101,8 @@ class LeaderboardTab:
     refresh: object
     view: gr.Radio
     table: gr.Dataframe
+    refresh_statistics: object
+    statistics: list
 
 
 def build(config: SpaceConfig) -> LeaderboardTab:
@@ -51,10 +127,35 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         """The leaderboard table in ``view_choice`` (ranking or binary), as percentages."""
         return leaderboard(config, view_choice)
 
+    with gr.Accordion("Rank intervals and ties", open=True, elem_id="leaderboard-stats"):
+        stats_text = gr.Markdown(elem_id="leaderboard-stats-text")
+        stats_table = gr.Dataframe(
+            headers=STATS_HEADERS,
+            interactive=False,
+            wrap=True,
+            label="Rank intervals (%)",
+            elem_id="leaderboard-stats-table",
+            column_widths=views.pixel_widths(["task", "model", *STATS_HEADERS[2:]]),
+        )
+        stats_plot = gr.Image(
+            label="Scores with 95% intervals; rank [rank interval] tied group",
+            show_label=False,
+            type="pil",
+            interactive=False,
+            elem_id="leaderboard-stats-plot",
+        )
+
+    def refresh_statistics():
+        """Rank intervals, ties and their plot for this Space's runs on the same datapoints."""
+        return statistics(config)
+
+    stats_outputs = [stats_text, stats_table, stats_plot]
     view.change(refresh, view, table, api_name=False)
-    button.click(refresh, view, table, api_name="leaderboard")
+    button.click(refresh, view, table, api_name="leaderboard").then(
+        refresh_statistics, None, stats_outputs, api_name=False
+    )
     analysis_tab.build_compare(config)
-    return LeaderboardTab(refresh, view, table)
+    return LeaderboardTab(refresh, view, table, refresh_statistics, stats_outputs)
 
 
 def leaderboard(config: SpaceConfig, view: str):

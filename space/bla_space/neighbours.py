@@ -210,7 +210,9 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         image_1 = gr.Image(label="Image 1 (Winoground)", type="pil", height=300, interactive=False)
         with gr.Column(scale=2):
             header = gr.Markdown("")
-            table = gr.Dataframe(interactive=False, wrap=True, elem_id="neighbours-table")
+            table = gr.Dataframe(
+                headers=PAIR_COLUMNS, interactive=False, wrap=True, elem_id="neighbours-table"
+            )
     gr.Markdown("### Leaderboard (%): published rows and this Space's runs")
     boards = [
         gr.Dataframe(
@@ -234,7 +236,15 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         tables = leaderboards(config, name)
         titles = {v: title for v, (_, title) in get_benchmark(name).views.items()}
         titles["categories"] = "VL-CheckList (%): Object / Attribute / Relation / overall"
-        shown = [gr.Dataframe(value=t, label=titles[v], visible=True) for v, t in tables.items()]
+        shown = [
+            gr.Dataframe(
+                value=t,
+                label=titles[v],
+                visible=True,
+                column_widths=views.pixel_widths(t.columns),
+            )
+            for v, t in tables.items()
+        ]
         shown += [gr.Dataframe(visible=False)] * (len(boards) - len(shown))
         runs = run_choices(config, name)
         newest = runs[1][1] if len(runs) > 1 else NO_RUN
@@ -255,20 +265,22 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
                 n = len(items_of(name, data, task_name))
             except Exception as err:  # dataset unreachable: say so in the page
                 gr.Warning(f"Cannot load {menu[name]} task {task_name}: {err}")
+        label = f"Item (of {n})" if n else "Item (no dataset: pick a run, or set its variable)"
         return (
             gr.Dropdown(choices=choices, value=task_name),
-            gr.Slider(1, max(2, n), value=1, step=1, label=f"Item (of {n})"),
+            gr.Slider(1, max(2, n), value=1, step=1, label=label, interactive=n > 0),
         )
 
     def show(name: str, run_name: str, task_name: str, pos: float):
         data = dataset_for(name, results_of(run_name))
         if not task_name or data is None:
             key = "BLA_" + name.upper().replace("-", "_") + "_DATASET"
-            return None, None, f"Pick a run (its dataset is shown), or set `{key}`.", None
+            message = f"Pick a run (its dataset is shown), or set `{key}`."
+            return None, None, message, pd.DataFrame(columns=PAIR_COLUMNS)
         try:
             return show_item(name, data, task_name, run_dir(run_name), int(pos))
         except Exception as err:
-            return None, None, f"Cannot show this item: {err}", None
+            return None, None, f"Cannot show this item: {err}", pd.DataFrame(columns=PAIR_COLUMNS)
 
     shown = [image_0, image_1, header, table]
     benchmark.change(pick_benchmark, benchmark, [run, task, *boards], api_name=False).then(

@@ -52,7 +52,7 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
                 evaluate = evaluate_tab.build(config)
             with gr.Tab("Explore", id="explore"):
                 explore = explore_tab.build(config, demo)
-            with gr.Tab("Leaderboard", id="leaderboard"):
+            with gr.Tab("Leaderboard", id="leaderboard") as board_tab:
                 board = leaderboard_tab.build(config)
             with gr.Tab("Analysis", id="analysis"):
                 analysis_tab.build(config)
@@ -61,6 +61,9 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
         evaluate.run_event.success(
             explore.select_run, evaluate.run_name, explore.run, api_name=False
         ).then(board.refresh, board.view, board.table, api_name=False)
+        board_tab.select(board.refresh, board.view, board.table, api_name=False).then(
+            board.refresh_statistics, None, board.statistics, api_name=False
+        )
     demo.queue(default_concurrency_limit=1)
     return demo
 

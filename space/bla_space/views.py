@@ -166,11 +166,21 @@ def _group(ref: ReferenceRow) -> str:
 def column_widths(columns: Iterable[str]) -> list[str]:
     """Widths that fit a table of this module on one screen: text columns wide, numbers narrow."""
     columns = list(columns)
-    fixed = {"model": 16, "source": 12, "kind": 8, "protocol": 12, "datapoints": 6}
+    fixed = {"model": 14, "source": 12, "kind": 9, "protocol": 11, "datapoints": 9}
     metric_columns = [c for c in columns if c not in fixed]
     left = 100 - sum(fixed[c] for c in columns if c in fixed)
     share = left / max(1, len(metric_columns))
     return [f"{fixed.get(c, share):.1f}%" for c in columns]
+
+
+PIXEL_WIDTHS = {"model": 150, "source": 170, "kind": 115, "protocol": 120, "datapoints": 120}
+METRIC_PIXELS = 110
+
+
+def pixel_widths(columns: Iterable[str]) -> list[str]:
+    """Widths in pixels for a table too wide for one screen (it scrolls sideways): every column
+    wide enough for its header's words, "datapoints" on one line."""
+    return [f"{PIXEL_WIDTHS.get(str(c), METRIC_PIXELS)}px" for c in columns]
 
 
 def metric_columns(view: str, benchmark: str = "bla") -> list[str]:

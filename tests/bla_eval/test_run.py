@@ -44,6 +44,8 @@ RESULT_KEYS = {
     "scores_file",
     "created",
     "bla_eval_version",
+    "confidence_intervals",
+    "provenance",
 }
 
 

@@ -44,3 +44,21 @@ def test_the_views_lay_out(space_config: SpaceConfig) -> None:
         analysis_tab.build_compare(space_config)
     assert {name for _, name in tab.run.choices} == {"smollm2-a", "smollm2-b"}
     assert demo is not None
+
+
+def test_analyse_without_a_run_says_so_once(space_config: SpaceConfig, tmp_path: Path) -> None:
+    report, figures, tables, first = analysis_tab.analysis_outputs(space_config, None)
+    assert report == analysis_tab.NO_RUN_MESSAGE and figures == [] and tables == {}
+    assert list(first.columns) == analysis_tab.TABLE_HEADERS
+    empty = SpaceConfig(dataset=space_config.dataset, results_dir=tmp_path)
+    assert analysis_tab.analysis_outputs(empty, "")[0] == analysis_tab.NO_RUNS_MESSAGE
+
+
+def test_leaderboard_statistics_of_the_space_runs(space_config: SpaceConfig) -> None:
+    from bla_space import leaderboard_tab
+
+    text, frame, plot = leaderboard_tab.statistics(space_config)
+    assert list(frame.columns) == leaderboard_tab.STATS_HEADERS
+    assert len(frame) == 2 * 3  # two identical runs, three tasks: tied, both first
+    assert (frame["rank"] == 1).all() and (frame["tied group"] == "a").all()
+    assert "smallest detectable difference" in text and plot.size[0] > 100

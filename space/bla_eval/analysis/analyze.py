@@ -10,6 +10,7 @@ thumbnails of the extreme cases. The analyses and the thesis sections they repro
 | noun order (AP) | §7.1.2 | ``noun_order.csv``, ``noun_order.png`` |
 | regression of scores | §7.2 (Tables 7.5, 7.6) | ``regression[_data]_<task>.csv`` |
 | extreme cases | §7.3 (Figures 7.1-7.3) | ``extremes_<task>.csv``, ``thumbs/*.jpg`` |
+| P(yes) calibration (probabilistic) | – | ``calibration_<task>.csv``, ``calibration.png`` |
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bla_metric import formulas, significance
+from bla_metric import calibration, formulas, significance
 from bla_metric.references import CHANCE
 
 from ..outputs import check_replaceable, staged
+from ..runs.check import is_probabilistic
 from . import orders, regression, thesis_tables
 from .rundata import Run, attach_rows, images_of, load_run
 
@@ -319,6 +321,74 @@ def thumbnail(image: dict, size: int = 200) -> bytes:
     return buffer.getvalue()
 
 
+def calibration_table(run: Run, config: str) -> tuple[pd.DataFrame, float]:
+    """Reliability bins of the run's P(yes) on one task (confidence and accuracy in %) and the
+    expected calibration error (:mod:`bla_metric.calibration`, 10 equal-width bins)."""
+    scores, labels, _ = _arrays(run, config)
+    bins = calibration.reliability(scores, labels)
+    frame = pd.DataFrame(
+        [
+            {
+                "bin": f"{row['low']:.1f}-{row['high']:.1f}",
+                "sentences": row["n"],
+                "mean P(yes) (%)": _pct(row["confidence"]) if row["n"] else math.nan,
+                "true (%)": _pct(row["accuracy"]) if row["n"] else math.nan,
+            }
+            for row in bins
+        ]
+    ).set_index("bin")
+    return frame, calibration.expected_calibration_error(scores, labels)
+
+
+def calibration_figure(frames: dict[str, pd.DataFrame], errors: dict[str, float]) -> bytes:
+    """Reliability diagram: per task the share of true sentences against the mean P(yes) of
+    each bin, beside the diagonal of perfect calibration."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(4.8, 4.4))
+    axis.plot([0, 100], [0, 100], color="black", linewidth=0.8, linestyle="--", label="calibrated")
+    for config, frame in frames.items():
+        shown = frame[frame["sentences"] > 0]
+        axis.plot(
+            shown["mean P(yes) (%)"],
+            shown["true (%)"],
+            marker="o",
+            label=f"{task_abbreviation(config)} (ECE {100 * errors[config]:.1f})",
+        )
+    axis.set_xlim(0, 100)
+    axis.set_ylim(0, 100)
+    axis.set_xlabel("mean P(yes) in the bin (%)")
+    axis.set_ylabel("true sentences in the bin (%)")
+    axis.set_title("Reliability of P(yes)")
+    axis.legend(fontsize=8, loc="upper left")
+    return _png(figure)
+
+
+def calibration_section(run: Run, out: Analysis) -> None:
+    """Calibration tables, figure and report section of a probabilistic run."""
+    frames, errors = {}, {}
+    for config in run.tasks:
+        frames[config], errors[config] = calibration_table(run, config)
+        out.tables[f"calibration_{config}"] = frames[config]
+    out.facts["ece"] = errors
+    out.figures["calibration"] = calibration_figure(frames, errors)
+    lines = [
+        "## Calibration of P(yes)",
+        "",
+        "The model's probability that a sentence is true, in 10 equal-width bins: mean P(yes) "
+        "against the share of true sentences. Expected calibration error ECE = Σ_b (n_b / N) "
+        "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`).",
+        "",
+        "| task | ECE (%) |",
+        "|---|---|",
+        *[f"| {task_abbreviation(c)} | {100 * e:.2f} |" for c, e in errors.items()],
+        "",
+        "![calibration](calibration.png)",
+    ]
+    for config, frame in frames.items():
+        lines += ["", f"### {task_abbreviation(config)}", "", markdown(frame)]
+    out.sections.append("\n".join(lines))
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -487,6 +557,8 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
         for outcome in ("all right", "all wrong"):
             lines += _extreme_markdown(frame, types, outcome, examples)
     out.sections.append("\n".join(lines))
+    if is_probabilistic(run.results):
+        calibration_section(run, out)
     return out
 
 

@@ -56,11 +56,22 @@ def analyze_main(argv: list[str] | None = None) -> int:
 
 
 def compare_main(argv: list[str] | None = None) -> int:
-    """``bla-eval compare RUN_A RUN_B``: paired differences with bootstrap and McNemar tests."""
-    p = _parser("bla-eval compare", "Paired comparison of two runs on the same datapoints.")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
-    p.add_argument("--output", default=None, help="folder for compare.md/.json/.csv")
+    """``bla-eval compare RUN RUN ...``: paired differences with bootstrap and McNemar tests, and
+    a leaderboard with rank intervals and tied groups."""
+    from ..tables import TABLE_FORMATS
+
+    p = _parser(
+        "bla-eval compare",
+        "Compare two or more runs on the same datapoints: paired tests (two runs), and a "
+        "leaderboard with bootstrap rank intervals, tied groups and the smallest detectable "
+        "difference.",
+    )
+    p.add_argument("runs", nargs="+", metavar="RUN", help="folders of finished runs (two or more)")
+    p.add_argument(
+        "--output",
+        default=None,
+        help="folder for compare.md/.json/.csv, leaderboard.csv and leaderboard.png",
+    )
     p.add_argument(
         "--resamples",
         type=bounded_int(1, MAX_RESAMPLES),
@@ -73,12 +84,22 @@ def compare_main(argv: list[str] | None = None) -> int:
         default=0,
         help=f"bootstrap seed, 0 to {MAX_SEED} (default 0)",
     )
+    p.add_argument(
+        "--table-format",
+        choices=TABLE_FORMATS,
+        default=None,
+        help="print the tables with one number per cell in this format instead of the report",
+    )
     args = p.parse_args(argv)
+    if len(args.runs) < 2:
+        p.error(f"compare needs at least two runs, got {len(args.runs)}")
 
     def body() -> int:
-        from .compare import compare
+        from .compare import compare_many
 
-        report, _ = compare(args.run_a, args.run_b, args.output, args.resamples, args.seed)
+        report, _ = compare_many(
+            args.runs, args.output, args.resamples, args.seed, args.table_format
+        )
         print(report, end="")
         return 0
 

@@ -1,11 +1,13 @@
-"""``bla-eval compare RUN_A RUN_B``: is the difference between two runs real?
+"""``bla-eval compare RUN RUN ...``: are the differences between runs real?
 
-Both runs must have scored the same datapoints (same tasks, same ids, same labels); otherwise the
+All runs must have scored the same datapoints (same tasks, same ids, same labels); otherwise the
 comparison is refused with an error naming the first difference. Per task and headline metric
 (ranking view: sentence accuracy, set accuracy, set error; binary view: accuracy, precision
 true, precision false): A, B, A - B, a paired bootstrap 95% interval and p-value (seeded), and the
 exact McNemar test on set accuracy (per datapoint: both true sentences on top or not). The
-statistics are in :mod:`bla_metric.significance`.
+statistics are in :mod:`bla_metric.significance`. Over any number of runs (two included) the
+report also holds a leaderboard with rank intervals and tied groups (:mod:`.leaderboard`); with two
+runs the paired A/B tables come first.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import pandas as pd
 from bla_metric import formulas, significance
 
 from ..outputs import check_replaceable, staged
+from ..tables import TABLE_FORMATS, Table, render
+from . import leaderboard as board
 from .rundata import Run, load_run
 
 COMPARE_COMMAND = "bla-eval compare"
@@ -28,6 +32,7 @@ HEADLINE = {
     "binary": ("accuracy", "precision_true", "precision_false"),
 }
 DEFAULT_RESAMPLES = 2000
+LEADERBOARD_PLOT = "leaderboard.png"
 
 
 def check_same_datapoints(a: Run, b: Run) -> None:
@@ -157,6 +162,19 @@ def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> 
     return "\n".join(lines) + "\n"
 
 
+def check_all_same_datapoints(runs: list[Run]) -> None:
+    """Raise ValueError naming the first run (and difference) that scored other datapoints than
+    the first run."""
+    for other in runs[1:]:
+        check_same_datapoints(runs[0], other)
+
+
+def comparison_table(result: dict) -> Table:
+    """The paired A/B comparison, one number per cell (values in %)."""
+    frame = comparison_frame(result)
+    return Table("Paired comparison A - B (%)", list(frame.columns), frame.values.tolist())
+
+
 def compare(
     run_a: str | Path,
     run_b: str | Path,
@@ -165,25 +183,63 @@ def compare(
     seed: int = 0,
 ) -> tuple[str, dict]:
     """Compare two run folders; write compare.md/.json/.csv into ``output`` when given."""
+    report, document = compare_many([run_a, run_b], output, resamples, seed)
+    return report, document["tasks"]
+
+
+def compare_many(
+    paths: list[str | Path],
+    output: str | Path | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    table_format: str | None = None,
+) -> tuple[str, dict]:
+    """Compare two or more run folders: (printed report, document). Two runs: the paired A/B
+    tables, then the leaderboard; more: the leaderboard. ``table_format`` (markdown, latex,
+    csv) prints the tables with one number per cell instead of the report. With ``output``,
+    compare.md/.json/.csv, leaderboard.csv and leaderboard.png are written there."""
+    if len(paths) < 2:
+        raise ValueError(f"compare needs at least two runs, got {len(paths)}")
+    if table_format is not None and table_format not in TABLE_FORMATS:
+        raise ValueError(
+            f"--table-format {table_format!r}: expected one of {', '.join(TABLE_FORMATS)}"
+        )
     if output is not None:
         check_replaceable(output, COMPARE_COMMAND)  # refused before the work
-    a, b = load_run(run_a), load_run(run_b)
-    result = compare_runs(a, b, resamples, seed)
-    report = markdown_report(a, b, result, resamples, seed)
+    runs = [load_run(p) for p in paths]
+    check_all_same_datapoints(runs)
+    paired = compare_runs(runs[0], runs[1], resamples, seed) if len(runs) == 2 else None
+    ranked = board.leaderboard(runs, resamples, seed)
+    parts = [markdown_report(runs[0], runs[1], paired, resamples, seed)] if paired else []
+    if not paired:
+        names = ", ".join(f"`{r.model}` ({r.path})" for r in runs)
+        parts.append(
+            f"# BLA comparison of {len(runs)} runs\n\nRuns: {names}. Same datapoints in all.\n"
+        )
+    parts.append(board.markdown_section(ranked, resamples, seed))
+    report = "\n".join(parts)
+    tables = ([comparison_table(paired)] if paired else []) + [board.leaderboard_table(ranked)]
+    printed = report if table_format is None else render(tables, table_format)
+    document: dict[str, Any] = {
+        "runs": [str(r.path) for r in runs],
+        "models": [r.model for r in runs],
+    }
+    if paired:
+        document.update(run_a=str(runs[0].path), run_b=str(runs[1].path))
+        document.update(model_a=runs[0].model, model_b=runs[1].model)
+    document.update(resamples=resamples, seed=seed, tasks=paired or {}, leaderboard=ranked)
     if output is not None:
+        figure = board.leaderboard_figure(ranked)
         with staged(output, COMPARE_COMMAND) as stage:
             (stage / "compare.md").write_text(report, encoding="utf-8")
-            document = {
-                "run_a": str(a.path),
-                "run_b": str(b.path),
-                "model_a": a.model,
-                "model_b": b.model,
-                "resamples": resamples,
-                "seed": seed,
-                "tasks": result,
-            }
             (stage / "compare.json").write_text(
                 json.dumps(document, indent=2) + "\n", encoding="utf-8"
             )
-            comparison_frame(result).to_csv(stage / "compare.csv", index=False)
-    return report, result
+            if paired:
+                comparison_frame(paired).to_csv(stage / "compare.csv", index=False)
+            (stage / "leaderboard.csv").write_text(
+                render([board.leaderboard_table(ranked)], "csv").split("\n", 1)[1],
+                encoding="utf-8",
+            )
+            (stage / LEADERBOARD_PLOT).write_bytes(figure)
+    return printed, document

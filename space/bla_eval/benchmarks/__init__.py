@@ -32,7 +32,9 @@ class Benchmark:
     - ``views``: report tables, view -> (metric keys, title); ``headline``: view -> main metric;
     - ``reference_rows(view)``: published rows ``{"model", "source", "task", <metric>: value}``;
     - ``chance``: chance level per metric (None when it depends on the item);
-    - ``task_label(task)``: the short name of a task in tables.
+    - ``task_label(task)``: the short name of a task in tables;
+    - ``intervals(records, probabilistic, resamples, seed)``: bootstrap 95% intervals of the
+      headline metrics of one task, {view: {metric: [low, high]}} (None: the benchmark has none).
     """
 
     name: str
@@ -48,6 +50,7 @@ class Benchmark:
     chance: Mapping[str, float] | None = None
     task_label: Callable[[str], str] = str
     default_data: Callable[[], str] | None = None
+    intervals: Callable[[Sequence[Mapping[str, Any]], bool, int, int], dict[str, Any]] | None = None
 
     @property
     def label(self) -> str:

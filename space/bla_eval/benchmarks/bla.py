@@ -104,6 +104,25 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
     return out
 
 
+def intervals(
+    records: Sequence[Mapping[str, Any]], probabilistic: bool, resamples: int, seed: int
+) -> dict[str, Any]:
+    """Percentile bootstrap 95% intervals of each view's table metrics (datapoints resampled,
+    :func:`bla_metric.formulas.compute`): {view: {metric: [low, high]}}. The authors' protocols,
+    whose binary view counts parsed answers only, get the ranking view's."""
+    scores = [r["scores"] for r in records]
+    labels = [r["labels"] for r in records]
+    ranking = formulas.compute(scores, labels, "ranking", bootstrap=resamples, seed=seed)["ci"]
+    out = {"ranking": {k: ranking[k] for k in VIEWS["ranking"][0]}}
+    if not (records and all("parsed" in r for r in records)):
+        threshold = 0.5 if probabilistic else formulas.TOP_K
+        binary = formulas.compute(
+            scores, labels, "binary", threshold, bootstrap=resamples, seed=seed
+        )["ci"]
+        out["binary"] = {k: binary[k] for k in VIEWS["binary"][0]}
+    return out
+
+
 def reference_rows(view: str) -> list[dict[str, Any]]:
     """The published rows of one view (``bla_metric.references``)."""
     return references.reference_rows(protocol=view)
@@ -123,6 +142,7 @@ BENCHMARK = Benchmark(
     chance=references.CHANCE,
     task_label=task_label,
     default_data=default_data,
+    intervals=intervals,
 )
 
 

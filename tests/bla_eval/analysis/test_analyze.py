@@ -159,3 +159,35 @@ def test_errors_are_one_line_and_leave_nothing(tmp_path: Path, capsys) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err and "unfinished" in err
     assert not (run / "analysis").exists()
     assert {p.name for p in run.iterdir()} == {"results.json", "scores.jsonl"}
+
+
+def test_calibration_of_a_probabilistic_run_has_the_known_ece(tmp_path: Path) -> None:
+    """P(yes) 0.85 for every true sentence and 0.15 for every false one: all true sentences fall
+    in the bin 0.8-0.9 (100% true) and all false ones in 0.1-0.2 (0% true), so ECE = 0.15."""
+    from bla_eval.analysis.analyze import Analysis, calibration_section
+    from bla_eval.analysis.rundata import load_run
+    from bla_eval.benchmarks.bla import summarise
+
+    run = tmp_path / "probabilities"
+    shutil.copytree(RUN, run)
+    records = [json.loads(line) for line in (run / "scores.jsonl").read_text().splitlines()]
+    for record in records:
+        record["scores"] = [0.85 if y else 0.15 for y in record["labels"]]
+    (run / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    results = json.loads((run / "results.json").read_text())
+    results["protocol"]["binary_view"] = "threshold 0.5"
+    for task in results["tasks"]:
+        results["tasks"][task] = summarise([r for r in records if r["task"] == task], True)
+    (run / "results.json").write_text(json.dumps(results))
+    loaded = load_run(run)
+    out = Analysis(run=loaded, label="p")
+    calibration_section(loaded, out)
+    assert out.facts["ece"] == pytest.approx({t: 0.15 for t in loaded.tasks})
+    table = out.tables["calibration_active_passive"]
+    assert table.loc["0.8-0.9", "true (%)"] == 100 and table.loc["0.1-0.2", "true (%)"] == 0
+    assert out.figures["calibration"][:4] == b"\x89PNG"
+    assert "## Calibration of P(yes)" in out.sections[-1]
+
+
+def test_a_ranker_run_has_no_calibration_section(analysed: Path) -> None:
+    assert "## Calibration" not in (analysed / "report.md").read_text()

@@ -53,6 +53,8 @@ def test_identical_runs_differ_by_zero_with_p_one(tmp_path: Path) -> None:
         "compare.md",
         "compare.json",
         "compare.csv",
+        "leaderboard.csv",
+        "leaderboard.png",
     }
     assert "| active_passive | ranking | sentence_accuracy |" in report
 

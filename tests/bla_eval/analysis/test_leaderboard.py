@@ -1,0 +1,107 @@
+"""``bla-eval compare`` over several runs: rank intervals, tied groups, tables, refusals."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+from bla_eval.analysis.cli import compare_main
+from bla_eval.analysis.compare import compare_many
+
+RUN = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "runs" / "smollm2"
+
+
+def _run(tmp_path: Path, name: str, change=None, display: str | None = None) -> Path:
+    """A copy of the recorded run, its scores changed by ``change(record) -> scores`` and its
+    results.json derived from them again."""
+    from bla_eval.benchmarks.bla import summarise
+
+    run = tmp_path / name
+    shutil.copytree(RUN, run)
+    path = run / "scores.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    if change is not None:
+        for k, record in enumerate(records):
+            record["scores"] = change(k, record)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    results = json.loads((run / "results.json").read_text())
+    for task in results["tasks"]:
+        results["tasks"][task] = summarise([r for r in records if r["task"] == task], False)
+    if display:
+        results["display_name"] = display
+    (run / "results.json").write_text(json.dumps(results))
+    return run
+
+
+def _good(k: int, record: dict) -> list[float]:
+    """True sentences above false ones on 9 datapoints of 10."""
+    right = [float(y) for y in record["labels"]]
+    return right if k % 10 else [1.0 - y for y in right]
+
+
+def _good_twin(k: int, record: dict) -> list[float]:
+    """As :func:`_good`, turned the other way on four datapoints (two more right, two more
+    wrong): the same up to noise."""
+    scores = _good(k, record)
+    return [1.0 - s for s in scores] if k in (1, 2, 10, 20) else scores
+
+
+def test_far_apart_runs_get_disjoint_rank_intervals_and_twins_are_tied(tmp_path: Path) -> None:
+    runs = [
+        _run(tmp_path, "base", display="base"),
+        _run(tmp_path, "good", _good, "good"),
+        _run(tmp_path, "twin", _good_twin, "twin"),
+    ]
+    out = tmp_path / "out"
+    _, document = compare_many(runs, out, resamples=200, seed=0)
+    for task, board in document["leaderboard"].items():
+        rows = {row["model"]: row for row in board["models"]}
+        assert rows["base"]["interval"] == [3, 3], task
+        assert rows["good"]["interval"][1] <= 2 and rows["twin"]["interval"][1] <= 2
+        assert sorted(board["groups"][0]) == ["good", "twin"] and board["groups"][1] == ["base"]
+        assert rows["good"]["groups"] == rows["twin"]["groups"] == "a" != rows["base"]["groups"]
+        assert 0 < board["detectable"]["mde"] < 0.2
+    assert (out / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (out / "compare.csv").exists()  # paired A/B tables only for two runs
+
+
+def test_table_formats_have_one_number_per_cell(tmp_path: Path, capsys) -> None:
+    runs = [str(RUN), str(_run(tmp_path, "good", _good, "good"))]
+    number = re.compile(r"^-?\d+(\.\d+)?$")
+    for fmt in ("csv", "markdown", "latex"):
+        assert compare_main([*runs, "--resamples", "50", "--table-format", fmt]) == 0
+        text = capsys.readouterr().out
+        if fmt == "csv":
+            blocks = [b for b in text.split("\n\n") if b.strip()]
+            rows = list(csv.reader(io.StringIO(blocks[-1].split("\n", 1)[1])))
+            cells = [c for row in rows[1:] for c in row[2:8]]
+        elif fmt == "markdown":
+            lines = [line for line in text.splitlines() if line.startswith("| AP |")]
+            cells = [c.strip() for line in lines for c in line.strip("|").split("|")[3:8]]
+        else:
+            lines = [line for line in text.splitlines() if line.startswith("AP &")]
+            cells = [c.strip(" \\") for line in lines for c in line.split("&")[3:8]]
+        assert cells and all(number.match(c) for c in cells), (fmt, cells[:10])
+
+
+def test_compare_refuses_one_run_and_runs_on_other_datapoints(tmp_path: Path, capsys) -> None:
+    other = _run(tmp_path, "other")
+    lines = (other / "scores.jsonl").read_text().splitlines(keepends=True)
+    (other / "scores.jsonl").write_text("".join(lines).replace("ap-0007", "ap-9999"))
+    code = compare_main(
+        [str(RUN), str(_run(tmp_path, "same")), str(other), "--output", str(tmp_path / "o")]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("bla-eval compare: error: the runs scored different datapoints of ")
+    assert not (tmp_path / "o").exists()
+    try:
+        compare_main([str(RUN)])
+    except SystemExit as stop:
+        assert stop.code == 2
+    err = capsys.readouterr().err
+    assert err == "bla-eval compare: error: compare needs at least two runs, got 1\n"

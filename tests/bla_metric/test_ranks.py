@@ -1,0 +1,90 @@
+"""Rank intervals, Holm, tied groups, minimum detectable effect and ECE, on constructed data."""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from bla_metric import calibration, ranks
+
+
+def _stats(correct: np.ndarray, sentences: int = 4) -> dict[str, np.ndarray]:
+    """Ranking-view per-datapoint statistics from correctly placed sentence counts."""
+    return {
+        "correct": correct.astype(float),
+        "sentences": np.full(len(correct), sentences),
+        "set_accuracy": (correct == sentences).astype(float),
+        "set_error": (correct == 0).astype(float),
+    }
+
+
+def _simulate(rng: np.random.Generator, truths: list[float], n: int) -> list[dict]:
+    return [_stats(rng.binomial(4, p, n)) for p in truths]
+
+
+def test_far_apart_models_have_disjoint_intervals_and_equal_ones_are_tied() -> None:
+    rng = np.random.default_rng(1)
+    weak, strong = _simulate(rng, [0.5, 0.9], 600)
+    twin = {k: v.copy() for k, v in strong.items()}
+    twin["correct"][:3] = np.clip(twin["correct"][:3] - 1, 0, 4)  # the same up to noise
+    stats = [weak, strong, twin]
+    rows = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 300, seed=0)
+    assert rows[0]["interval"] == [3, 3] and rows[0]["rank"] == 3
+    assert rows[1]["interval"][1] <= 2 and rows[2]["interval"][1] <= 2
+    assert rows[0]["ci"][1] < min(rows[1]["ci"][0], rows[2]["ci"][0])
+    tests = ranks.pairwise_tests(stats, "ranking", "sentence_accuracy", 300, seed=0)
+    assert tests[(1, 2)]["p_holm"] >= 0.05 > tests[(0, 1)]["p_holm"]
+    groups = ranks.tied_groups([r["value"] for r in rows], tests)
+    assert groups == [[1, 2], [0]]
+    again = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 300, seed=0)
+    assert again == rows  # seeded
+
+
+def test_rank_interval_coverage_in_a_small_simulation() -> None:
+    """Four models with known true sentence accuracies (true ranks 4, 3, 2, 1), n = 300
+    datapoints, 40 simulated benchmarks, 200 resamples each: the share of (benchmark, model)
+    whose true rank lies in its 95% rank interval."""
+    truths = [0.50, 0.53, 0.56, 0.65]
+    true_rank = [4, 3, 2, 1]
+    rng = np.random.default_rng(7)
+    covered = total = 0
+    for sim in range(40):
+        stats = _simulate(rng, truths, 300)
+        rows = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 200, seed=sim)
+        for row, truth in zip(rows, true_rank, strict=True):
+            covered += row["interval"][0] <= truth <= row["interval"][1]
+            total += 1
+    assert covered / total >= 0.85
+
+
+def test_holm_by_hand() -> None:
+    assert ranks.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert ranks.holm([0.5, 0.9]) == [1.0, 1.0]
+
+
+def test_minimum_detectable_effect_formula() -> None:
+    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+    assert z == pytest.approx(2.8016, abs=1e-4)
+    assert ranks.minimum_detectable_effect(0.3, 600) == pytest.approx(z * 0.3 / 600**0.5)
+    rng = np.random.default_rng(0)
+    a, b = _simulate(rng, [0.5, 0.6], 500)
+    found = ranks.detectable_difference([a, b], "ranking", "sentence_accuracy")
+    sd = np.std(a["correct"] / 4 - b["correct"] / 4, ddof=1)
+    assert found["sd"] == pytest.approx(sd) and found["mde"] == pytest.approx(z * sd / 500**0.5)
+
+
+def test_expected_calibration_error_by_hand() -> None:
+    # bin [0.2, 0.3): p 0.2 twice, one true -> |0.5 - 0.2| = 0.3, weight 2/6
+    # bin [0.8, 0.9): p 0.8 four times, all true -> |1 - 0.8| = 0.2, weight 4/6
+    probabilities = [[0.2, 0.8, 0.8], [0.2, 0.8, 0.8]]
+    labels = [[1, 1, 1], [0, 1, 1]]
+    assert calibration.expected_calibration_error(probabilities, labels) == pytest.approx(
+        2 / 6 * 0.3 + 4 / 6 * 0.2
+    )
+    table = calibration.reliability(probabilities, labels)
+    assert [row["n"] for row in table if row["n"]] == [2, 4]
+    assert calibration.expected_calibration_error([[1.0, 0.0]], [[1, 0]]) == 0
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        calibration.expected_calibration_error([[1.5, 0.0]], [[1, 0]])
