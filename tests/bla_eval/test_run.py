@@ -225,14 +225,17 @@ def test_bla_eval_writes_only_into_its_own_run_folders(
     assert snapshot(protected) == before
 
 
-def test_bla_eval_reruns_into_its_own_folder_and_older_runs_without_marker(
+def test_bla_eval_reruns_into_its_own_folder_but_not_a_run_json_without_marker(
     co_run, tiny_clip, built_dataset, tmp_path, capsys
 ):
     run = copy_run(co_run, tmp_path)
-    (run / OWNER_FILE).unlink()  # a run written before the marker existed: its run.json says
     argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT)
     assert call(bla_eval, argv, capsys)[0] == 0
     assert json.loads((run / OWNER_FILE).read_text())["command"] == "bla-eval"
+    (run / OWNER_FILE).unlink()  # a folder of the user's holding the files of a run
+    before = snapshot(run)
+    refused(bla_eval, argv, capsys, f"output {run} is not empty and is not a bla-eval run")
+    assert snapshot(run) == before
 
 
 @pytest.fixture(scope="module")
