@@ -78,6 +78,8 @@ class RunFolder:
         ``scores.jsonl`` (any error names the file and the line)."""
         folder = cls(path).path
         if not folder.is_dir():
+            if folder.exists():
+                raise ValueError(f"{folder} is a file, not a bla-eval run folder")
             raise FileNotFoundError(f"run folder not found: {folder}")
         results_path = folder / RESULTS_FILE
         if not results_path.is_file():
