@@ -223,7 +223,8 @@ def write_lines_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
 # ----------------------------------------------------------------------------- ownership
 def output_path(target: Path | str) -> Path:
     """``target`` made absolute (symbolic links of its parents resolved), after refusing a
-    symbolic link, the root, the working directory and any folder that holds it."""
+    symbolic link, the root, the working directory and any folder that holds it, and a path
+    under a file."""
     path = Path(target)
     if path.is_symlink():
         raise ValueError(f"output {target} is a symbolic link: give the folder it points to")
@@ -233,6 +234,9 @@ def output_path(target: Path | str) -> Path:
         raise ValueError(
             f"output {target} is the working directory or holds it: choose a new folder"
         )
+    above = next(p for p in resolved.parents if p.exists())
+    if not above.is_dir():
+        raise ValueError(f"output {target} lies under {above}, which is a file, not a folder")
     return resolved
 
 
