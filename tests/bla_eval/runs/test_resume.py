@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from bla_eval.cli import main as bla_eval
 from bla_eval.config import RunConfig, option
-from bla_eval.run import evaluate
 from bla_eval.outputs import OWNER_FILE
+from bla_eval.run import evaluate
 from bla_eval.runs import RUN_FILE, SCORES_FILE, RunFolder
 
 from tests.bla_eval.commands import (
