@@ -435,9 +435,8 @@ def remove_stale(folder: Path) -> list[Path]:
             continue
         kept, original = entry / match["name"], entry.with_name(match["name"])
         if match["what"] == "replaced" and os.path.lexists(kept):
-            if os.path.lexists(original):
-                continue  # its replacement arrived and may be the user's now: keep both
-            kept.rename(original)
+            if not os.path.lexists(original):  # killed between the two renames of a swap
+                kept.rename(original)
         shutil.rmtree(entry, ignore_errors=True)
         handled.append(entry)
     return handled

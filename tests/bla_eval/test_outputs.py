@@ -177,14 +177,20 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
     gone = temporary(tmp_path / f".gone.bla-replaced-{dead}", dead)  # killed between renames
     (gone / "gone").mkdir()
     (gone / "gone" / "finetune.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "done").mkdir()  # killed after the swap: the old output set aside is removed
+    done = temporary(tmp_path / f".done.bla-replaced-{dead}", dead)
+    (done / "done").mkdir()
+    (done / "done" / "old.json").write_text("{}", encoding="utf-8")
     with staged(tmp_path / "new") as stage:
         (stage / "x").write_text("x", encoding="utf-8")
     assert listing(tmp_path) == [
         f".keep.staging-{dead}",
         f".other.bla-staging-{alive}",
+        "done",
         "gone",  # put back: its replacement never arrived
         "new",
     ]
+    assert listing(tmp_path / "done") == []
     assert listing(tmp_path / "gone") == ["finetune.json"]
     assert remove_stale(tmp_path) == []
 
