@@ -2,7 +2,7 @@
 
 - Readers: :func:`read_json` and :func:`read_records`; an error names the file (and the line).
 - Atomic files: :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_lines_atomic`
-  write a hidden temporary file beside the target and rename it into place.
+  write a temporary file (in a marked hidden folder beside the target) and rename it into place.
 - Staged folders: :func:`staged` yields a hidden folder beside the target and renames it into
   place when the block succeeds (removed when it fails); :func:`remove_stale` removes what a
   killed process left behind. Every temporary is a folder holding :data:`TEMP_MARKER`, the proof
@@ -37,13 +37,11 @@ OWNER_FILE = ".bla-output.json"
 RECORD_KEYS = ("task", "id", "scores")
 """Keys every score record has."""
 
-TEMP_RE = re.compile(r"^\.(?P<name>.+)\.bla-(?P<what>staging|replaced|tmp)-(?P<pid>\d+)(\.\d+)?$")
+TEMP_RE = re.compile(r"^\.(?P<name>.+)\.bla-(?P<what>staging|replaced|tmp)-(?P<pid>\d+)(\.\d+)*$")
 """Names of the temporary folders of this module (the pid of the writer)."""
 TEMP_MARKER = ".bla-temporary.json"
 """The file inside each temporary folder of this module, ``{"pid": ..., "name": ...}``: written
 when the folder is created, it proves the folder ours (:func:`is_temporary`)."""
-TEMP_CONTENT = "output"
-"""The entry of a temporary folder that holds what it stages, sets aside or writes."""
 SHOWN = 5
 """Names an error lists before "and N more"."""
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -434,9 +432,9 @@ def remove_stale(folder: Path) -> list[Path]:
         if match is None or pid_alive(int(match["pid"])):
             continue
         kept, original = entry / match["name"], entry.with_name(match["name"])
-        if match["what"] == "replaced" and os.path.lexists(kept):
-            if not os.path.lexists(original):  # killed between the two renames of a swap
-                kept.rename(original)
+        swapped = match["what"] == "replaced" and os.path.lexists(kept)
+        if swapped and not os.path.lexists(original):  # killed between the renames of a swap
+            kept.rename(original)
         shutil.rmtree(entry, ignore_errors=True)
         handled.append(entry)
     return handled
