@@ -169,4 +169,4 @@ def _copy(src: Path, dst: Path) -> None:
     if src.is_dir():
         shutil.copytree(src, dst, symlinks=True)
     else:
-        shutil.copy2(src, dst)
+        shutil.copy2(src, dst, follow_symlinks=False)  # a link is carried as a link

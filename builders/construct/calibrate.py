@@ -19,12 +19,17 @@ import math
 import time
 from pathlib import Path
 
+from bla_eval.outputs import check_file_replaceable, write_marked_json
+
 from bla_metric.tasks import TASKS
 from builders.construct.config import ConstructConfig
 from builders.construct.grammar import make_scorer
 from builders.records import read_main
 from builders.source import ReleaseSource
 from builders.validate import check_rows
+
+COMMAND = "python -m builders calibrate"
+"""The command named in the ``written_by`` key of its ``--out`` file (it replaces only those)."""
 
 
 def release_sets(release: Path, limit: int | None = None) -> dict[str, list[list[str]]]:
@@ -143,10 +148,12 @@ def run(args: argparse.Namespace) -> int:
                 f"--scores {args.scores}: not the --out of an earlier calibration "
                 f"({type(err).__name__}: {err})"
             ) from None
-    if args.out is not None and args.out.is_dir():
+    if args.out is not None and args.out.is_dir() and not args.out.is_symlink():
         raise ValueError(f"--out {args.out} is a folder; give a file name")
+    if args.out is not None:  # a new file, or one an earlier calibration wrote (its mark)
+        check_file_replaceable(args.out, COMMAND)
     figures = calibrate(args.release, config, args.keep, args.limit, previous)
     if args.out:
-        args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        write_marked_json(args.out, COMMAND, figures)
     print(json.dumps({k: v for k, v in figures.items() if k != "sentence_scores"}, indent=2))
     return 0

@@ -81,6 +81,24 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def bounded_float(low: float, high: float) -> Callable[[str], float]:
+    """argparse type: a finite number from ``low`` to ``high`` (the documented maximum of a
+    time or amount a user gives; ``1e308`` or ``inf`` is refused, not passed on)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid float value: {text[:40]!r}") from None
+        if not low <= value <= high:  # also refuses nan
+            raise argparse.ArgumentTypeError(
+                f"must be a number from {low:g} to {high:g}, got {text[:40]}"
+            )
+        return value
+
+    return parse
+
+
 def check_range(
     name: str,
     value: object,

@@ -27,7 +27,7 @@ from .api.settings import (
     SCORING,
     check_api_fields,
 )
-from .cli_common import bounded_int, check_range
+from .cli_common import bounded_float, bounded_int, check_range
 from .devices import check_device
 from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
 
@@ -37,6 +37,9 @@ MAX_BATCH_SIZE = 4096
 """The most sentences or pairs per forward pass (``--batch-size``)."""
 MAX_IMAGES_PER_BATCH = 1024
 """The most images decoded and held at once (``--images-per-batch``)."""
+MIN_REQUEST_TIMEOUT_S = 0.001
+MAX_REQUEST_TIMEOUT_S = 24 * 3600
+"""Bounds of ``--request-timeout`` (seconds; a day is far above any answer's time)."""
 
 
 def registry(path: str) -> Callable[[], Sequence[str]]:
@@ -173,7 +176,11 @@ class RunConfig:
         f"endpoint: requests in flight at once (at most {MAX_CONCURRENCY})",
         type=bounded_int(1, MAX_CONCURRENCY),
     )
-    request_timeout: float = option(60.0, "endpoint: seconds one request may take")
+    request_timeout: float = option(
+        60.0,
+        f"endpoint: seconds one request may take (at most {MAX_REQUEST_TIMEOUT_S})",
+        type=bounded_float(MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S),
+    )
     max_retries: int = option(
         5,
         "endpoint: retries of a request answered 408, 429 or 5xx (or cut off), with "
@@ -228,6 +235,14 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None or name == "images_per_batch":
                 check_range(name, value, 1, high)
+        timeout = self.request_timeout
+        if not isinstance(timeout, (int, float)) or not (
+            MIN_REQUEST_TIMEOUT_S <= timeout <= MAX_REQUEST_TIMEOUT_S
+        ):
+            raise ValueError(
+                f"request_timeout must be seconds from {MIN_REQUEST_TIMEOUT_S} to "
+                f"{MAX_REQUEST_TIMEOUT_S}, got {timeout!r}"
+            )
         check_device(self.device)
         if self.icl_order not in ORDERS:
             raise ValueError(

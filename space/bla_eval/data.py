@@ -43,8 +43,17 @@ def load_split(data: str, config: str, split: str = "test", columns: Sequence[st
     if Path(data).is_dir():
         # Local folders go through the parquet builder: its cache key includes the files' metadata,
         # whereas a folder's cache key does not distinguish two folders of the same name.
-        ds = datasets.load_dataset("parquet", data_files={split: _local_files(data, config, split)})
-        ds = ds[split]
+        files = _local_files(data, config, split)
+        _check_parquet(files)
+        try:
+            ds = datasets.load_dataset("parquet", data_files={split: files})[split]
+        except (OSError, ValueError, datasets.exceptions.DatasetGenerationError) as err:
+            raise ValueError(
+                f"cannot read dataset {data!r} config {config!r} ({', '.join(files)}): "
+                f"{_cause(err)}"
+            ) from err
+    elif Path(data).exists():
+        raise ValueError(f"dataset {data} is a file, not a folder (give a folder or a Hub id)")
     elif looks_like_path(data):
         raise ValueError(f"dataset folder {data} does not exist (give a folder or a Hub id)")
     else:
@@ -52,6 +61,8 @@ def load_split(data: str, config: str, split: str = "test", columns: Sequence[st
             ds = datasets.load_dataset(data, config, split=split)
         except (OSError, ConnectionError) as err:
             raise ValueError(f"cannot load dataset {data!r} config {config!r}: {err}") from err
+    if len(ds) == 0:
+        raise ValueError(f"dataset {data!r} config {config!r} split {split!r} has no rows")
     missing = [c for c in columns if c not in ds.column_names]
     if missing:
         raise ValueError(
@@ -79,3 +90,24 @@ def _local_files(data: str, config: str, split: str) -> list[str]:
     if not files:
         raise ValueError(f"dataset {data!r} config {config!r} has no split {split!r}")
     return files
+
+
+def _check_parquet(files: Sequence[str]) -> None:
+    """Each parquet file readable (its footer) and with rows; a ValueError names the first
+    file that is not (damaged pages are named by :func:`load_split` when they are read)."""
+    import pyarrow.parquet as pq
+
+    for name in files:
+        try:
+            rows = pq.ParquetFile(name).metadata.num_rows
+        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+            raise ValueError(f"{name} is not a readable parquet file: {_cause(err)}") from None
+        if rows == 0:
+            raise ValueError(f"{name} has no rows: the dataset config is empty")
+
+
+def _cause(err: BaseException) -> str:
+    """The innermost message of a chain of exceptions, on one line."""
+    while err.__cause__ is not None:
+        err = err.__cause__
+    return " ".join(str(err).split()) or type(err).__name__

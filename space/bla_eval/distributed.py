@@ -21,6 +21,7 @@ continues from them. The part files themselves (names, folding, merging) are the
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 
 TIMEOUT_ENV = "BLA_EVAL_DIST_TIMEOUT_S"
 """Seconds a process waits at a barrier for the others (default 24 hours: a long model run)."""
+DEFAULT_TIMEOUT_S = 24 * 3600
+MAX_TIMEOUT_S = 30 * 24 * 3600
+"""The longest wait :data:`TIMEOUT_ENV` may ask for (30 days)."""
+MAX_PROCESSES = 1_000_000
+"""The largest ``WORLD_SIZE`` taken (far above any launcher's)."""
 
 
 @dataclass(frozen=True)
@@ -44,18 +50,20 @@ class Processes:
     rank: int = 0
     world: int = 1
     local_rank: int = 0
+    timeout_s: float = DEFAULT_TIMEOUT_S
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Processes:
         """Rank and size from ``torchrun`` / ``accelerate launch`` (``RANK``, ``WORLD_SIZE``,
         ``LOCAL_RANK``); one process when they are not set."""
         env = dict(os.environ if env is None else env)
-        world = int(env.get("WORLD_SIZE", "1") or 1)
-        rank = int(env.get("RANK", "0") or 0)
-        local = int(env.get("LOCAL_RANK", str(rank)) or 0)
+        world = _whole(env, "WORLD_SIZE", 1)
+        rank = _whole(env, "RANK", 0)
+        local = _whole(env, "LOCAL_RANK", rank)
         if world < 1 or not 0 <= rank < world:
             raise ValueError(f"bad process group: RANK={rank}, WORLD_SIZE={world}")
-        return cls(rank, world, local)
+        timeout = _seconds(env, TIMEOUT_ENV, DEFAULT_TIMEOUT_S) if world > 1 else DEFAULT_TIMEOUT_S
+        return cls(rank, world, local, timeout)
 
     @property
     def distributed(self) -> bool:
@@ -144,8 +152,7 @@ class Processes:
         import torch.distributed as dist
 
         if not dist.is_initialized():
-            seconds = float(os.environ.get(TIMEOUT_ENV, 24 * 3600))
-            dist.init_process_group("gloo", timeout=timedelta(seconds=seconds))
+            dist.init_process_group("gloo", timeout=timedelta(seconds=self.timeout_s))
         dist.barrier()
 
     def close(self) -> None:
@@ -176,3 +183,37 @@ def single_process_order(items: Sequence[Item], images_per_batch: int = 32) -> l
                 order.append(item)
                 written.add(id(item))
     return order
+
+
+def _whole(env: dict[str, str], name: str, default: int) -> int:
+    """The whole number of the environment variable ``name`` (``default`` when unset or
+    empty); anything else is a ValueError naming the variable."""
+    text = env.get(name, "")
+    if not text.strip():
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(
+            f"environment variable {name}={text[:40]!r} is not a whole number"
+        ) from None
+    if not -1 <= value <= MAX_PROCESSES:
+        raise ValueError(f"environment variable {name}={value} is out of range")
+    return value
+
+
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    """Seconds from the environment variable ``name``: a number from 1 to
+    :data:`MAX_TIMEOUT_S` (``default`` when unset or empty; else a ValueError naming it)."""
+    text = env.get(name, "")
+    if not text.strip():
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 1 <= value <= MAX_TIMEOUT_S:  # also refuses nan and inf
+        raise ValueError(
+            f"environment variable {name}={text[:40]!r} must be seconds from 1 to {MAX_TIMEOUT_S}"
+        )
+    return value

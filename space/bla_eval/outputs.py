@@ -2,14 +2,16 @@
 
 - Readers: :func:`read_json` and :func:`read_records`; an error names the file (and the line).
 - Atomic files: :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_lines_atomic`
-  write a hidden temporary file beside the target and rename it into place.
+  write a temporary file (in a marked hidden folder beside the target) and rename it into place.
 - Staged folders: :func:`staged` yields a hidden folder beside the target and renames it into
   place when the block succeeds (removed when it fails); :func:`remove_stale` removes what a
-  killed process left behind.
+  killed process left behind. Every temporary is a folder holding :data:`TEMP_MARKER`, the proof
+  that it is ours: a name that matches the pattern is never enough.
 - Ownership: a command replaces an output only when the output's marker (:data:`OWNER_FILE`)
   names that command and lists every file in it (:func:`check_replaceable`); a single file
   written into a folder of the user's carries a first-line mark (:func:`write_marked_text`). The
-  working directory, its parents and symbolic links are refused (:func:`output_path`).
+  working directory, its parents and symbolic links are refused (:func:`output_path`); no file
+  is written through a symbolic link (:func:`open_own`, :func:`refuse_link`).
 - :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
 
 Standard library only, besides the default protocol's name: the builders and the Space import
@@ -18,6 +20,7 @@ this module.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -34,10 +37,14 @@ OWNER_FILE = ".bla-output.json"
 RECORD_KEYS = ("task", "id", "scores")
 """Keys every score record has."""
 
-TEMP_RE = re.compile(r"^\.(?P<name>.+)\.bla-(?P<what>staging|replaced|tmp)-(?P<pid>\d+)(\.\d+)?$")
-"""Names of the temporary files and folders of this module (the pid of the writer)."""
+TEMP_RE = re.compile(r"^\.(?P<name>.+)\.bla-(?P<what>staging|replaced|tmp)-(?P<pid>\d+)(\.\d+)*$")
+"""Names of the temporary folders of this module (the pid of the writer)."""
+TEMP_MARKER = ".bla-temporary.json"
+"""The file inside each temporary folder of this module, ``{"pid": ..., "name": ...}``: written
+when the folder is created, it proves the folder ours (:func:`is_temporary`)."""
 SHOWN = 5
 """Names an error lists before "and N more"."""
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 # ----------------------------------------------------------------------------- readers
@@ -73,6 +80,8 @@ def read_records(path: Path, repair: bool = False) -> list[dict[str, Any]]:
 def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str, Any]]]:
     """:func:`read_records` with the line number of each record (for errors naming the line)."""
     path = Path(path)
+    if repair:
+        refuse_link(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -87,13 +96,23 @@ def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str,
             records.append((len(lines) + 1, _record(path, len(lines) + 1, tail)))
         except ValueError:
             if repair:
-                with naming(path):
-                    os.truncate(path, len(data) - len(tail))
+                _repair(path, len(data) - len(tail), b"")
         else:
             if repair:
-                with naming(path), path.open("ab") as handle:
-                    handle.write(b"\n")
+                _repair(path, len(data), b"\n")
     return records
+
+
+def _repair(path: Path, size: int, end: bytes) -> None:
+    """Cut ``path`` to ``size`` bytes and append ``end`` (never through a symbolic link)."""
+    with naming(path):
+        fd = open_own(path, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, size)
+            os.lseek(fd, size, os.SEEK_SET)
+            os.write(fd, end)
+        finally:
+            os.close(fd)
 
 
 def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -128,6 +147,28 @@ def naming(path: Path | str) -> Iterator[None]:
         raise OSError(err.errno, err.strerror or str(err), str(path)) from err
 
 
+# ----------------------------------------------------------------------------- symbolic links
+def link_error(path: Path | str) -> ValueError:
+    """The one-line refusal of a symbolic link where an output is written."""
+    return ValueError(f"{path} is a symbolic link: no output is written through one; remove it")
+
+
+def refuse_link(path: Path | str) -> None:
+    """Refuse a symbolic link at ``path`` (a ValueError naming it); anything else passes."""
+    if os.path.islink(path):
+        raise link_error(path)
+
+
+def open_own(path: Path | str, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` that never follows a symbolic link at ``path`` (a ValueError naming it)."""
+    try:
+        return os.open(path, flags | NOFOLLOW, mode)
+    except OSError as err:
+        if err.errno == errno.ELOOP or (flags & os.O_CREAT and os.path.islink(path)):
+            raise link_error(path) from None
+        raise
+
+
 # ----------------------------------------------------------------------------- atomic files
 def temporary_name(name: str, what: str) -> str:
     """The hidden name of this process's temporary ``what`` (staging, replaced, tmp) of ``name``."""
@@ -136,19 +177,27 @@ def temporary_name(name: str, what: str) -> str:
 
 @contextmanager
 def atomic_file(path: Path, binary: bool = False) -> Iterator[Any]:
-    """A handle (UTF-8 text, or bytes with ``binary``) on a hidden temporary file whose content
+    """A handle (UTF-8 text, or bytes with ``binary``) on a temporary file whose content
     replaces ``path`` in one rename when the block succeeds (a crash never leaves half a file;
-    on an error ``path`` is untouched). ``handle.name`` is the temporary file."""
-    path = Path(path)  # one temporary per process and thread: threads may write the same path
-    tmp = path.with_name(f"{temporary_name(path.name, 'tmp')}.{threading.get_ident()}")
+    on an error ``path`` is untouched; a symbolic link at ``path`` is refused). The temporary
+    file lies in a marked hidden folder beside ``path``; ``handle.name`` is its path."""
+    path = Path(path)
+    refuse_link(path)
+    # one temporary per process and thread: threads may write the same path
+    with naming(path):
+        folder = temporary_folder(
+            path.with_name(f"{temporary_name(path.name, 'tmp')}.{threading.get_ident()}")
+        )
+    tmp = folder / path.name
     text = {} if binary else {"encoding": "utf-8", "newline": "\n"}
     try:
-        with naming(path), tmp.open("wb" if binary else "w", **text) as handle:
+        with naming(path), tmp.open("xb" if binary else "x", **text) as handle:
             yield handle
         with naming(path):
+            refuse_link(path)
             os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -172,7 +221,8 @@ def write_lines_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
 # ----------------------------------------------------------------------------- ownership
 def output_path(target: Path | str) -> Path:
     """``target`` made absolute (symbolic links of its parents resolved), after refusing a
-    symbolic link, the root, the working directory and any folder that holds it."""
+    symbolic link, the root, the working directory and any folder that holds it, and a path
+    under a file."""
     path = Path(target)
     if path.is_symlink():
         raise ValueError(f"output {target} is a symbolic link: give the folder it points to")
@@ -182,13 +232,20 @@ def output_path(target: Path | str) -> Path:
         raise ValueError(
             f"output {target} is the working directory or holds it: choose a new folder"
         )
+    above = next(p for p in resolved.parents if p.exists())
+    if not above.is_dir():
+        raise ValueError(f"output {target} lies under {above}, which is a file, not a folder")
     return resolved
 
 
 def owner(folder: Path) -> dict[str, Any] | None:
-    """The marker of ``folder`` (``command`` and ``files``), or None when it has no valid one."""
+    """The marker of ``folder`` (``command`` and ``files``), or None when it has no valid one
+    (a symbolic link is no marker)."""
+    path = Path(folder) / OWNER_FILE
+    if path.is_symlink():
+        return None
     try:
-        marker = json.loads((Path(folder) / OWNER_FILE).read_text(encoding="utf-8"))
+        marker = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(marker, dict) or not isinstance(marker.get("command"), str):
@@ -267,18 +324,55 @@ def check_file_replaceable(target: Path | str, command: str) -> Path:
     path = Path(target)
     if path.is_symlink():
         raise FileExistsError(f"{target} is a symbolic link: {command} writes no file through one")
+    if path.parent.is_symlink():
+        raise FileExistsError(
+            f"{path.parent} is a symbolic link: {command} writes no file through one"
+        )
     if not path.exists():
         return path
     if not path.is_file():
         raise FileExistsError(f"{target} exists and is not a file: move it away")
-    with naming(path), path.open("rb") as handle:
-        first = handle.readline(4096)
-    if first != file_mark(command).encode():
+    if marked_by(path) != command:
         raise FileExistsError(
             f"{target} exists and was not written by `{command}`: move it away or choose "
             "another --output"
         )
     return path
+
+
+def marked_by(path: Path) -> str | None:
+    """The command whose mark the file ``path`` carries: :func:`file_mark` as its first line, or
+    (a JSON document) its :data:`MARK_KEY`; None when it carries none."""
+    with naming(path), path.open("rb") as handle:
+        first = handle.readline(4096)
+        found = re.match(rb"# Written by (.+); it replaces this file only while this line", first)
+        if found:
+            return found[1].decode("utf-8", "replace")
+        handle.seek(0)
+        head = handle.read(MAX_MARKED_JSON + 1)
+    if len(head) > MAX_MARKED_JSON or not head.lstrip().startswith(b"{"):
+        return None
+    try:
+        document = json.loads(head.decode("utf-8"))
+    except ValueError:
+        return None
+    mark = document.get(MARK_KEY) if isinstance(document, dict) else None
+    return mark if isinstance(mark, str) else None
+
+
+MARK_KEY = "written_by"
+"""The key of a JSON file written as a single output that holds the command's name: the proof
+that the command may replace the file."""
+MAX_MARKED_JSON = 64 * 1024 * 1024
+"""The largest JSON file read to find its mark (a larger one is not replaced)."""
+
+
+def write_marked_json(target: Path | str, command: str, document: dict[str, Any]) -> None:
+    """Write ``document`` (with ``{MARK_KEY: command}`` first) to the file ``target``, checked
+    with :func:`check_file_replaceable` and written atomically."""
+    path = check_file_replaceable(target, command)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, {MARK_KEY: command, **document})
 
 
 def write_marked_text(target: Path | str, command: str, text: str) -> str:
@@ -305,45 +399,62 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def is_temporary(entry: Path) -> re.Match[str] | None:
+    """The name match of ``entry`` when it is a temporary folder of this module: a folder (not
+    a link) named by :data:`TEMP_RE` whose :data:`TEMP_MARKER` names it and its pid."""
+    entry = Path(entry)
+    match = TEMP_RE.match(entry.name)
+    if match is None or entry.is_symlink() or not entry.is_dir():
+        return None
+    path = entry / TEMP_MARKER
+    if path.is_symlink():
+        return None
+    try:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("name") != entry.name:
+        return None
+    return match if marker.get("pid") == int(match["pid"]) else None
+
+
 def remove_stale(folder: Path) -> list[Path]:
-    """Remove the temporary files and folders of this module that processes no longer alive
-    left in ``folder``; an output set aside for a replacement that never arrived is put back.
-    Returns the paths removed or put back."""
+    """Remove the temporary folders of this module (proven by their marker, never by name
+    alone) that processes no longer alive left in ``folder``; an output set aside for a
+    replacement that never arrived is put back. Returns the paths removed or put back."""
     handled = []
     try:
         entries = list(Path(folder).iterdir())
     except OSError:
         return handled
     for entry in entries:
-        match = TEMP_RE.match(entry.name)
-        if match is None or entry.is_symlink() or pid_alive(int(match["pid"])):
+        match = is_temporary(entry)
+        if match is None or pid_alive(int(match["pid"])):
             continue
-        original = entry.with_name(match["name"])
-        if match["what"] == "replaced" and not os.path.lexists(original):
-            entry.rename(original)
-        else:
-            _remove(entry)
+        kept, original = entry / match["name"], entry.with_name(match["name"])
+        swapped = match["what"] == "replaced" and os.path.lexists(kept)
+        if swapped and not os.path.lexists(original):  # killed between the renames of a swap
+            kept.rename(original)
+        shutil.rmtree(entry, ignore_errors=True)
         handled.append(entry)
     return handled
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
-
-
-def _new_folder(path: Path) -> Path:
-    """Create ``path`` (or ``path.N`` when this process already has one of that name)."""
+def temporary_folder(path: Path) -> Path:
+    """Create the hidden folder ``path`` (or ``path.N`` when this process already has one of
+    that name) with its :data:`TEMP_MARKER`: from then on it is provably ours."""
     for n in range(100):
         candidate = path if n == 0 else path.with_name(f"{path.name}.{n}")
         try:
             candidate.mkdir()
-            return candidate
         except FileExistsError:
             continue
-    raise FileExistsError(f"cannot create a staging folder beside {path.parent}")
+        marker = json.dumps({"pid": os.getpid(), "name": candidate.name}) + "\n"
+        fd = open_own(candidate / TEMP_MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(marker)
+        return candidate
+    raise FileExistsError(f"cannot create a temporary folder beside {path.parent}")
 
 
 @contextmanager
@@ -352,8 +463,8 @@ def staged(
     command: str | None = None,
     check: Callable[[Path], None] | None = None,
 ) -> Iterator[Path]:
-    """Yield a hidden folder beside ``target``; when the block succeeds it becomes ``target``
-    (two renames when ``target`` is replaced), when it fails it is removed.
+    """Yield a folder inside a marked hidden folder beside ``target``; when the block succeeds
+    it becomes ``target`` (two renames when ``target`` is replaced), when it fails it is removed.
 
     ``check(target)`` allows the write; it runs before and again right before the rename
     (default: :func:`check_replaceable` with ``command``). With ``command`` the folder is
@@ -364,31 +475,33 @@ def staged(
     check(Path(target))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(path.parent)
-    stage = _new_folder(path.with_name(temporary_name(path.name, "staging")))
+    with naming(target):
+        holder = temporary_folder(path.with_name(temporary_name(path.name, "staging")))
+    stage = holder / path.name
     try:
         with naming(target):
+            stage.mkdir()
             yield stage
             check(Path(target))
             if command is not None:
                 write_owner(stage, command)
             _swap(stage, path)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
 
 
 def _swap(stage: Path, target: Path) -> None:
-    """Rename ``stage`` to ``target``; an existing ``target`` is set aside first and removed
-    after (put back when the second rename fails)."""
+    """Rename ``stage`` to ``target``; an existing ``target`` is set aside first (into a marked
+    temporary folder) and removed after (put back when the second rename fails)."""
     if not os.path.lexists(target):
         stage.rename(target)
         return
-    old = _new_folder(target.with_name(temporary_name(target.name, "replaced")))
-    old.rmdir()
+    aside = temporary_folder(target.with_name(temporary_name(target.name, "replaced")))
+    old = aside / target.name
     target.rename(old)
     try:
         stage.rename(target)
     except BaseException:
         old.rename(target)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(aside, ignore_errors=True)

@@ -100,6 +100,7 @@ def _prepare(config: RunConfig) -> _Run:
     """Everything a run checks before it writes: output path, benchmark, data, tasks, items,
     protocol plan and model kind (each error names the bad value)."""
     clock = {"start": time.perf_counter()}
+    procs = Processes.from_env()  # a bad launcher variable is named first
     folder = RunFolder(config.output_dir)
     folder.check_output()  # new, empty or a run folder of bla-eval
     bench = get_benchmark(config.benchmark)
@@ -121,7 +122,7 @@ def _prepare(config: RunConfig) -> _Run:
         config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
     )  # an unknown or unfit --kind is named before the folder is made
     protocol.check_kind(model.kind)
-    return _Run(config, folder, bench, data, tasks, items, model, plan, Processes.from_env(), clock)
+    return _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock)
 
 
 def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:

@@ -4,7 +4,9 @@ score records edited by hand."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -102,3 +104,36 @@ def duplicated(run: Path) -> None:
     """The first datapoint again, with other scores."""
     records = lines_of(run / SCORES_FILE)
     write_lines(run / SCORES_FILE, [*records, {**records[0], "scores": [0.0, 0.0, 1.0, 1.0]}])
+
+
+def tree_hashes(root: Path) -> dict[str, str]:
+    """Every entry under ``root`` -> a hash of what it is: a file's sha256, a link's target (not
+    followed), ``dir`` for a folder. Two calls before and after a command show every entry it
+    created, changed or removed (:func:`changed_entries`)."""
+    root = Path(root)
+    found = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            found[rel] = f"link:{os.readlink(path)}"
+        elif path.is_dir():
+            found[rel] = "dir"
+        else:
+            found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def changed_entries(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The entries created, changed or removed between two :func:`tree_hashes`."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def only_own_changes(before: dict[str, str], after: dict[str, str], *own: str) -> None:
+    """Nothing changed between two :func:`tree_hashes` but entries under the paths ``own``
+    (relative to the same root): the command's own outputs."""
+    stray = [
+        k
+        for k in changed_entries(before, after)
+        if not any(k == o or k.startswith(f"{o}/") for o in own)
+    ]
+    assert not stray, f"changed outside the command's own outputs: {stray}"

@@ -1,8 +1,9 @@
 """Fuzzing the command lines of ``bla-eval`` (runs and every subcommand) and ``bla-finetune``:
 random options and values, with random existing files and folders as outputs and inputs.
 
-Each example runs in a fresh sandbox (the working directory) holding the user's own folder and
-file, an empty folder, a symbolic link, and two finished runs of ours. Whatever the command and
+Each example runs in a fresh sandbox (the working directory) holding the user's own folder,
+file and a folder named like a temporary of a process that is gone, an empty folder, a symbolic
+link, and two finished runs of ours. Whatever the command and
 its exit code: no traceback, an error is one line, the user's files are untouched, an existing
 file of a run is changed only by ``bla-eval`` writing that run, and every run folder whose
 ``results.json`` exists agrees with its ``scores.jsonl``.
@@ -47,7 +48,9 @@ OUTPUTS = [
 """Paths a command may be asked to write (relative to the sandbox)."""
 RUNS = ["run", "learning", "mine", "notes.txt", "empty", "nope", "link"]
 """Paths a command may be asked to read as a run."""
-USER = ("mine", "notes.txt")
+LOOK_ALIKE = ".photos.bla-staging-999999999"
+"""A folder of the user's named like a temporary of a process that is gone (no marker inside)."""
+USER = ("mine", "notes.txt", LOOK_ALIKE)
 """The user's own files and folders: never changed by any command."""
 
 
@@ -78,6 +81,8 @@ def make_sandbox(root: Path, finished: dict[str, Path]) -> None:
     (root / "mine" / "scores.jsonl").write_text('{"task": "x", "id": "1", "scores": [1]}\n')
     (root / "notes.txt").write_text("my notes\n", encoding="utf-8")
     (root / "empty").mkdir()
+    (root / LOOK_ALIKE).mkdir()
+    (root / LOOK_ALIKE / "holiday.jpg").write_bytes(b"jpeg")
     (root / "link").symlink_to(root / "mine", target_is_directory=True)
     for name, run in finished.items():
         shutil.copytree(run, root / name)
@@ -302,6 +307,7 @@ def test_no_command_line_breaks_a_promise(
         errors = [line for line in err.strip().splitlines() if ": error: " in line]
         assert len(errors) == 1 and err.strip().endswith(errors[0]), err
     for name, before in user.items():  # a new folder inside the user's may appear
+        assert (sandbox / name).exists(), f"{name} removed"
         after = files(sandbox / name)
         assert {k: after.get(k) for k in before} == before, f"{name} changed"
     target = written_run(program, argv, sandbox)

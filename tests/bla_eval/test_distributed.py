@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -130,3 +131,34 @@ def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_datas
     assert resumed["tasks"] == whole["tasks"]
     assert resumed["timings"]["datapoints_resumed"] >= 10
     assert (killed / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()
+
+
+def test_two_real_processes_refuse_a_linked_part_and_change_nothing(
+    co_run, tiny_clip, built_dataset, tmp_path
+):
+    """``torchrun`` with two processes resuming into a run folder whose part of process 1 points
+    at a file of the user's: each process refuses with one line before anything is written, and
+    nothing under the folder or the user's file changes."""
+    from tests.bla_eval.commands import only_own_changes, tree_hashes
+
+    argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--device", "cpu"]
+    argv += ["--tasks", "co", "--limit", "3"]
+    run = tmp_path / "run"
+    shutil.copytree(co_run, run)  # a finished run of the same settings
+    user = tmp_path / "mine.jsonl"
+    user.write_bytes((run / SCORES_FILE).read_bytes())
+    (run / "scores.part-1-of-2.jsonl").symlink_to(user)
+    before = tree_hashes(tmp_path)
+    proc = bla_eval_process([*argv, "--output", str(run), "--resume"], processes=2)
+    log = proc.communicate(timeout=300)[0].decode(errors="replace")
+    assert proc.returncode != 0, log[-3000:]
+    refusals = [line for line in log.splitlines() if line.startswith("bla-eval: error: ")]
+    assert len(refusals) == 2, log[-3000:]  # one line from each process
+    assert all(
+        line.endswith(
+            "scores.part-1-of-2.jsonl is a symbolic link: no output is written "
+            "through one; remove it"
+        )
+        for line in refusals
+    ), refusals
+    only_own_changes(before, tree_hashes(tmp_path))

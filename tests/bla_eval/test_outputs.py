@@ -32,6 +32,15 @@ def dead_pid() -> int:
     return int(child.stdout)
 
 
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (links not followed) -> its bytes."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
 def listing(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
@@ -111,7 +120,9 @@ def test_atomic_writes_replace_in_one_rename_and_leave_no_temporary(tmp_path):
 def test_staging_success_renames_into_place_with_the_marker(tmp_path):
     target = tmp_path / "out"
     with staged(target, "bla-eval analyze") as stage:
-        assert stage.parent == tmp_path and stage.name.startswith(".out.bla-staging-")
+        holder = stage.parent  # a marked hidden folder beside the target
+        assert holder.parent == tmp_path and holder.name.startswith(".out.bla-staging-")
+        assert outputs.is_temporary(holder) and stage.name == "out"
         (stage / "report.md").write_text("r", encoding="utf-8")
         (stage / "thumbs").mkdir()
         (stage / "thumbs" / "a.jpg").write_bytes(b"x")
@@ -147,26 +158,75 @@ def test_staging_checks_again_before_the_rename(tmp_path):
     assert listing(tmp_path) == ["out"] and listing(target) == ["thesis.tex"]
 
 
+def temporary(path: Path, pid: int) -> Path:
+    """A temporary folder of ``outputs`` as process ``pid`` leaves it (its marker inside)."""
+    path.mkdir()
+    marker = {"pid": pid, "name": path.name}
+    (path / outputs.TEMP_MARKER).write_text(json.dumps(marker), encoding="utf-8")
+    return path
+
+
 def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
     dead, alive = dead_pid(), os.getpid()
-    stale = tmp_path / f".out.bla-staging-{dead}"
-    stale.mkdir()
-    (stale / "model.safetensors").write_bytes(b"checkpoint")
-    (tmp_path / f".results.json.bla-tmp-{dead}").write_text("half", encoding="utf-8")
-    (tmp_path / f".other.bla-staging-{alive}").mkdir()  # a live writer: kept
+    stale = temporary(tmp_path / f".out.bla-staging-{dead}", dead)
+    (stale / "out").mkdir()
+    (stale / "out" / "model.safetensors").write_bytes(b"checkpoint")
+    temporary(tmp_path / f".results.json.bla-tmp-{dead}.7", dead)
+    temporary(tmp_path / f".other.bla-staging-{alive}", alive)  # a live writer: kept
     (tmp_path / f".keep.staging-{dead}").mkdir()  # not a name of ours: kept
-    (tmp_path / f".gone.bla-replaced-{dead}").mkdir()  # killed between the two renames
-    (tmp_path / f".gone.bla-replaced-{dead}" / "finetune.json").write_text("{}", encoding="utf-8")
+    gone = temporary(tmp_path / f".gone.bla-replaced-{dead}", dead)  # killed between renames
+    (gone / "gone").mkdir()
+    (gone / "gone" / "finetune.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "done").mkdir()  # killed after the swap: the old output set aside is removed
+    done = temporary(tmp_path / f".done.bla-replaced-{dead}", dead)
+    (done / "done").mkdir()
+    (done / "done" / "old.json").write_text("{}", encoding="utf-8")
     with staged(tmp_path / "new") as stage:
         (stage / "x").write_text("x", encoding="utf-8")
     assert listing(tmp_path) == [
         f".keep.staging-{dead}",
         f".other.bla-staging-{alive}",
+        "done",
         "gone",  # put back: its replacement never arrived
         "new",
     ]
+    assert listing(tmp_path / "done") == []
     assert listing(tmp_path / "gone") == ["finetune.json"]
     assert remove_stale(tmp_path) == []
+
+
+def test_a_name_of_the_pattern_is_no_proof_of_ownership(tmp_path):
+    """A user's entries named like temporaries of a dead process survive every writer: without
+    a marker, with a marker naming another folder or pid, a link, a marker that is a link."""
+    dead = dead_pid()
+    user = tmp_path / f".photos.bla-staging-{dead}"
+    user.mkdir()
+    (user / "holiday.jpg").write_bytes(b"jpeg")
+    (tmp_path / f".notes.bla-tmp-{dead}").write_text("mine", encoding="utf-8")  # a file
+    gone = tmp_path / f".thesis.bla-replaced-{dead}"  # would be "put back" as thesis/
+    gone.mkdir()
+    (gone / "thesis").mkdir()
+    other = tmp_path / f".x.bla-staging-{dead}"
+    other.mkdir()
+    (other / outputs.TEMP_MARKER).write_text(json.dumps({"pid": dead, "name": "elsewhere"}))
+    wrong_pid = tmp_path / f".y.bla-staging-{dead}"
+    wrong_pid.mkdir()
+    (wrong_pid / outputs.TEMP_MARKER).write_text(json.dumps({"pid": 1, "name": wrong_pid.name}))
+    proof = temporary(tmp_path / "real-temporary", dead)
+    linked = tmp_path / f".z.bla-staging-{dead}"
+    linked.mkdir()
+    (linked / outputs.TEMP_MARKER).symlink_to(proof / outputs.TEMP_MARKER)
+    (tmp_path / f".w.bla-staging-{dead}").symlink_to(user, target_is_directory=True)
+    before = snapshot(tmp_path)
+    names = listing(tmp_path)
+    with staged(tmp_path / "an", "bla-eval analyze") as stage:
+        (stage / "report.md").write_text("r", encoding="utf-8")
+    with outputs.atomic_file(tmp_path / "single.json") as handle:
+        handle.write("{}")
+    assert remove_stale(tmp_path) == []
+    assert listing(tmp_path) == sorted([*names, "an", "single.json"])
+    after = snapshot(tmp_path)
+    assert {k: after.get(k) for k in before} == before
 
 
 def test_a_killed_writer_leaves_staging_that_the_next_run_removes(tmp_path):

@@ -18,7 +18,7 @@ from bla_eval.items import decode_image
 from bla_eval.outputs import OWNER_FILE
 from bla_eval.performance.dual_encoder import per_datapoint_loop
 from bla_eval.run import evaluate
-from bla_eval.runs import RESULTS_FILE, SCORES_FILE
+from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
 from bla_eval.runs.files import LOCK_FILE
 from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
 from bla_eval.scorers.resolved_model import ResolvedModel
@@ -227,14 +227,17 @@ def test_bla_eval_writes_only_into_its_own_run_folders(
     assert snapshot(protected) == before
 
 
-def test_bla_eval_reruns_into_its_own_folder_and_older_runs_without_marker(
+def test_bla_eval_reruns_into_its_own_folder_but_not_a_run_json_without_marker(
     co_run, tiny_clip, built_dataset, tmp_path, capsys
 ):
     run = copy_run(co_run, tmp_path)
-    (run / OWNER_FILE).unlink()  # a run written before the marker existed: its run.json says
     argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT)
     assert call(bla_eval, argv, capsys)[0] == 0
     assert json.loads((run / OWNER_FILE).read_text())["command"] == "bla-eval"
+    (run / OWNER_FILE).unlink()  # a folder of the user's holding the files of a run
+    before = snapshot(run)
+    refused(bla_eval, argv, capsys, f"output {run} is not empty and is not a bla-eval run")
+    assert snapshot(run) == before
 
 
 @pytest.fixture(scope="module")
@@ -253,19 +256,28 @@ def test_a_second_run_into_a_locked_folder_stops_at_once(small_run, tmp_path):
     config, _ = small_run
     out = tmp_path / "run"
     shutil.copytree(config.output_dir, out)
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        (out / LOCK_FILE).write_text(f"{other.pid}\n")
-        before = (out / SCORES_FILE).read_bytes()
-        with pytest.raises(ValueError, match=rf"{out}.*in use.*process {other.pid}"):
-            evaluate(config.with_(output_dir=out))
-        assert (out / SCORES_FILE).read_bytes() == before
-    finally:
-        other.kill()
-        other.wait()
-    # the holder is gone: its lock is stale and the next run takes the folder over
+    before = (out / SCORES_FILE).read_bytes()
+    in_use = rf"{out}.*in use.*process {os.getpid()}"
+    # held here: a second holder (another open of the file) stops at once
+    with RunFolder(out).lock(), pytest.raises(ValueError, match=in_use):
+        evaluate(config.with_(output_dir=out))
+    assert (out / SCORES_FILE).read_bytes() == before
+    # a lock file no process holds is taken over (the pid in it, even a live one, proves nothing)
+    (out / LOCK_FILE).write_text(f"{os.getpid()}\n")
     results = evaluate(config.with_(output_dir=out))
     assert results["tasks"]["coordination"]["n"] == 3 and not (out / LOCK_FILE).exists()
+
+
+def test_a_lock_file_that_is_a_symbolic_link_is_refused(small_run, tmp_path):
+    config, _ = small_run
+    out = tmp_path / "run"
+    shutil.copytree(config.output_dir, out)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    (out / LOCK_FILE).symlink_to(victim)
+    with pytest.raises(ValueError, match=rf"{out / LOCK_FILE} is a symbolic link"):
+        evaluate(config.with_(output_dir=out))
+    assert victim.read_text() == "mine\n" and (out / LOCK_FILE).is_symlink()
 
 
 def test_a_real_bla_eval_process_stops_at_a_folder_another_process_holds(small_run, tmp_path):

@@ -176,15 +176,17 @@ def pull_request_url(commit: Any) -> str:
     return url
 
 
-def check_repo_id(repo_id: str) -> str:
-    """``repo_id`` when huggingface_hub accepts it as a model repo id (the check its own calls
-    make, so ``--dry-run`` refuses what the real call refuses)."""
+def check_repo_id(repo_id: str, option: str = "--repo-id") -> str:
+    """``repo_id`` when huggingface_hub accepts it as a repo id (the check its own calls
+    make, so ``--dry-run`` refuses what the real call refuses); else a ValueError naming
+    ``option``."""
     from huggingface_hub.utils import validate_repo_id
 
     try:
         validate_repo_id(repo_id)
     except ValueError as err:
-        raise ValueError(f"--repo-id {repo_id!r} is not a Hub repo id: {err}") from None
+        message = " ".join(str(err).split())
+        raise ValueError(f"{option} {repo_id!r} is not a Hub repo id: {message}") from None
     return repo_id
 
 
@@ -256,6 +258,8 @@ def export(
     file without it is never replaced."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    if dataset is not None:
+        check_repo_id(dataset, "--dataset-id")
     run = load_run(run_dir)
     base = Path(output) if output else Path(run_dir)
     if fmt == "eval-results":

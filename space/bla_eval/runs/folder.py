@@ -11,7 +11,6 @@ follows from ``scores.jsonl``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Collection, Iterator, Sequence
@@ -22,7 +21,8 @@ from typing import Any
 from ..locking import lock
 from ..outputs import (
     OWNER_FILE,
-    TEMP_RE,
+    is_temporary,
+    link_error,
     naming,
     output_path,
     owner,
@@ -78,6 +78,8 @@ class RunFolder:
         ``scores.jsonl`` (any error names the file and the line)."""
         folder = cls(path).path
         if not folder.is_dir():
+            if folder.exists():
+                raise ValueError(f"{folder} is a file, not a bla-eval run folder")
             raise FileNotFoundError(f"run folder not found: {folder}")
         results_path = folder / RESULTS_FILE
         if not results_path.is_file():
@@ -105,24 +107,16 @@ class RunFolder:
 
     # ------------------------------------------------------------------------- ownership
     def is_run_folder(self) -> bool:
-        """Written by ``bla-eval``: its marker names it, or (runs written before the marker
-        existed) it holds a ``run.json`` of bla-eval's settings and no marker."""
+        """Written by ``bla-eval``: its marker names it (a ``run.json`` alone proves nothing:
+        a folder without the marker is not taken for a run)."""
         marker = owner(self.path)
-        if marker is not None:
-            return marker["command"] == RUN_COMMAND
-        if (self.path / OWNER_FILE).exists():
-            return False
-        try:
-            settings = json.loads(self.settings_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        return isinstance(settings, dict) and {"model", "kind", "data"} <= set(settings)
+        return marker is not None and marker["command"] == RUN_COMMAND
 
     def check_output(self) -> Path:
         """``bla-eval --output``: allowed when absent, empty (but for temporaries of
-        ``bla_eval.outputs``) or a run folder (:meth:`is_run_folder`); anything else is a
-        FileExistsError that lists what is there. Returns the path made absolute
-        (``output_path``'s refusals first)."""
+        ``bla_eval.outputs``) or a run folder (:meth:`is_run_folder`) holding no symbolic link;
+        anything else is a FileExistsError that lists what is there (a link: a ValueError
+        naming it). Returns the path made absolute (``output_path``'s refusals first)."""
         target = self.path
         path = output_path(target)
         if not path.exists():
@@ -131,7 +125,12 @@ class RunFolder:
             raise FileExistsError(
                 f"output {target} exists and is not a folder: choose another path"
             )
-        entries = sorted(e for e in os.listdir(path) if e != LOCK_FILE and not TEMP_RE.match(e))
+        entries = sorted(
+            e for e in os.listdir(path) if e != LOCK_FILE and not is_temporary(path / e)
+        )
+        links = [e for e in entries if (path / e).is_symlink()]
+        if links:  # a run writes and removes only its own files, never through a link
+            raise link_error(target / links[0])
         if entries and not RunFolder(path).is_run_folder():
             marker = owner(path)
             if marker is not None:

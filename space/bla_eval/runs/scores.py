@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..items import Item, as_record_value
-from ..outputs import naming, read_records
+from ..outputs import naming, open_own, read_records, refuse_link
 
 
 def make_record(
@@ -38,13 +39,15 @@ class ScoreStore:
 
     def __init__(self, path: Path, resume: bool) -> None:
         self.path = path
+        refuse_link(path)  # never appended to, truncated or removed through a link
         if not resume and path.exists():
             path.unlink()
         self.records: dict[tuple[str, str], dict[str, Any]] = {
             (r["task"], r["id"]): r for r in read_records(path, repair=True)
         }
         with naming(path):
-            self._file = path.open("a", encoding="utf-8")
+            fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            self._file = os.fdopen(fd, "a", encoding="utf-8")
 
     def done(self, item: Item) -> bool:
         """True when the item already has a record."""

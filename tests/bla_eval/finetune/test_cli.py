@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 from bla_eval.finetune.cli import main as bla_finetune
-from bla_eval.outputs import OWNER_FILE
+from bla_eval.outputs import OWNER_FILE, TEMP_MARKER
 
 from tests.bla_eval.commands import call, finetune_args, refused, snapshot, user_folder
 
@@ -56,10 +56,17 @@ def test_bla_finetune_never_replaces_what_it_did_not_write(
 def test_two_bla_finetune_runs_never_share_an_output(tiny_clip, built_dataset, tmp_path, capsys):
     """A second bla-finetune into the output another one is writing stops at once (its lock
     beside the output names the process), and writes nothing."""
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    code = (
+        "import sys, time\nfrom bla_eval.locking import output_lock\n"
+        "with output_lock(sys.argv[1], 'bla-finetune'):\n"
+        "    print('locked', flush=True)\n    time.sleep(60)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path / "tuned")], stdout=subprocess.PIPE, text=True
+    )
     try:
+        assert holder.stdout.readline().strip() == "locked"
         lock = tmp_path / ".tuned.bla-finetune.lock"
-        lock.write_text(f"{holder.pid}\n")
         argv = finetune_args(tiny_clip, built_dataset, tmp_path / "tuned")
         refused(bla_finetune, argv, capsys, "in use by another bla-finetune run", str(holder.pid))
         assert sorted(os.listdir(tmp_path)) == [lock.name]
@@ -75,8 +82,10 @@ def test_bla_finetune_removes_the_staging_a_killed_run_left_and_writes_its_outpu
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     )
     stale = tmp_path / f".tuned.bla-staging-{dead.stdout.strip()}"
-    (stale / "seed-1").mkdir(parents=True)
-    (stale / "seed-1" / "model.safetensors").write_bytes(b"\0" * 1000)
+    (stale / "tuned" / "seed-1").mkdir(parents=True)
+    (stale / "tuned" / "seed-1" / "model.safetensors").write_bytes(b"\0" * 1000)
+    marker = {"pid": int(dead.stdout), "name": stale.name}  # what the killed run wrote first
+    (stale / TEMP_MARKER).write_text(json.dumps(marker))
     (tmp_path / ".tuned.bla-finetune.lock").write_text(f"{dead.stdout.strip()}\n")  # stale lock
     code, err = call(
         bla_finetune, finetune_args(tiny_clip, built_dataset, tmp_path / "tuned"), capsys

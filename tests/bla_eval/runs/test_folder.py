@@ -90,10 +90,12 @@ def test_the_output_is_new_empty_or_a_run_folder(tmp_path):
     (mine / "thesis.tex").write_text("mine")
     with pytest.raises(FileExistsError, match="is not empty and is not a bla-eval run folder"):
         RunFolder(mine).check_output()
-    older = tmp_path / "older"  # written before the marker existed: its run.json says
+    older = tmp_path / "older"  # a run.json with the keys of a run, but no marker: not ours
     older.mkdir()
     (older / RUN_FILE).write_text(json.dumps({"model": "m", "kind": "k", "data": "d"}))
-    assert RunFolder(older).is_run_folder() and not RunFolder(mine).is_run_folder()
+    assert not RunFolder(older).is_run_folder() and not RunFolder(mine).is_run_folder()
+    with pytest.raises(FileExistsError, match="is not a bla-eval run folder"):
+        RunFolder(older).check_output()
     assert RunFolder(finished(tmp_path / "run").path).is_run_folder()
 
 

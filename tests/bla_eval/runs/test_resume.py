@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from bla_eval.cli import main as bla_eval
 from bla_eval.config import RunConfig, option
+from bla_eval.outputs import OWNER_FILE
 from bla_eval.run import evaluate
 from bla_eval.runs import RUN_FILE, SCORES_FILE, RunFolder
 
@@ -61,6 +62,7 @@ def clip_run(tiny_clip: Path, built_dataset: Path, tmp_path_factory: pytest.Temp
 def test_resume_after_a_crash_gives_the_same_results(clip_run, tiny_clip, built_dataset, tmp_path):
     out, results, config = clip_run
     shutil.copy(out / "run.json", tmp_path / "run.json")
+    shutil.copy(out / OWNER_FILE, tmp_path / OWNER_FILE)  # the marker: the folder is a run
     lines = (out / SCORES_FILE).read_text(encoding="utf-8").splitlines(keepends=True)
     # a crash after 7 datapoints, in the middle of writing the 8th line
     (tmp_path / SCORES_FILE).write_text("".join(lines[:7]) + lines[7][:25], encoding="utf-8")
