@@ -90,12 +90,13 @@ class Processes:
 
     def prepare(self, folder: RunFolder, resume: bool) -> None:
         """Before scoring, on the main process: a resume folds leftover parts into
-        ``scores.jsonl``; a fresh multi-process run removes old parts and scores."""
+        ``scores.jsonl``; a fresh run removes the old parts (those the run's marker lists) and
+        scores."""
         if not self.main:
             return
         if resume:
             folder.fold_parts()
-        elif self.distributed:
+        else:
             folder.remove_parts()
 
     def pending(

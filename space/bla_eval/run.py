@@ -21,7 +21,7 @@ from .api.settings import api_settings
 from .benchmarks import Benchmark, get_benchmark, load_items
 from .config import RunConfig
 from .distributed import Processes
-from .items import Item
+from .items import Item, as_record_value
 from .outputs import read_json
 from .protocols import ProtocolPlan, get_protocol
 from .runs import SCORES_FILE, RunFolder
@@ -82,15 +82,17 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     folder = run.folder
     lock = folder.lock() if run.procs.main else nullcontext()
     with folder.created(), lock:
-        settings = resume_settings(config, run.kind, run.data, run.tasks)
+        settings = {}
         if run.procs.main:
+            settings = resume_settings(config, run.kind, run.data, run.tasks, run.model)
             folder.remove_stale()  # temporary files of a killed run
+            folder.check_parts()  # a part file the marker does not list is refused
             folder.check_resume(settings, config.resume)
+            if config.resume:  # every kept record, against the dataset, before any change
+                folder.check_scored(run.tasks, run.items)
         run.procs.prepare(folder, config.resume)  # fold or clear the parts of processes
         if run.procs.main:
-            if config.resume:
-                folder.check_scored(run.tasks, run.selected)
-            folder.start(settings)  # checked: only now is anything of the folder changed
+            folder.start(settings, run.procs.world)  # only now is anything of the folder changed
         run.procs.barrier()
         return _evaluate(run, progress)
 
@@ -263,7 +265,18 @@ def _task_results(
         )
     return {
         task: bench.summarise(
-            [by_key[(i.task, i.id)] for i in items if i.task == task], probabilistic
+            [_with_truth(by_key[(i.task, i.id)], i) for i in items if i.task == task],
+            probabilistic,
         )
         for task in tasks
+    }
+
+
+def _with_truth(record: dict[str, Any], item: Item) -> dict[str, Any]:
+    """A record with the labels and caption types of the dataset's item (never the run
+    folder's: kept records were checked to agree, this makes the results follow the data)."""
+    return {
+        **record,
+        "labels": as_record_value(item.labels),
+        "caption_types": list(item.caption_types),
     }

@@ -78,6 +78,7 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
     order = single_process_order(items)
     assert [i.id for i in order] == ["ap-0", "co-1", "co-0", "rc-0", "wg-0"]
     folder = RunFolder(tmp_path)
+    folder.mark(2)  # the run's marker lists its parts
     for rank, shard in enumerate(shards):
         with folder.part_path(*Processes(rank, 2, rank).part).open("w") as f:
             for it in shard:
@@ -88,6 +89,7 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
     assert [json.loads(x)["id"] for x in lines] == [i.id for i in order]
     assert folder.part_files() == []
     # a resume folds parts left by a killed run into scores.jsonl, first record of an item wins
+    folder.mark(3)
     (tmp_path / "scores.part-0-of-3.jsonl").write_text(lines[0].replace("0.5", "0.9") + "\n")
     new = '{"task": "xx", "id": "new", "scores": [0.5, 0.1]}'
     (tmp_path / "scores.part-2-of-3.jsonl").write_text(new + "\n")
