@@ -173,7 +173,9 @@ class RunConfig:
         f"endpoint: requests in flight at once (at most {MAX_CONCURRENCY})",
         type=bounded_int(1, MAX_CONCURRENCY),
     )
-    request_timeout: float = option(60.0, "endpoint: seconds one request may take")
+    request_timeout: float = option(
+        60.0, "endpoint: seconds one request may take, first byte sent to last byte read"
+    )
     max_retries: int = option(
         5,
         "endpoint: retries of a request answered 408, 429 or 5xx (or cut off), with "

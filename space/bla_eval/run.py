@@ -122,6 +122,9 @@ def _prepare(config: RunConfig) -> _Run:
         config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
     )  # an unknown or unfit --kind is named before the folder is made
     protocol.check_kind(model.kind)
+    api = api_settings(config)
+    if api is not None:
+        api.api_key()  # a malformed key is named before the folder is made
     return _Run(config, folder, bench, data, tasks, items, model, plan, Processes.from_env(), clock)
 
 
