@@ -186,7 +186,7 @@ FIELDS = ["task", "id", "scores", "labels", "caption_types", "answers", "parsed"
 
 
 @settings(
-    max_examples=30,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
