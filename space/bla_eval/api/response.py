@@ -1,7 +1,8 @@
 """The documented shape of a chat completion, checked before any of it is used or cached.
 
 A response must be a JSON object with a non-empty list ``choices`` of objects; in each choice,
-``message`` (when present) an object whose ``content`` is a string, a list of parts or null;
+``message`` (when present) an object whose ``content`` is a string, a list of parts (their
+``text`` strings) or null;
 ``logprobs`` (when present) an object whose ``content`` is a list of token objects, each with a
 string ``token``, a ``logprob`` that is a finite number <= 0 (not a boolean) and, when present, a
 list ``top_logprobs`` of such objects; ``usage`` (when present) an object whose token counts are
@@ -55,6 +56,10 @@ def _check_choice(choice: Any, where: str) -> None:
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):
             raise Malformed(f"{where}.message.content is {_kind(content)}, not text")
+        for n, part in enumerate(content if isinstance(content, list) else []):
+            text = part.get("text") if isinstance(part, dict) else ""
+            if text is not None and not isinstance(text, str):
+                raise Malformed(f"{where}.message.content[{n}].text is {_kind(text)}, not text")
     logprobs = choice.get("logprobs")
     if logprobs is None:
         return

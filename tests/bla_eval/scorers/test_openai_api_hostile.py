@@ -74,16 +74,22 @@ def send_json(doc: Any, status: int = 200, headers: dict[str, str] | None = None
 
 
 def drip(head: bytes, body: bytes = b"{" * 1000, every: float = 0.25) -> Behaviour:
-    """Send ``head`` at once, then ``body`` one byte every ``every`` seconds."""
+    """Send ``head`` at once, then ``body`` one byte every ``every`` seconds; the seconds until
+    the client hung up are appended to the behaviour's ``held``."""
 
     def behave(handler: BaseHTTPRequestHandler) -> None:
-        handler.wfile.write(head)
-        handler.wfile.flush()
-        for byte in body:
-            time.sleep(every)
-            handler.wfile.write(bytes([byte]))
+        start = time.monotonic()
+        try:
+            handler.wfile.write(head)
             handler.wfile.flush()
+            for byte in body:
+                time.sleep(every)
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+        finally:
+            behave.held.append(time.monotonic() - start)
 
+    behave.held = []
     return behave
 
 
@@ -191,10 +197,12 @@ def test_a_dripping_server_cannot_hold_a_request_past_its_deadline(
 ):
     with HostileServer(behaviour) as server:
         argv = run_args(server.url, root / "out", built_dataset, "--request-timeout", "1.5")
-        start = time.monotonic()
         _, line = outcome(root, argv, capsys)
-        took = time.monotonic() - start
-    assert "did not answer within 1.5 s" in line and took < 5, (took, line)
+        deadline = time.monotonic() + 10
+        while not behaviour.held and time.monotonic() < deadline:  # the server notices
+            time.sleep(0.05)
+    assert "did not answer within 1.5 s" in line
+    assert behaviour.held and behaviour.held[0] < 3.0, behaviour.held  # 1.5 s and one drip
 
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "until-closed"])
@@ -223,7 +231,7 @@ def test_a_retry_after_beyond_the_cap_is_a_named_error(value, root, built_datase
         start = time.monotonic()
         line = outcome(root, argv, capsys)[1]
     assert "before retrying (Retry-After), more than the 300 s" in line
-    assert time.monotonic() - start < 5 and server.requests == 1
+    assert time.monotonic() - start < 60 and server.requests == 1  # not the 300 s cap
 
 
 # ----------------------------------------------------------------------------- keys
@@ -284,6 +292,10 @@ RESPONSES: dict[str, tuple[Any, str]] = {
     "a 5000-digit number": (b'{"choices": [' + b"9" * 5000 + b"]}", "not a chat completion"),
     "JSON nested 100000 deep": (b"[" * 100_000 + b"]" * 100_000, "not a chat completion"),
     "a model id that is a number": (completion(model=7), "model is a number"),
+    "content parts with a numeric text": (
+        _choice(message={"content": [{"type": "text", "text": 5}]}),
+        "message.content[0].text is a number",
+    ),
 }
 
 
@@ -334,7 +346,10 @@ def _replaced(doc: Any, place: tuple, value: Any) -> Any:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(place=st.sampled_from(PLACES), value=VALUES | NUMBERS)
+@given(
+    place=st.sampled_from(PLACES),
+    value=VALUES | NUMBERS | st.lists(st.dictionaries(st.sampled_from(["type", "text"]), VALUES)),
+)
 def test_fuzzed_responses_score_consistently_or_are_refused(
     root, built_dataset, capsys, place, value
 ):
