@@ -82,14 +82,18 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     folder = run.folder
     lock = folder.lock() if run.procs.main else nullcontext()
     with folder.created(), lock:
-        settings = {}
+        settings, refusal = {}, None
         if run.procs.main:
-            settings = resume_settings(config, run.kind, run.data, run.tasks, run.model)
-            folder.remove_stale()  # temporary files of a killed run
-            folder.check_parts()  # a part file the marker does not list is refused
-            folder.check_resume(settings, config.resume)
-            if config.resume:  # every kept record, against the dataset, before any change
-                folder.check_scored(run.tasks, run.items)
+            try:
+                settings = resume_settings(config, run.kind, run.data, run.tasks, run.model)
+                folder.remove_stale()  # temporary files of a killed run
+                folder.check_parts()  # a part file the marker does not list is refused
+                folder.check_resume(settings, config.resume)
+                if config.resume:  # every kept record, against the dataset, before any change
+                    folder.check_scored(run.tasks, run.items)
+            except Exception as err:  # noqa: BLE001  (raised below, on every process)
+                refusal = err
+        run.procs.agree(refusal)  # the other processes stop too, instead of waiting
         run.procs.prepare(folder, config.resume)  # fold or clear the parts of processes
         if run.procs.main:
             folder.start(settings, run.procs.world)  # only now is anything of the folder changed

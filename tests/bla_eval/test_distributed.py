@@ -132,3 +132,25 @@ def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_datas
     assert resumed["tasks"] == whole["tasks"]
     assert resumed["timings"]["datapoints_resumed"] >= 10
     assert (killed / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()
+
+
+@pytest.mark.slow
+def test_a_refusal_of_the_main_process_stops_every_process(tiny_clip, built_dataset, tmp_path):
+    """A part file the run's marker does not list: the main process refuses in one line and
+    the other process stops too (it does not wait for the main process at a barrier)."""
+    out = tmp_path / "run"
+    out.mkdir()
+    RunFolder(out).mark()  # a run folder of one process: it lists no part
+    foreign = out / "scores.part-0-of-2.jsonl"
+    foreign.write_text('{"task": "active_passive", "id": "ap-1", "scores": [1, 0]}\n')
+    before = foreign.read_bytes()
+    argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--device", "cpu"]
+    proc = bla_eval_process([*argv, "--limit", "2", "--output", str(out)], processes=2)
+    log = proc.communicate(timeout=240)[0].decode(errors="replace")
+    assert proc.returncode != 0
+    assert "scores.part-0-of-2.jsonl is not a part of the run" in log, log[-3000:]
+    assert "the main process (rank 0) refused the run" in log, log[-3000:]
+    errors = [line for line in log.splitlines() if line.startswith("bla-eval: error: ")]
+    assert len(errors) == 2 and "bla_eval/" not in log, log[-3000:]  # (torchrun's own traceback)
+    assert foreign.read_bytes() == before
+    assert sorted(os.listdir(out)) == [".bla-output.json", foreign.name]
