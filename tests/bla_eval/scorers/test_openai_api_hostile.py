@@ -360,3 +360,10 @@ def test_fuzzed_responses_score_consistently_or_are_refused(
     event(f"exit {code}")
     if code == 2:
         assert server.url in line or "cannot" in line, line
+
+
+@pytest.mark.parametrize("value", ["1e300", "inf", "nan", "0", "-1"])
+def test_a_request_timeout_beyond_its_bounds_is_named(value, root, built_dataset, capsys):
+    argv = run_args("http://127.0.0.1:1/v1", root / "out", built_dataset)
+    line = outcome(root, [*argv, "--request-timeout", value], capsys)[1]
+    assert "request_timeout must be a number of seconds > 0 and <= 86400" in line
