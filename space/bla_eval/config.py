@@ -22,7 +22,9 @@ from .api.settings import (
     MAX_ANSWER_TOKENS,
     MAX_CONCURRENCY,
     MAX_RETRIES,
+    MAX_REQUEST_TIMEOUT_S,
     MAX_TOP_LOGPROBS,
+    MIN_REQUEST_TIMEOUT_S,
     PROVIDERS,
     SCORING,
     check_api_fields,
@@ -37,8 +39,6 @@ MAX_BATCH_SIZE = 4096
 """The most sentences or pairs per forward pass (``--batch-size``)."""
 MAX_IMAGES_PER_BATCH = 1024
 """The most images decoded and held at once (``--images-per-batch``)."""
-MIN_REQUEST_TIMEOUT_S = 0.001
-MAX_REQUEST_TIMEOUT_S = 24 * 3600
 """Bounds of ``--request-timeout`` (seconds; a day is far above any answer's time)."""
 
 
@@ -178,7 +178,8 @@ class RunConfig:
     )
     request_timeout: float = option(
         60.0,
-        f"endpoint: seconds one request may take (at most {MAX_REQUEST_TIMEOUT_S})",
+        "endpoint: seconds one request may take, first byte sent to last byte read"
+        f" (at most {MAX_REQUEST_TIMEOUT_S})",
         type=bounded_float(MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S),
     )
     max_retries: int = option(

@@ -98,13 +98,35 @@ class Processes:
 
     def prepare(self, folder: RunFolder, resume: bool) -> None:
         """Before scoring, on the main process: a resume folds leftover parts into
-        ``scores.jsonl``; a fresh multi-process run removes old parts and scores."""
+        ``scores.jsonl``; a fresh run removes the old parts (those the run's marker lists) and
+        scores."""
         if not self.main:
             return
         if resume:
             folder.fold_parts()
-        elif self.distributed:
+        else:
             folder.remove_parts()
+
+    def agree(self, refusal: BaseException | None) -> None:
+        """After the main process's checks: ``refusal`` (the main process's error, or None) is
+        raised there, and the other processes stop with a line that points to it, instead of
+        waiting at a barrier the main process never reaches."""
+        if self.distributed:
+            import torch
+            import torch.distributed as dist
+
+            self.barrier()
+            flag = torch.tensor([int(refusal is not None)], dtype=torch.long)
+            dist.all_reduce(flag)
+            if refusal is None and flag.item():
+                self.close()
+                raise ValueError(
+                    f"process {self.rank} of {self.world} stops: the main process (rank 0) "
+                    "refused the run (its error line says why)"
+                )
+        if refusal is not None:
+            self.close()
+            raise refusal
 
     def pending(
         self, items: Sequence[Item], done: Any, folder: RunFolder, resume: bool

@@ -21,7 +21,7 @@ from .api.settings import api_settings
 from .benchmarks import Benchmark, get_benchmark, load_items
 from .config import RunConfig
 from .distributed import Processes
-from .items import Item
+from .items import Item, as_record_value
 from .outputs import read_json
 from .protocols import ProtocolPlan, get_protocol
 from .provenance import provenance
@@ -83,15 +83,21 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
     folder = run.folder
     lock = folder.lock() if run.procs.main else nullcontext()
     with folder.created(), lock:
-        settings = resume_settings(config, run.kind, run.data, run.tasks)
+        settings, refusal = {}, None
         if run.procs.main:
-            folder.remove_stale()  # temporary files of a killed run
-            folder.check_resume(settings, config.resume)
+            try:
+                settings = resume_settings(config, run.kind, run.data, run.tasks, run.model)
+                folder.remove_stale()  # temporary files of a killed run
+                folder.check_parts()  # a part file the marker does not list is refused
+                folder.check_resume(settings, config.resume)
+                if config.resume:  # every kept record, against the dataset, before any change
+                    folder.check_scored(run.tasks, run.items)
+            except Exception as err:  # noqa: BLE001  (raised below, on every process)
+                refusal = err
+        run.procs.agree(refusal)  # the other processes stop too, instead of waiting
         run.procs.prepare(folder, config.resume)  # fold or clear the parts of processes
         if run.procs.main:
-            if config.resume:
-                folder.check_scored(run.tasks, run.selected)
-            folder.start(settings)  # checked: only now is anything of the folder changed
+            folder.start(settings, run.procs.world)  # only now is anything of the folder changed
         run.procs.barrier()
         return _evaluate(run, progress)
 
@@ -122,6 +128,9 @@ def _prepare(config: RunConfig) -> _Run:
         config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
     )  # an unknown or unfit --kind is named before the folder is made
     protocol.check_kind(model.kind)
+    api = api_settings(config)
+    if api is not None:
+        api.api_key()  # a malformed key is named before the folder is made
     return _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock)
 
 
@@ -308,7 +317,18 @@ def _task_results(
         )
     return {
         task: bench.summarise(
-            [by_key[(i.task, i.id)] for i in items if i.task == task], probabilistic
+            [_with_truth(by_key[(i.task, i.id)], i) for i in items if i.task == task],
+            probabilistic,
         )
         for task in tasks
+    }
+
+
+def _with_truth(record: dict[str, Any], item: Item) -> dict[str, Any]:
+    """A record with the labels and caption types of the dataset's item (never the run
+    folder's: kept records were checked to agree, this makes the results follow the data)."""
+    return {
+        **record,
+        "labels": as_record_value(item.labels),
+        "caption_types": list(item.caption_types),
     }

@@ -79,6 +79,7 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
     order = single_process_order(items)
     assert [i.id for i in order] == ["ap-0", "co-1", "co-0", "rc-0", "wg-0"]
     folder = RunFolder(tmp_path)
+    folder.mark(2)  # the run's marker lists its parts
     for rank, shard in enumerate(shards):
         with folder.part_path(*Processes(rank, 2, rank).part).open("w") as f:
             for it in shard:
@@ -89,6 +90,7 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
     assert [json.loads(x)["id"] for x in lines] == [i.id for i in order]
     assert folder.part_files() == []
     # a resume folds parts left by a killed run into scores.jsonl, first record of an item wins
+    folder.mark(3)
     (tmp_path / "scores.part-0-of-3.jsonl").write_text(lines[0].replace("0.5", "0.9") + "\n")
     new = '{"task": "xx", "id": "new", "scores": [0.5, 0.1]}'
     (tmp_path / "scores.part-2-of-3.jsonl").write_text(new + "\n")
@@ -162,3 +164,25 @@ def test_two_real_processes_refuse_a_linked_part_and_change_nothing(
         for line in refusals
     ), refusals
     only_own_changes(before, tree_hashes(tmp_path))
+
+
+@pytest.mark.slow
+def test_a_refusal_of_the_main_process_stops_every_process(tiny_clip, built_dataset, tmp_path):
+    """A part file the run's marker does not list: the main process refuses in one line and
+    the other process stops too (it does not wait for the main process at a barrier)."""
+    out = tmp_path / "run"
+    out.mkdir()
+    RunFolder(out).mark()  # a run folder of one process: it lists no part
+    foreign = out / "scores.part-0-of-2.jsonl"
+    foreign.write_text('{"task": "active_passive", "id": "ap-1", "scores": [1, 0]}\n')
+    before = foreign.read_bytes()
+    argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--device", "cpu"]
+    proc = bla_eval_process([*argv, "--limit", "2", "--output", str(out)], processes=2)
+    log = proc.communicate(timeout=240)[0].decode(errors="replace")
+    assert proc.returncode != 0
+    assert "scores.part-0-of-2.jsonl is not a part of the run" in log, log[-3000:]
+    assert "the main process (rank 0) refused the run" in log, log[-3000:]
+    errors = [line for line in log.splitlines() if line.startswith("bla-eval: error: ")]
+    assert len(errors) == 2 and "bla_eval/" not in log, log[-3000:]  # (torchrun's own traceback)
+    assert foreign.read_bytes() == before
+    assert sorted(os.listdir(out)) == [".bla-output.json", foreign.name]

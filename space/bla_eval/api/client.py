@@ -1,20 +1,28 @@
-"""One chat-completions request with retries: backoff on 408/429/5xx honouring ``Retry-After``,
-a timeout per request, and one-line errors that name the endpoint and never show the key.
+"""One chat-completions request with retries, over ``httpx``: backoff on 408/429/5xx honouring
+``Retry-After``, a deadline for the whole request, a maximum body size, every response checked
+against the documented schema (``bla_eval.api.response``), and one-line errors that name the
+endpoint and never show the key or a header.
+
+What ``httpx`` does not provide stays here: its timeouts bound each read, not a request, so a
+watchdog shuts the request's socket at the deadline (a server sending one byte a second cannot
+hold a request longer than ``--request-timeout``); and the body is read in chunks and refused
+once it exceeds :data:`MAX_RESPONSE_BYTES` (never cached).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import random
+import re
 import socket
 import threading
-import urllib.error
-import urllib.request
 from email.utils import parsedate_to_datetime
-from http.client import HTTPException
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .response import Malformed, check_completion
 from .settings import CHAT_PATH, ApiSettings
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -24,10 +32,19 @@ BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 60.0
 RETRY_AFTER_CAP_S = 300.0
 """Exponential backoff: 1, 2, 4, ... seconds (with jitter) up to 60; a server's Retry-After is
-honoured up to 5 minutes."""
+honoured up to 5 minutes, and a longer one stops the run with an error that says so."""
+
+MAX_RESPONSE_BYTES = 16 * 2**20
+"""The largest response body read (16 MiB, decompressed): a chat completion of the answers this
+engine asks for is a few kilobytes; a larger body is refused and never cached."""
+ERROR_BODY_BYTES = 64 * 2**10
+"""How much of an error response is read for its message."""
 
 MESSAGE_CHARS = 300
 """How much of a server's error message an error line quotes."""
+
+SECRET_RE = re.compile(r"(?i)(bearer|authorization|api[-_]?key)([\s:=\"']+)\S+")
+"""Header-like ``name: value`` text whose value is masked in anything shown."""
 
 
 class EndpointError(ValueError):
@@ -42,6 +59,14 @@ class Stopped(Exception):
     """Another request of the run failed; this one gave up without sending."""
 
 
+class _TooLarge(Exception):
+    """The body exceeded the size limit (its size so far)."""
+
+
+class _Expired(Exception):
+    """The request's deadline passed."""
+
+
 def request_url(base: str, path: str) -> str:
     """``base`` (an API base URL, perhaps with a query) with ``path`` appended to its path."""
     parts = urlsplit(base)
@@ -50,26 +75,71 @@ def request_url(base: str, path: str) -> str:
 
 def retry_after(headers: Any) -> float | None:
     """Seconds a server asks to wait (``Retry-After`` in seconds or as a date, or
-    ``retry-after-ms``), capped; None when it says nothing usable."""
+    ``retry-after-ms``; not capped, infinite when it is); None when it says nothing usable."""
     if headers is None:
         return None
     millis = headers.get("retry-after-ms")
     value = headers.get("Retry-After")
     try:
         if millis is not None:
-            return min(max(float(millis) / 1000, 0.0), RETRY_AFTER_CAP_S)
+            return _seconds(float(millis) / 1000)
         if value is None:
             return None
-        return min(max(float(value), 0.0), RETRY_AFTER_CAP_S)
+        return _seconds(float(value))
     except ValueError:
         pass
     try:
         from datetime import datetime, timezone
 
         when = parsedate_to_datetime(value)
-        return min(max((when - datetime.now(timezone.utc)).total_seconds(), 0.0), RETRY_AFTER_CAP_S)
-    except (TypeError, ValueError):
+        return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+    except (TypeError, ValueError, OverflowError):
         return None
+
+
+def _seconds(value: float) -> float | None:
+    return None if math.isnan(value) else max(value, 0.0)
+
+
+class _Deadline:
+    """A whole-request deadline: at ``seconds`` the request's socket is shut, which ends any
+    read or write in progress (``httpx`` hands the socket over through its ``trace``)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._timer.cancel()
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        """``httpx``'s trace extension: keep the socket of the connection just opened."""
+        if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            with self._lock:
+                self._sock = sock
+                if self.expired:
+                    _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.expired = True
+            _shut(self._sock)
+
+
+def _shut(sock: socket.socket | None) -> None:
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def backoff(attempt: int) -> float:
@@ -81,11 +151,16 @@ class ChatClient:
     """Posts chat-completion bodies to one endpoint for one model (thread-safe)."""
 
     def __init__(self, settings: ApiSettings, model: str) -> None:
+        import httpx
+
         self.settings = settings
         self.model = model
         self.url = request_url(settings.endpoint, CHAT_PATH)
         self.where = settings.public_endpoint
         self._key = settings.api_key()
+        # a new connection per request: the deadline's watchdog gets each request's socket
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+        self.http = httpx.Client(limits=limits, follow_redirects=False)
         self.stop = threading.Event()
         """Set when the run fails: requests not yet sent are not sent, retries stop."""
         self.answered = threading.Event()
@@ -94,6 +169,10 @@ class ChatClient:
         self.retries = 0
         """Requests sent again after a retryable failure (all threads)."""
 
+    def close(self) -> None:
+        """Release the HTTP client."""
+        self.http.close()
+
     def headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
@@ -101,14 +180,16 @@ class ChatClient:
         return headers
 
     def scrub(self, text: str) -> str:
-        """``text`` on one line, shortened, with the key (if it occurs) masked."""
+        """``text`` on one line, shortened, with the key and header-like values masked."""
         if self._key:
             text = text.replace(self._key, "***")
+        text = SECRET_RE.sub(r"\1\2***", text)
         text = " ".join(text.split())
         return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 3] + "..."
 
     def post(self, body: bytes) -> dict[str, Any]:
-        """The JSON answer to ``body``, retried on 408/429/5xx, cut-off connections and timeouts."""
+        """The checked chat completion answering ``body``, retried on 408/429/5xx, cut-off
+        connections and timeouts."""
         attempts = self.settings.max_retries + 1
         for attempt in range(attempts):
             if self.stop.is_set():
@@ -123,51 +204,114 @@ class ChatClient:
                 raise Stopped
         raise AssertionError("unreachable")
 
+    def exchange(self, method: str, url: str, body: bytes | None) -> tuple[int, Any, bytes]:
+        """(status, headers, body) of one request within the deadline: the body of a success
+        up to :data:`MAX_RESPONSE_BYTES` (more is :class:`_TooLarge`), of an error its first
+        :data:`ERROR_BODY_BYTES`. A passed deadline is :class:`_Expired`; ``httpx`` errors
+        pass."""
+        import httpx
+
+        seconds = self.settings.timeout
+        with _Deadline(seconds) as deadline:
+            try:
+                with self.http.stream(
+                    method,
+                    url,
+                    content=body,
+                    headers=self.headers(),
+                    timeout=seconds,
+                    extensions={"trace": deadline.trace},
+                ) as response:
+                    limit = MAX_RESPONSE_BYTES if response.status_code < 400 else ERROR_BODY_BYTES
+                    declared = response.headers.get("content-length", "")
+                    if response.status_code < 400 and declared.isdigit() and int(declared) > limit:
+                        raise _TooLarge(int(declared))
+                    data = bytearray()
+                    for chunk in response.iter_bytes():
+                        data += chunk
+                        if len(data) > limit:
+                            if response.status_code >= 400:
+                                break
+                            raise _TooLarge(len(data))
+                    if deadline.expired:
+                        raise _Expired
+                    return response.status_code, response.headers, bytes(data[:limit])
+            except httpx.HTTPError:
+                if deadline.expired:
+                    raise _Expired from None
+                raise
+
     def _attempt(self, body: bytes, last: bool, attempts: int) -> dict[str, Any] | float | None:
         """One send: the answer, or the seconds to wait before the next try (None: backoff)."""
-        request = urllib.request.Request(self.url, body, self.headers(), method="POST")
+        import httpx
+
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as err:
-            self.answered.set()
-            message = self.scrub(_error_text(err))
-            if err.code in RETRY_STATUS:
-                if last:
-                    raise EndpointError(
-                        f"endpoint {self.where}: HTTP {err.code} after {attempts} attempt(s) "
-                        f"for model {self.model!r}: {message}"
-                    ) from None
-                return retry_after(err.headers)
-            raise self.refusal(err.code, message) from None
-        except (urllib.error.URLError, HTTPException, OSError) as err:
-            reason = getattr(err, "reason", err)
-            if isinstance(reason, (TimeoutError, socket.timeout)):
-                if last:
-                    raise EndpointError(
-                        f"endpoint {self.where} did not answer within {self.settings.timeout:g} "
-                        f"s ({attempts} attempt(s)); raise --request-timeout or lower "
-                        "--concurrency"
-                    ) from None
-                return None
-            if last or not self.answered.is_set():
+            status, headers, raw = self.exchange("POST", self.url, body)
+        except (_Expired, httpx.TimeoutException):
+            if last:
                 raise EndpointError(
-                    f"cannot reach endpoint {self.where}: {self.scrub(str(reason))}"
+                    f"endpoint {self.where} did not answer within {self.settings.timeout:g} "
+                    f"s ({attempts} attempt(s)); raise --request-timeout or lower "
+                    "--concurrency"
                 ) from None
             return None
+        except _TooLarge as err:
+            raise EndpointError(
+                f"endpoint {self.where} answered model {self.model!r} with a body of more than "
+                f"{MAX_RESPONSE_BYTES // 2**20} MiB ({err.args[0]} bytes read), the most a chat "
+                "completion may be; nothing of it was used or cached"
+            ) from None
+        except (httpx.LocalProtocolError, httpx.InvalidURL, httpx.UnsupportedProtocol) as err:
+            raise EndpointError(  # such messages may quote a header: only the kind is shown
+                f"cannot send a request to endpoint {self.where} ({type(err).__name__})"
+            ) from None
+        except httpx.HTTPError as err:
+            if last or not self.answered.is_set():
+                raise EndpointError(
+                    f"cannot reach endpoint {self.where}: {self.scrub(_reason(err))}"
+                ) from None
+            return None
+        if status >= 300:
+            self.answered.set()
+            message = self.scrub(_error_text(raw, status))
+            if status in RETRY_STATUS:
+                if last:
+                    raise EndpointError(
+                        f"endpoint {self.where}: HTTP {status} after {attempts} attempt(s) "
+                        f"for model {self.model!r}: {message}"
+                    )
+                return self.wait_asked(headers)
+            raise self.refusal(status, message)
         return self._decode(raw)
+
+    def wait_asked(self, headers: Any) -> float | None:
+        """The server's ``Retry-After`` (None: none usable); more than
+        :data:`RETRY_AFTER_CAP_S` is an error that says so (the run does not sit silent)."""
+        wait = retry_after(headers)
+        if wait is not None and wait > RETRY_AFTER_CAP_S:
+            shown = "forever" if math.isinf(wait) else f"{wait:g} s"
+            raise EndpointError(
+                f"endpoint {self.where} asks to wait {shown} before retrying (Retry-After), "
+                f"more than the {RETRY_AFTER_CAP_S:g} s a run waits: try again later"
+            )
+        return wait
 
     def _decode(self, raw: bytes) -> dict[str, Any]:
         try:
             doc = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            doc = None
-        if not isinstance(doc, dict) or not isinstance(doc.get("choices"), list):
+        except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, huge ints
             text = self.scrub(raw.decode("utf-8", "replace")) or "an empty body"
             raise EndpointError(
                 f"endpoint {self.where} answered with something that is not a chat completion: "
                 f"{text}"
-            )
+            ) from None
+        try:
+            check_completion(doc)
+        except Malformed as err:
+            raise EndpointError(
+                f"endpoint {self.where} answered model {self.model!r} with a malformed chat "
+                f"completion: {self.scrub(str(err))}"
+            ) from None
         self.answered.set()
         return doc
 
@@ -199,7 +343,7 @@ class ChatClient:
             listed = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
             return (
                 f"endpoint {self.where} does not serve model {self.model!r} "
-                f"(it serves: {listed or 'no model'})"
+                f"(it serves: {self.scrub(listed) or 'no model'})"
             )
         return (
             f"endpoint {self.where} answered HTTP 404 for model {self.model!r}: {message} (an "
@@ -208,26 +352,32 @@ class ChatClient:
 
     def served_models(self) -> list[str] | None:
         """The model ids ``GET <endpoint>/models`` lists (None when it lists nothing usable)."""
+        import httpx
+
         url = request_url(self.settings.endpoint, "/models")
-        request = urllib.request.Request(url, headers=self.headers())
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.timeout) as response:
-                doc = json.loads(response.read())
+            status, _, raw = self.exchange("GET", url, None)
+            doc = json.loads(raw) if status == 200 else None
             return [str(m["id"]) for m in doc["data"]]
-        except (OSError, HTTPException, ValueError, KeyError, TypeError):
+        except (httpx.HTTPError, _Expired, _TooLarge, ValueError, KeyError, TypeError):
+            return None
+        except RecursionError:  # a JSON document nested too deep
             return None
 
 
-def _error_text(err: urllib.error.HTTPError) -> str:
+def _reason(err: Exception) -> str:
+    """What a transport error says (its cause's text when it wraps an OS error)."""
+    cause = err.__cause__ or err.__context__
+    return str(err) or str(cause or "") or type(err).__name__
+
+
+def _error_text(raw: bytes, status: int) -> str:
     """The message of an HTTP error body (OpenAI's ``error.message``, FastAPI's ``detail``, ...)."""
+    text = raw.decode("utf-8", "replace")
     try:
-        raw = err.read().decode("utf-8", "replace")
-    except OSError:
-        raw = ""
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError:
-        return raw or str(err.reason)
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return text or f"HTTP {status}"
     if isinstance(doc, list) and doc:
         doc = doc[0]
     if isinstance(doc, dict):
@@ -237,4 +387,4 @@ def _error_text(err: urllib.error.HTTPError) -> str:
                 value = value.get("message", value)
             if value:
                 return value if isinstance(value, str) else json.dumps(value)
-    return raw
+    return text

@@ -33,6 +33,11 @@ MAX_TOP_LOGPROBS = 20
 MAX_RETRIES = 100
 """The most retries of one request (``--max-retries``)."""
 
+MIN_REQUEST_TIMEOUT_S = 0.001
+"""The shortest ``--request-timeout`` (a millisecond)."""
+MAX_REQUEST_TIMEOUT_S = 86_400
+"""The longest ``--request-timeout`` (a day)."""
+
 MAX_ANSWER_TOKENS = 100_000
 """The most tokens of one generated answer (``--max-answer-tokens``)."""
 
@@ -108,8 +113,16 @@ class ApiSettings:
         return public_url(self.endpoint)
 
     def api_key(self) -> str | None:
-        """The key from the environment (None when the variable is unset or empty)."""
-        return os.environ.get(self.key_env) or None
+        """The key from the environment without surrounding whitespace (None when the variable
+        is unset or blank); a key with whitespace or other characters a header cannot carry
+        inside it is refused (the error never shows it)."""
+        key = (os.environ.get(self.key_env) or "").strip()
+        if any(not 33 <= ord(c) <= 126 for c in key):
+            raise ValueError(
+                f"${self.key_env} holds whitespace, control or non-ASCII characters inside the "
+                "API key: set it to the key alone"
+            )
+        return key or None
 
     def scoring_record(self) -> dict[str, Any]:
         """The settings that decide the scores (a resumed run must have the same)."""
@@ -151,7 +164,7 @@ def check_api_fields(config: Any) -> None:
     _whole(config.max_retries, "max_retries", 0, MAX_RETRIES)
     _whole(config.top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
     _whole(config.max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
-    _positive(config.request_timeout, "request_timeout")
+    _positive(config.request_timeout, "request_timeout", MAX_REQUEST_TIMEOUT_S)
     if config.api_scoring not in SCORING:
         raise ValueError(
             f"unknown api_scoring {config.api_scoring!r}: use one of {', '.join(SCORING)}"
@@ -173,6 +186,6 @@ def _whole(value: Any, name: str, low: int, high: int) -> None:
         raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
 
 
-def _positive(value: Any, name: str) -> None:
-    if not _number(value) or value <= 0:
-        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
+def _positive(value: Any, name: str, most: float) -> None:
+    if not _number(value) or not 0 < value <= most:
+        raise ValueError(f"{name} must be a number of seconds > 0 and <= {most:g}, got {value!r}")

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..items import Item
 from ..locking import lock
 from ..outputs import (
     OWNER_FILE,
@@ -45,6 +46,7 @@ from .files import (
     RUN_FILES,
     SCORES_FILE,
 )
+from .kept import check_kept
 from .scores import ScoreStore
 from .settings import changed_settings
 
@@ -144,10 +146,14 @@ class RunFolder:
             )
         return path
 
-    def mark(self) -> None:
-        """Write the marker of a run folder (before the first score is written)."""
+    def mark(self, world: int = 1) -> None:
+        """Write the marker of a run folder (before the first score is written): its files and
+        the parts of this run's ``world`` processes (only listed parts are ever folded in)."""
+        parts = (
+            [PART_PATTERN.format(rank=r, world=world) for r in range(world)] if world > 1 else []
+        )
         write_json_atomic(
-            self.path / OWNER_FILE, {"command": RUN_COMMAND, "files": list(RUN_FILES)}
+            self.path / OWNER_FILE, {"command": RUN_COMMAND, "files": [*RUN_FILES, *parts]}
         )
 
     def lock(self) -> AbstractContextManager[None]:
@@ -178,7 +184,7 @@ class RunFolder:
     def check_resume(self, settings: dict[str, Any], resume: bool) -> None:
         """Refuse a resume whose settings differ from the interrupted run's ``run.json``, or
         cannot be compared (nothing is changed; :meth:`start` writes ``run.json``)."""
-        if resume and self.scores_path.exists():
+        if resume and (self.scores_path.exists() or self.part_files()):
             if not self.settings_path.exists():
                 raise ValueError(
                     f"cannot resume {self.path}: it has {SCORES_FILE} but no {RUN_FILE}, so its "
@@ -196,19 +202,36 @@ class RunFolder:
         datapoints of ``tasks``, each once (an error names the file and line)."""
         return check_records(self.scores_path, read_numbered(self.scores_path), tasks, selected)
 
-    def check_scored(self, tasks: Collection[str], selected: Collection[Key]) -> None:
-        """A resumed run's ``scores.jsonl`` holds only datapoints it selects, each once."""
+    def check_scored(self, tasks: Collection[str], items: Sequence[Item]) -> None:
+        """Before anything is loaded or changed: every record a resumed run keeps (in
+        ``scores.jsonl`` and in this run's parts) is whole, of a datapoint the run selects,
+        there once per file, and agrees with the dataset's item (``bla_eval.runs.kept``)."""
+        by_key = {(i.task, i.id): i for i in items}
         try:
-            self.records(tasks, selected)
+            for path in [self.scores_path, *self.part_files()]:
+                numbered = read_numbered(path)
+                for line, record in numbered:
+                    check_kept(path, line, record, by_key)
+                check_records(path, numbered, tasks, by_key.keys())
         except ValueError as err:
             raise ValueError(
                 f"cannot resume {self.path}: {err}; run without --resume to start fresh"
             ) from None
 
-    def start(self, settings: dict[str, Any]) -> None:
-        """Once every check passed: mark the folder, write ``run.json``, remove a
-        ``results.json`` (written again from the scores)."""
-        self.mark()
+    def check_parts(self) -> None:
+        """Refuse a part file the run's marker does not list (left by another run or copied
+        in): it is never folded in, removed or written."""
+        foreign = self.foreign_parts()
+        if foreign:
+            raise ValueError(
+                f"{foreign[0]} is not a part of the run in {self.path} (its marker "
+                f"{OWNER_FILE} does not list it): move it out of the run folder"
+            )
+
+    def start(self, settings: dict[str, Any], world: int = 1) -> None:
+        """Once every check passed: mark the folder (with the parts of ``world`` processes),
+        write ``run.json``, remove a ``results.json`` (written again from the scores)."""
+        self.mark(world)
         write_json_atomic(self.settings_path, settings)
         self.results_path.unlink(missing_ok=True)
 
@@ -224,7 +247,19 @@ class RunFolder:
         return self.path / PART_PATTERN.format(rank=rank, world=world)
 
     def part_files(self) -> list[Path]:
-        """Parts left by multi-process runs (any number of processes), sorted."""
+        """The parts of this run's processes that are there (those its marker lists), sorted."""
+        marker = owner(self.path)
+        listed = set()
+        if marker is not None and marker["command"] == RUN_COMMAND:
+            listed = {name for name in marker["files"] if isinstance(name, str)}
+        return [p for p in self._parts() if p.name in listed]
+
+    def foreign_parts(self) -> list[Path]:
+        """Files named like parts that the run's marker does not list."""
+        owned = set(self.part_files())
+        return [p for p in self._parts() if p not in owned]
+
+    def _parts(self) -> list[Path]:
         found = [p for p in self.path.glob("scores.part-*.jsonl") if PART_RE.match(p.name)]
         return sorted(
             found, key=lambda p: tuple(int(x) for x in PART_RE.match(p.name).groups()[::-1])

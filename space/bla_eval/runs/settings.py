@@ -13,18 +13,32 @@ from typing import Any
 from ..api.settings import api_settings
 from ..config import Recorded, RunConfig
 from ..protocols import DEFAULT_PROTOCOL, get_protocol
-from ..scorers import scorer_class
+from ..scorers import ResolvedModel, scorer_class
 
-RECORDED_LATER = {"benchmark": "bla", "protocol": DEFAULT_PROTOCOL, "tasks": None, "limit": None}
+MODEL_HASH = "model_sha256"
+"""The ``run.json`` key of a local model's content hash (``ResolvedModel.content_hash``)."""
+
+RECORDED_LATER = {
+    "benchmark": "bla",
+    "protocol": DEFAULT_PROTOCOL,
+    "tasks": None,
+    "limit": None,
+    MODEL_HASH: None,
+}
 """Settings that the ``run.json`` of older runs lacks: the value they had (None: unknown, then
 the records of ``scores.jsonl`` are checked against the run's items instead)."""
 
 
 def resume_settings(
-    config: RunConfig, kind: str, data: str, tasks: list[str] | None = None
+    config: RunConfig,
+    kind: str,
+    data: str,
+    tasks: list[str] | None = None,
+    model: ResolvedModel | None = None,
 ) -> dict[str, Any]:
     """The settings that decide which datapoints are scored and how: a resumed run must have
-    the same (``kind``, ``data``, ``tasks``: as the run resolved them)."""
+    the same (``kind``, ``data``, ``tasks``: as the run resolved them; with the resolved
+    ``model``, the content hash of a model on this machine)."""
     scorer = scorer_class(kind)
     by_protocol = get_protocol(config.protocol).resume_settings
     resolved = {"kind": kind, "data": data, "tasks": tasks if tasks is not None else config.tasks}
@@ -37,6 +51,8 @@ def resume_settings(
         if rule is Recorded.BY_KIND and not getattr(scorer, f"takes_{f.name}"):
             value = None
         settings[f.name] = list(value) if isinstance(value, (tuple, list)) else value
+    if model is not None and model.content_hash is not None:
+        settings[MODEL_HASH] = model.content_hash
     if scorer.remote:  # the endpoint and how it is asked
         settings |= api_settings(config).scoring_record()
     return settings

@@ -22,6 +22,7 @@ from ..api.answers import from_text as answer_from_text
 from ..api.cache import CACHE_FOLDER, ResponseCache, cache_key, request_bytes
 from ..api.client import ChatClient, EndpointError, LogprobsRefused
 from ..api.messages import api_messages, data_url
+from ..api.response import Malformed, check_completion
 from ..api.usage import Usage
 from ..protocols import get_protocol
 from ..protocols.templates import NO_WORDS, YES_WORDS
@@ -95,6 +96,11 @@ class OpenAIApiScorer(Scorer):
         data = request_bytes(body)
         key = cache_key(self.settings.public_endpoint, data)
         doc = self.cache.get(key)
+        if doc is not None:
+            try:
+                check_completion(doc)
+            except Malformed:  # a damaged or edited entry: asked again
+                doc = None
         cached = doc is not None
         if doc is None:
             doc = self.client.post(data)

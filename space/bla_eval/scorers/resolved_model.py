@@ -3,9 +3,14 @@ transformers config (``bla_eval.scorers.resolve`` builds it; the scorers load fr
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+CHUNK = 1 << 20
+"""Bytes read at a time when a local model's files are hashed."""
 
 
 def is_gguf(model: str) -> bool:
@@ -42,6 +47,27 @@ class ResolvedModel:
             return str(path.parent), path.name
         return self.path, self.gguf_file
 
+    @cached_property
+    def content_hash(self) -> str | None:
+        """SHA-256 over the files of a model on this machine (a folder's files, not its
+        subfolders; a single weights file itself; a GGUF file with its folder's JSON files),
+        read once per run and never stored but in ``run.json``: a resume after the weights
+        changed in place is refused. None for a Hub id, an open_clip name or a remote kind
+        (their revision or the endpoint identifies them)."""
+        if self.endpoint is not None:
+            return None
+        folder, gguf = self.weights
+        path = Path(folder)
+        if gguf is not None:
+            files = [path / gguf, *sorted(path.glob("*.json"))] if path.is_dir() else []
+        elif path.is_dir():
+            files = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+        elif path.is_file():
+            files = [path]
+        else:
+            return None
+        return content_hash([f for f in files if f.is_file()], path)
+
     @property
     def config_kwargs(self) -> dict[str, Any]:
         """``config=`` for ``from_pretrained`` when the config was read (else transformers reads
@@ -49,3 +75,16 @@ class ResolvedModel:
         if self.config is None or self.weights[1] is not None:
             return {}
         return {"config": self.config}
+
+
+def content_hash(files: list[Path], root: Path) -> str:
+    """SHA-256 over each file's name (relative to ``root``) and bytes, read in chunks."""
+    digest = hashlib.sha256()
+    for file in files:
+        name = file.name if file == root else file.relative_to(root).as_posix()
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        with file.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+        digest.update(b"\0")
+    return digest.hexdigest()

@@ -120,6 +120,7 @@ def test_start_records_the_settings_and_removes_the_results(tmp_path):
 
 def test_each_process_appends_to_its_part_and_the_parts_merge_in_order(tmp_path):
     folder = RunFolder(tmp_path)
+    folder.mark(2)  # the marker lists the parts of the run's two processes
     records = [{"task": "t", "id": str(i), "scores": [i]} for i in range(3)]
     for rank, record in zip((1, 0, 1), records, strict=True):
         with folder.part_path(rank, 2).open("a") as part:

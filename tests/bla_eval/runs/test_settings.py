@@ -37,3 +37,28 @@ def test_settings_older_runs_did_not_record_count_as_their_value_then():
         "protocol": ("zero-shot", "icl-sd")
     }
     assert changed_settings({**older, "extra": 1}, now) == {"extra": (1, None)}
+
+
+def test_a_model_on_this_machine_is_recorded_by_the_hash_of_its_files(tmp_path):
+    from bla_eval.scorers import ResolvedModel
+
+    folder = tmp_path / "model"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"\0" * 3_000_000)  # more than one chunk
+    (folder / "sub" / "optimizer.pt").write_bytes(b"x")  # subfolders are not the model's
+
+    def recorded(model: ResolvedModel) -> str | None:
+        return resume_settings(CONFIG, "contrastive", "/data", None, model).get("model_sha256")
+
+    first = recorded(ResolvedModel("m", str(folder), "contrastive"))
+    assert first is not None and len(first) == 64
+    (folder / "sub" / "optimizer.pt").write_bytes(b"y")
+    assert recorded(ResolvedModel("m", str(folder), "contrastive")) == first
+    (folder / "model.safetensors").write_bytes(b"\0" * 2_999_999 + b"\1")
+    assert recorded(ResolvedModel("m", str(folder), "contrastive")) != first
+    assert recorded(ResolvedModel("org/name", "org/name", "contrastive")) is None  # a Hub id
+    single = recorded(ResolvedModel("f", str(folder / "config.json"), "text"))
+    assert single is not None and single != first
+    # run.json of runs that recorded no hash are resumed without comparing one
+    assert changed_settings({"model": "m"}, {"model": "m", "model_sha256": first}) == {}
