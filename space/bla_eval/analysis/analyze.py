@@ -584,10 +584,11 @@ def analyze(
     output: str | Path | None = None,
     examples: int = 3,
 ) -> tuple[Path, Analysis]:
-    """Load the run, attach its dataset rows, run every analysis and write the folder (an
-    output it may not replace is refused before the work)."""
+    """Load the run, attach its dataset rows, run every analysis and write the folder (a run
+    that is not one, then an output it may not replace, is refused before the work)."""
     target = Path(output) if output else Path(run_dir) / ANALYSIS_DIR
+    run = load_run(run_dir)
     check_replaceable(target, ANALYZE_COMMAND)
-    run = attach_rows(load_run(run_dir), data)
+    run = attach_rows(run, data)
     analysis = analyze_run(run, examples)
     return write_analysis(analysis, target), analysis
