@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "bla_eval.analysis.cli:compare_main",
     "export": "bla_eval.analysis.cli:export_main",
     "reproduce": "bla_eval.reproduce:main",
+    "robustness": "bla_eval.analysis.robustness:main",
 }
 """Subcommand name -> ``module:function`` taking ``argv`` and returning an exit code."""
 
@@ -73,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         results = evaluate(config_from_args(args))
         if Processes.from_env().main:  # one table for a multi-process run
             print(markdown_table(results))
+            from .analysis.robustness import tables
+
+            if extra := tables(results):  # a sweep's sensitivity, a control's image gain
+                print(extra)
         return 0
 
     return run_guarded(run, args.debug, "bla-eval")
