@@ -23,6 +23,8 @@ from .queries import Query
 
 PROMPTS = "prompts"
 CONTROL = "control"
+CONDITION_KEYS = (PROMPTS, "sensitivity", CONTROL)
+"""The parts of ``results.json`` a sweep or a control adds."""
 RESAMPLES = 2000
 """Bootstrap resamples of the sensitivity and image-gain intervals in ``results.json``."""
 
@@ -122,9 +124,11 @@ def results_fields(
 ) -> dict[str, Any]:
     """What a sweep and a control add to ``results.json`` (nothing for a plain run).
 
-    ``by_task``: each task's records in dataset order; ``summarise``: the benchmark's;
-    ``metric``: the ranking metric of the sensitivity and image-gain intervals.
+    ``by_task``: each task's records (in any order: they are taken in the order of their ids, so
+    the intervals do not depend on the order of ``scores.jsonl``); ``summarise``: the
+    benchmark's; ``metric``: the ranking metric of the sensitivity and image-gain intervals.
     """
+    by_task = {t: sorted(rs, key=lambda r: str(r["id"])) for t, rs in by_task.items()}
     records = [r for rs in by_task.values() for r in rs]
     out: dict[str, Any] = {}
     if records and PROMPTS in records[0]:

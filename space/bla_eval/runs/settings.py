@@ -15,7 +15,14 @@ from ..config import Recorded, RunConfig
 from ..protocols import DEFAULT_PROTOCOL, get_protocol
 from ..scorers import scorer_class
 
-RECORDED_LATER = {"benchmark": "bla", "protocol": DEFAULT_PROTOCOL, "tasks": None, "limit": None}
+RECORDED_LATER = {
+    "benchmark": "bla",
+    "protocol": DEFAULT_PROTOCOL,
+    "tasks": None,
+    "limit": None,
+    "prompts": [],
+    "control_seed": 0,
+}
 """Settings that the ``run.json`` of older runs lacks: the value they had (None: unknown, then
 the records of ``scores.jsonl`` are checked against the run's items instead)."""
 

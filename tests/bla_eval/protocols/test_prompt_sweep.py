@@ -17,7 +17,7 @@ from bla_eval.items import decode_image
 from bla_eval.protocols.templates import TEMPLATES, get_template
 from bla_eval.testing.generative import build_blind_llava, build_llava_chat
 
-from tests.bla_eval.commands import call, eval_args
+from tests.bla_eval.commands import call, eval_args, refused
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -99,6 +99,22 @@ def test_a_sweep_equals_separate_runs_and_encodes_each_image_once(
     assert sensitivity["best"] in sensitivity["indistinguishable_from_best"]
     assert set(results["protocol"]["templates"]) == set(SWEEP)
     assert "prompts" not in plain_results and "prompts" not in plain[0]
+
+
+def test_the_sweeps_numbers_are_checked_and_a_resume_keeps_the_template(
+    models, built_dataset, tmp_path, capsys
+) -> None:
+    out = tmp_path / "sweep"
+    run(models["llava"], built_dataset, out, "--prompts", "bla,mme")
+    code, err = call(bla_eval, ["robustness", str(out)], capsys)
+    assert code == 0
+    path = out / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    results["sensitivity"]["tasks"]["active_passive"]["spread"]["value"] = 0.5
+    path.write_text(json.dumps(results), encoding="utf-8")
+    refused(bla_eval, ["robustness", str(out)], capsys, "sensitivity.tasks.active_passive.spread")
+    argv = eval_args(models["llava"], built_dataset, out, "--tasks", "ap", "--limit", "3")
+    refused(bla_eval, [*argv, "--prompts", "bla", "--resume"], capsys, "prompts")
 
 
 def test_a_blind_model_gains_nothing_from_the_image_and_is_flagged(
