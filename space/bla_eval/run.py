@@ -131,9 +131,8 @@ def _prepare(config: RunConfig) -> _Run:
     if config.control is not None:  # drawn over every item of the run, resumed or not
         made = control_items(items, config.control, config.control_seed)
         twins = {(i.task, i.id): twin for i, twin in zip(items, made, strict=True)}
-    run = _Run(config, folder, bench, data, tasks, items, model, plan, Processes.from_env(), clock)
-    run.twins = twins
-    return run
+    procs = Processes.from_env()
+    return _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock, twins)
 
 
 def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
