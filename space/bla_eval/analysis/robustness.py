@@ -162,6 +162,11 @@ def tables(results: Mapping[str, Any]) -> str:
     return "\n\n".join(t for t in (sensitivity_table(results), gain_table(results)) if t)
 
 
+def _ids(run: Any) -> dict[str, list[str]]:
+    """The datapoint ids of a run, per task."""
+    return {t: [str(r["id"]) for r in recs] for t, recs in run.records.items()}
+
+
 def report(paths: Sequence[str]) -> str:
     """The Markdown report over finished runs (see the module's description)."""
     from .rundata import load_run
@@ -174,14 +179,20 @@ def report(paths: Sequence[str]) -> str:
             blocks.append(sensitivity_table(run.results))
         if run.results.get("control"):
             baseline = None
-            ids = {t: [r["id"] for r in recs] for t, recs in run.records.items()}
             for text in text_runs:
-                if {t: [r["id"] for r in recs] for t, recs in text.records.items()} == ids:
+                if _ids(text) == _ids(run):
                     metric = next(iter(run.results["control"]["tasks"].values()))["image_gain"]
                     baseline = baseline_of(text.records, metric["metric"])
                     break
             blocks.append(gain_table(run.results, baseline))
-    blocks.append(agreement_table([r.results for r in runs]))
+    sweeps = [r for r in runs if r.results.get("sensitivity")]
+    for other in sweeps[1:]:
+        if _ids(other) != _ids(sweeps[0]):
+            raise ValueError(
+                f"{other.path} and {sweeps[0].path} are sweeps of different datapoints: their "
+                "model rankings cannot be compared (run both with the same --tasks and --limit)"
+            )
+    blocks.append(agreement_table([r.results for r in sweeps]))
     blocks = [b for b in blocks if b]
     if not blocks:
         raise ValueError(
