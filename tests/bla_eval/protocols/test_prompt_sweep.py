@@ -15,7 +15,7 @@ from bla_eval.cli import main as bla_eval
 from bla_eval.controls import control_items
 from bla_eval.items import decode_image
 from bla_eval.protocols.templates import TEMPLATES, get_template
-from bla_eval.testing.generative import build_blind_llava, build_llava_chat
+from bla_eval.testing.generative import build_blind_llava, build_llama_text, build_llava_chat
 
 from tests.bla_eval.commands import call, eval_args, refused
 
@@ -52,7 +52,8 @@ def models(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     torch.manual_seed(0)
     build_llava_chat(root / "llava", texts)
     build_blind_llava(root / "blind", texts)
-    return {"llava": root / "llava", "blind": root / "blind"}
+    build_llama_text(root / "llama", texts)
+    return {"llava": root / "llava", "blind": root / "blind", "llama": root / "llama"}
 
 
 @pytest.fixture
@@ -118,20 +119,37 @@ def test_the_sweeps_numbers_are_checked_and_a_resume_keeps_the_template(
 
 
 def test_a_blind_model_gains_nothing_from_the_image_and_is_flagged(
-    models, built_dataset, tmp_path, vision_images
+    models, built_dataset, tmp_path, vision_images, capsys
 ) -> None:
     records = run(models["blind"], built_dataset, tmp_path / "blind", "--control", "shuffled")
     assert sum(vision_images) == 3  # the shuffled images are the run's own: encoded once
-    assert all(r["control"]["images"][0] != f"id:{r['id']}" for r in records)
+    items = load_items(get_benchmark("bla"), str(built_dataset), ["active_passive"], "test", 3)
+    own = {i.id: i.images[0].key for i in items}
+    assert all(r["control"]["images"][0] not in (own[r["id"]], None) for r in records)
+    assert {r["control"]["images"][0] for r in records} == set(own.values())
     results = json.loads((tmp_path / "blind" / "results.json").read_text(encoding="utf-8"))
     gain = results["control"]["tasks"]["active_passive"]["image_gain"]
     assert gain["gain"] == 0.0 and gain["ci"] == [0.0, 0.0] and gain["from_priors"]
     assert results["control"]["answers_from_priors"] is True
-    report = [
-        "robustness",
-        str(tmp_path / "blind"),
-    ]
-    assert bla_eval(report) == 0
+    code, err = call(bla_eval, ["robustness", str(tmp_path / "blind")], capsys)
+    assert code == 0, err
+
+
+def test_the_text_kind_asked_a_template_gives_p_yes_without_the_image(
+    models, built_dataset, tmp_path, capsys
+) -> None:
+    asked = run(models["llama"], built_dataset, tmp_path / "asked", "--prompts", "bla,mme")
+    assert all(0 <= s <= 1 for r in asked for t in ("bla", "mme") for s in r["prompts"][t])
+    assert asked[0]["prompts"]["bla"] != asked[0]["prompts"]["mme"]
+    text = run(models["llama"], built_dataset, tmp_path / "text")  # the text-only baseline
+    assert all(s < 0 for r in text for s in r["scores"])  # mean log-probabilities
+    code, err = call(bla_eval, ["robustness", str(tmp_path / "text")], capsys)
+    assert code == 2 and "nothing to report" in err
+    blind = run(models["blind"], built_dataset, tmp_path / "blind", "--control", "blank")
+    assert all(r["control"]["images"][0].startswith("blank:") for r in blind)
+    capsys.readouterr()
+    assert bla_eval(["robustness", str(tmp_path / "blind"), str(tmp_path / "text")]) == 0
+    assert "| text-only baseline |" in capsys.readouterr().out
 
 
 def test_the_shuffled_control_never_shows_a_datapoint_its_own_image(built_dataset) -> None:
