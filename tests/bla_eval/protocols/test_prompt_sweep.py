@@ -207,3 +207,15 @@ def test_a_kind_that_asks_no_question_refuses_a_template(
     code, err = call(bla_eval, argv, capsys)
     assert code == 2 and "model kind 'contrastive' asks no question" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_an_endpoint_is_sent_the_templates_question_with_the_image_first() -> None:
+    from bla_eval.api.messages import api_messages
+
+    url = "data:image/png;base64,AAAA"
+    [message] = api_messages(SENTENCE, (), url, get_template("openflamingo"))
+    image, text = message["content"]
+    assert image == {"type": "image_url", "image_url": {"url": url}}
+    assert text["text"] == get_template("openflamingo").text(SENTENCE)
+    [plain] = api_messages(SENTENCE, (), None, get_template("mme"))
+    assert plain["content"] == get_template("mme").plain(SENTENCE)
