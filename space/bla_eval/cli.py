@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "bla_eval.analysis.cli:compare_main",
     "export": "bla_eval.analysis.cli:export_main",
     "reproduce": "bla_eval.reproduce:main",
+    "robustness": "bla_eval.analysis.robustness:main",
 }
 """Subcommand name -> ``module:function`` taking ``argv`` and returning an exit code."""
 
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def run() -> int:
+        from .analysis.robustness import tables as robustness_tables
         from .distributed import Processes
         from .report import markdown_table, paper_tables
         from .run import evaluate
@@ -80,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if config.table_format is None:
             print(markdown_table(results))
+            if extra := robustness_tables(results):  # a sweep's sensitivity, a control's gain
+                print(extra)
         else:
             print(render(paper_tables(results), config.table_format), end="")
         if config.plot:

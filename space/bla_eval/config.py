@@ -30,8 +30,10 @@ from .api.settings import (
     check_api_fields,
 )
 from .cli_common import bounded_float, bounded_int, check_range
+from .controls import check_control
 from .devices import check_device
 from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
+from .protocols.templates import get_template, sweep_names
 
 MAX_LIMIT = 1_000_000
 """The most datapoints per task ``--limit`` may ask for (more than any benchmark holds)."""
@@ -39,7 +41,21 @@ MAX_BATCH_SIZE = 4096
 """The most sentences or pairs per forward pass (``--batch-size``)."""
 MAX_IMAGES_PER_BATCH = 1024
 """The most images decoded and held at once (``--images-per-batch``)."""
-"""Bounds of ``--request-timeout`` (seconds; a day is far above any answer's time)."""
+
+
+def check_prompts(config: RunConfig, protocol: Any) -> None:
+    """``prompt`` known, ``prompts`` a list without repeats (``all`` expanded in place), not
+    both, and neither under a protocol that generates its answers with its own strings."""
+    if config.prompt is not None:
+        get_template(config.prompt)
+    object.__setattr__(config, "prompts", sweep_names(config.prompts) if config.prompts else ())
+    if config.prompt is not None and config.prompts:
+        raise ValueError("prompt and prompts: give one template or a sweep, not both")
+    if (config.prompt is not None or config.prompts) and protocol.generates_answers:
+        raise ValueError(
+            f"prompt: protocol {protocol.name!r} asks with its own template ({protocol.template!r})"
+        )
+    check_control(config.control)
 
 
 def registry(path: str) -> Callable[[], Sequence[str]]:
@@ -157,6 +173,26 @@ class RunConfig:
         "ICL: seed of the shuffled order and of the paper-icl-* coin flips",
         resume=Recorded.BY_PROTOCOL,
     )
+    prompt: str | None = option(
+        help="generative, endpoint and text kinds: the prompt template asked with (default: the "
+        "protocol's, bla; the text kind then scores each sentence's own log-probability)",
+        resume=True,
+        choices=registry("bla_eval.protocols.templates:template_names"),
+    )
+    prompts: tuple[str, ...] = option(
+        (),
+        "a sensitivity sweep: score every template named, e.g. 'bla,blip2,mme', or all, in one "
+        "run (each image encoded once); the first is the run's headline",
+        resume=True,
+    )
+    control: str | None = option(
+        help="an image-versus-prior control scored beside the real images: blank (an image of "
+        "the original size and mean colour) or shuffled (another datapoint's image of the same "
+        "task, chosen with --control-seed); results.json gives the image gain",
+        resume=True,
+        choices=registry("bla_eval.controls:CONTROLS"),
+    )
+    control_seed: int = option(0, "the seed of --control shuffled", resume=True)
     device_map: str | None = option(
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
         "the GPUs of one machine"
@@ -249,7 +285,8 @@ class RunConfig:
             raise ValueError(
                 f"unknown icl_order {self.icl_order!r}: use one of {', '.join(ORDERS)}"
             )
-        get_protocol(self.protocol)  # an unknown protocol is named with the choices
+        protocol = get_protocol(self.protocol)  # an unknown protocol is named with the choices
+        check_prompts(self, protocol)
         if self.table_format not in (None, "markdown", "latex", "csv"):
             raise ValueError(
                 f"unknown table_format {self.table_format!r}: use markdown, latex or csv"

@@ -61,11 +61,28 @@ def image_key(row: Mapping[str, Any], image_id: Any = None) -> str:
     return f"path:{image.get('path')}"
 
 
+BLANK_OF = "blank_of"
+"""An image source with this key is a blank image: the original's size and mean colour (the
+``blank`` control of ``bla_eval.controls``); its value is the original's source."""
+
+
+def blank_like(image: Image.Image) -> Image.Image:
+    """An RGB image of ``image``'s size filled with its mean colour (rounded per channel)."""
+    from PIL import Image, ImageStat
+
+    rgb = image.convert("RGB")
+    colour = tuple(int(round(v)) for v in ImageStat.Stat(rgb).mean)
+    return Image.new("RGB", rgb.size, colour)
+
+
 def decode_image(item: Item, ref: ImageRef) -> Image.Image:
     """An image of ``item`` as RGB; an error names the item when it is missing or broken."""
     from PIL import Image
 
     source = ref.source or {}
+    if BLANK_OF in source:
+        original = ImageRef(str(source.get("key")), source[BLANK_OF])
+        return blank_like(decode_image(item, original))
     try:
         if source.get("bytes"):
             image = Image.open(io.BytesIO(source["bytes"]))
@@ -84,6 +101,11 @@ def encoded_image(item: Item, ref: ImageRef) -> bytes:
     """The encoded bytes of an image of ``item`` as stored (not decoded); an error names the
     item when they are missing."""
     source = ref.source or {}
+    if BLANK_OF in source:  # encoded as PNG (lossless: the mean colour is exact)
+        blank = decode_image(item, ref)
+        buffer = io.BytesIO()
+        blank.save(buffer, format="PNG")
+        return buffer.getvalue()
     try:
         if source.get("bytes"):
             return bytes(source["bytes"])

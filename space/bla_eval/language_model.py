@@ -59,3 +59,24 @@ def mean_log_probs(
     if baseline is not None:
         token_lp = token_lp - baseline[targets]
     return ((token_lp * valid).sum(1) / valid.sum(1).clamp(min=1)).cpu().tolist()
+
+
+@torch.inference_mode()
+def next_token_logits(
+    model: Any, tokenizer: Any, texts: Sequence[str], prefix_id: int | None, device: Any
+) -> torch.Tensor:
+    """Logits of the token after each text (float32, (texts, vocabulary)): one left-padded
+    batch, ``prefix_id`` (when not None) before each text, as in :func:`token_log_probs`."""
+    encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
+    if prefix_id is not None:
+        encoded = [[prefix_id, *ids] for ids in encoded]
+    width = max(len(ids) for ids in encoded)
+    input_ids = torch.zeros(len(encoded), width, dtype=torch.long)
+    mask = torch.zeros(len(encoded), width, dtype=torch.long)
+    for row, ids in enumerate(encoded):
+        input_ids[row, width - len(ids) :] = torch.tensor(ids)
+        mask[row, width - len(ids) :] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    input_ids, mask, positions = input_ids.to(device), mask.to(device), positions.to(device)
+    output = model(input_ids=input_ids, attention_mask=mask, position_ids=positions)
+    return output.logits[:, -1].float()

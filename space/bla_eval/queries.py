@@ -14,8 +14,10 @@ class Query:
     """A sentence to score against an image, with the in-context demonstrations shown before it.
 
     ``demonstrations`` are ``(sentence, answer)`` turns ("yes"/"no"), in order; empty = zero-shot.
-    Only generative kinds read them; the others score ``sentence``.
+    Only generative kinds read them; the others score ``sentence``. ``template``: the prompt
+    template asked with (a name of ``bla_eval.protocols.templates``; empty: the run's).
     """
 
     sentence: str
     demonstrations: Demonstrations = ()
+    template: str = ""

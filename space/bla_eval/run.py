@@ -19,16 +19,18 @@ from . import __version__
 from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
 from .benchmarks import Benchmark, get_benchmark, load_items
+from .conditions import Conditions, results_fields, sweep_queries
 from .config import RunConfig
+from .controls import control_items
 from .distributed import Processes
 from .items import Item, as_record_value
 from .outputs import read_json
-from .protocols import ProtocolPlan, get_protocol
+from .protocols import ProtocolPlan, get_protocol, get_template
 from .provenance import provenance
 from .runs import SCORES_FILE, RunFolder
 from .runs.settings import resume_settings
 from .scorers import LoadOptions, ResolvedModel, Scorer, load_scorer, resolve, scorer_class
-from .scoring import Progress, score_items
+from .scoring import Progress, score_items, zero_shot_queries
 
 
 def _dataset_revision(data: str) -> str | None:
@@ -55,6 +57,8 @@ class _Run:
     plan: ProtocolPlan | None
     procs: Processes
     clock: dict[str, float] = field(default_factory=dict)
+    twins: dict[tuple[str, str], Item] | None = None
+    """(task, id) -> the item's control twin (``--control``; None without one)."""
 
     @property
     def out(self) -> Path:
@@ -128,10 +132,17 @@ def _prepare(config: RunConfig) -> _Run:
         config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
     )  # an unknown or unfit --kind is named before the folder is made
     protocol.check_kind(model.kind)
+    if (config.prompt is not None or config.prompts) and not scorer_class(model.kind).asks_question:
+        option = "--prompt" if config.prompt is not None else "--prompts"
+        raise ValueError(f"{option}: model kind {model.kind!r} asks no question")
     api = api_settings(config)
     if api is not None:
         api.api_key()  # a malformed key is named before the folder is made
-    return _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock)
+    twins = None
+    if config.control is not None:  # drawn over every item of the run, resumed or not
+        made = control_items(items, config.control, config.control_seed)
+        twins = {(i.task, i.id): twin for i, twin in zip(items, made, strict=True)}
+    return _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock, twins)
 
 
 def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
@@ -159,6 +170,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         "split": config.split,
         "protocol": _protocol(run, scorer),
         "tasks": _task_results(run.bench, run.tasks, run.items, records, probabilistic),
+        **_condition_results(run, records, probabilistic),
         "timings": _timings(clock, run.items),
         "scores_file": SCORES_FILE,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -196,18 +208,28 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 config.similarity,
                 device_map=config.device_map,
                 protocol=config.protocol,
+                prompt=config.prompt,
+                prompts=config.prompts,
                 api=api_settings(config, run.out / CACHE_FOLDER),
             )
             scorer = load_scorer(run.model, batch_size=config.batch_size, options=options)
         run.clock["model"] = time.perf_counter()
         if scorer is not None:
 
+            def write(item: Item, scores, answers, fields) -> None:
+                store.add(item, scores, answers, _parsed(config, answers), fields)
+
+            conditions = Conditions(config.prompts, run.twins, config.control, write)
+
             def on_scored(item: Item, scores: list[list[float]], answers) -> None:
                 check_finite(config.model, item, scores)
-                store.add(item, scores, answers, _parsed(config, answers))
+                conditions.on_scored(item, scores, answers)
 
-            queries = {"queries": run.plan.queries} if run.plan is not None else {}
-            score_items(scorer, pending, on_scored, config.images_per_batch, progress, **queries)
+            queries = run.plan.queries if run.plan is not None else zero_shot_queries
+            if config.prompts:
+                queries = sweep_queries(queries, config.prompts)
+            items = conditions.items(pending)
+            score_items(scorer, items, on_scored, config.images_per_batch, progress, queries)
     finally:
         store.close()
     run.clock["pending"] = len(pending)
@@ -236,6 +258,12 @@ def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
     if run.plan is not None:  # the in-context template, demonstration rule, order, DD skips
         chat = bool(getattr(scorer, "chat", False))
         record = run.plan.record(chat)
+    if config.prompt is not None:
+        record["template"] = config.prompt
+    if config.prompts:
+        record["templates"] = {t: get_template(t).question for t in config.prompts}
+    if config.control is not None:
+        record["control"] = {"kind": config.control, "seed": config.control_seed}
     return {
         "tasks": run.tasks,
         "limit": config.limit,
@@ -246,6 +274,14 @@ def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
         **(scorer.describe() if scorer is not None else {}),
         **record,
     }
+
+
+def _condition_results(run: _Run, records: list[dict[str, Any]], probabilistic: bool) -> dict:
+    """Per-template metrics and sensitivity of a sweep, control metrics and image gain."""
+    by_key = {(r["task"], r["id"]): r for r in records}
+    by_task = {t: [by_key[(i.task, i.id)] for i in run.items if i.task == t] for t in run.tasks}
+    metric = run.bench.headline.get("ranking", "sentence_accuracy")
+    return results_fields(run.bench.summarise, by_task, probabilistic, metric)
 
 
 def _timings(clock: dict, items: list[Item]) -> dict[str, Any]:

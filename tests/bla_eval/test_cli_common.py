@@ -60,6 +60,10 @@ BLA_EVAL: dict[str, tuple[ONE_LINE, ONE_LINE]] = {
         (["CLIP", "--limit", "0"], "--limit: must be at least 1"),
         (["CLIP", "--run", NOWHERE], f"{NOWHERE} is not a finished run folder"),
     ),
+    "robustness": (
+        ([str(RUN), "--bogus"], "unrecognized arguments: --bogus"),
+        ([str(RUN), NOWHERE], NOWHERE),
+    ),
 }
 
 BLA_FINETUNE: dict[str, tuple[ONE_LINE, ONE_LINE]] = {

@@ -2,9 +2,12 @@
 how in-context demonstrations are shown, and the spellings of the answers.
 
 One registry for every model kind that asks the question (local generative models, API
-endpoints): ``bla`` (the default: the paper's question, §4.2 and §6) and ``authors`` (the strings
-of the authors' released script). A protocol names the template it asks with
-(``Protocol.template``); :func:`register_template` adds one.
+endpoints, and text-only language models asked without the image): ``bla`` (the default: the
+paper's question, §4.2 and §6), ``authors`` (the strings of the authors' released script), the
+paper's three zero-shot templates as written (``blip2``, ``openflamingo``, ``magma-fromage``) and
+widely used yes/no formulations of the literature (``mme``, ``llava``, ``vqascore``). A protocol
+names the template it asks with (``Protocol.template``); ``--prompt NAME`` asks with another and
+``--prompts`` with several; :func:`register_template` adds one.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ each are summed into P(yes)."""
 NO_WORDS = ("no", "No", " no", " No", "NO")
 """Spellings of "no" as a first answer token, summed into P(no)."""
 
+IMAGE_MARKER = "<image>"
+"""Where a template written for a model with an image token places the image (OpenFlamingo's
+``<image>``). :meth:`PromptTemplate.plain` keeps it as written; the scorers put the image there
+themselves (first, through the chat template or the processor) and drop the marker from the
+text (:meth:`PromptTemplate.text`)."""
+
 
 def named_sentence(question: str, sentence: str) -> str:
     """``question`` with ``sentence`` in its ``{sentence}`` field."""
@@ -44,7 +53,9 @@ class PromptTemplate:
     - ``answers``: demonstration answer (``yes``/``no``) -> the text shown for it;
     - ``turn``: a demonstration in the one-string prompt (``{question}``, ``{answer}``); the
       turns and the target's question are joined by ``separator``;
-    - ``source``: where the strings come from.
+    - ``source``: where the strings come from;
+    - ``in_sweep``: part of ``--prompts all`` (False for a template whose zero-shot prompt is
+      another's).
     """
 
     name: str
@@ -55,6 +66,7 @@ class PromptTemplate:
     answers: Mapping[str, str] = field(default_factory=lambda: {YES: YES, NO: NO})
     turn: str = "{question} {answer}."
     separator: str = " "
+    in_sweep: bool = True
 
     def ask(self, sentence: str, in_context: bool = False) -> str:
         """The text of one question turn about ``sentence``."""
@@ -79,6 +91,10 @@ class PromptTemplate:
         ]
         return self.separator.join(texts)
 
+    def text(self, sentence: str, demonstrations: Sequence[tuple[str, str]] = ()) -> str:
+        """:meth:`plain` without the image marker: the text a scorer sends beside the image."""
+        return self.plain(sentence, demonstrations).replace(IMAGE_MARKER, "")
+
     def chat(
         self, sentence: str, demonstrations: Sequence[tuple[str, str]] = ()
     ) -> list[dict[str, Any]]:
@@ -88,7 +104,7 @@ class PromptTemplate:
         messages: list[dict[str, Any]] = []
         for question, answer in self.turns(sentence, demonstrations):
             content: list[dict[str, Any]] = [] if messages else [{"type": "image"}]
-            content.append({"type": "text", "text": question})
+            content.append({"type": "text", "text": question.replace(IMAGE_MARKER, "")})
             messages.append({"role": "user", "content": content})
             if answer is not None:
                 messages.append(
@@ -126,6 +142,47 @@ AUTHORS = PromptTemplate(
     in_context_question=AUTHORS_ICL_QUESTION,
     answers={YES: "yes.", NO: "no."},
     turn="{question}{answer}",
+    in_sweep=False,  # its zero-shot prompt is blip2's; the paper protocols ask with it
+)
+
+PAPER_QUESTION = "Is the sentence {sentence} appropriate for this image? yes or no?"
+"""The question of the paper's three zero-shot templates (§4.2, Appendix F)."""
+BLIP2 = PromptTemplate(
+    "blip2",
+    f"Question: {PAPER_QUESTION} Answer: ",
+    "the paper's BLIP-2 template (§4.2, after Li et al. 2023's VQA prompt) with the trailing "
+    "space of the authors' script evaluation_models/blip2/test_blip2_bla.py "
+    '(`"Question: {} Answer: {}".format(question, "")`)',
+)
+OPENFLAMINGO = PromptTemplate(
+    "openflamingo",
+    f"{IMAGE_MARKER}Question: {PAPER_QUESTION} Short Answer:",
+    "the paper's OpenFlamingo template (§4.2 and Appendix G, after Awadalla et al. 2023): the "
+    "image first (<image>), no trailing space",
+)
+MAGMA_FROMAGE = PromptTemplate(
+    "magma-fromage",
+    f"Q: {PAPER_QUESTION} A:",
+    "the paper's MAGMA and FROMAGe template (Appendix F): the BLIP-2 template with Question -> Q "
+    "and Answer -> A",
+)
+MME = PromptTemplate(
+    "mme",
+    "Is the sentence {sentence} appropriate for this image? Please answer yes or no.",
+    'MME (Fu et al. 2023, arXiv:2306.13394): every question ends in "Please answer yes or no."',
+)
+LLAVA = PromptTemplate(
+    "llava",
+    "Is the sentence {sentence} appropriate for this image?\n"
+    "Answer the question using a single word or phrase.",
+    "LLaVA-1.5's short-answer instruction (Liu et al. 2023, Improved Baselines with Visual "
+    "Instruction Tuning, arXiv:2310.03744; its VQAv2, GQA and POPE prompts)",
+)
+VQASCORE = PromptTemplate(
+    "vqascore",
+    'Does this figure show "{sentence}"? Please answer yes or no.',
+    "VQAScore's question (Lin et al. 2024, Evaluating Text-to-Visual Generation with "
+    "Image-to-Text Generation, arXiv:2404.01291): P(yes) as image-text alignment",
 )
 
 TEMPLATES: Registry[PromptTemplate] = Registry("prompt template")
@@ -140,5 +197,44 @@ def get_template(name: str = DEFAULT_TEMPLATE) -> PromptTemplate:
     return TEMPLATES.require(name)
 
 
-for _builtin in (BLA, AUTHORS):
+def asked_with(name: str, default: PromptTemplate) -> PromptTemplate:
+    """The template a query names (``Query.template``), else the run's ``default``."""
+    return get_template(name) if name else default
+
+
+def run_template(prompt: str | None, protocol_template: str) -> PromptTemplate:
+    """The template a run asks with: ``--prompt`` when given, else its protocol's."""
+    return get_template(prompt or protocol_template)
+
+
+def yes_probability(logits: Any, yes_ids: Sequence[int], no_ids: Sequence[int]) -> Any:
+    """P(yes) / (P(yes) + P(no)) per row of first-answer-token logits (a torch tensor)."""
+    probs = logits.softmax(dim=-1)
+    p_yes = probs[:, list(yes_ids)].sum(-1)
+    p_no = probs[:, list(no_ids)].sum(-1)
+    return p_yes / (p_yes + p_no).clamp(min=1e-30)
+
+
+ALL = "all"
+"""``--prompts all``: every template of the sweep (``PromptTemplate.in_sweep``)."""
+
+
+def sweep_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The templates of a sweep (``--prompts``): ``all`` alone, or names each once and known
+    (a ValueError names the duplicate or the unknown one)."""
+    names = tuple(names)
+    if names == (ALL,):
+        return tuple(t.name for t in TEMPLATES.values() if t.in_sweep)
+    seen: set[str] = set()
+    for name in names:
+        if name == ALL:
+            raise ValueError("prompts: 'all' stands alone, not in a list")
+        if name in seen:
+            raise ValueError(f"prompts: template {name!r} is listed twice")
+        get_template(name)
+        seen.add(name)
+    return names
+
+
+for _builtin in (BLA, AUTHORS, BLIP2, OPENFLAMINGO, MAGMA_FROMAGE, MME, LLAVA, VQASCORE):
     register_template(_builtin)

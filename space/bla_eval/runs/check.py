@@ -155,6 +155,41 @@ def check_agreement(
                 f"{results_path} disagrees with {path}: {task} {where} is {kept} in results.json "
                 f"but {derived} from the scores"
             )
+    check_conditions(results_path, path, results, records, bench, probabilistic)
+
+
+def check_conditions(
+    results_path: Path,
+    path: Path,
+    results: Mapping[str, Any],
+    records: Mapping[str, list[dict[str, Any]]],
+    bench: Any,
+    probabilistic: bool,
+) -> None:
+    """A sweep's and a control's parts of results.json recomputed from the records
+    (``bla_eval.conditions``); the first number that differs is refused."""
+    from ..conditions import CONDITION_KEYS, results_fields
+
+    if not any(key in results for key in CONDITION_KEYS):
+        return
+    by_task = {task: records.get(task, []) for task in results["tasks"]}
+    metric = bench.headline.get("ranking", "sentence_accuracy")
+    try:
+        recomputed = results_fields(bench.summarise, by_task, probabilistic, metric)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(
+            f"{path}: the records' templates or controls cannot be read: {err}"
+        ) from err
+    for key in CONDITION_KEYS:
+        if (key in results) != (key in recomputed):
+            raise ValueError(f"{results_path} and {path} disagree on whether the run has {key}")
+        difference = first_difference(results.get(key), recomputed.get(key), key)
+        if difference is not None:
+            where, kept, derived = difference
+            raise ValueError(
+                f"{results_path} disagrees with {path}: {where} is {kept} in results.json but "
+                f"{derived} from the scores"
+            )
 
 
 def first_difference(stored: Any, recomputed: Any, where: str = "") -> tuple[str, Any, Any] | None:

@@ -17,9 +17,11 @@ def make_record(
     scores: Sequence[Sequence[float]],
     answers: Sequence[Sequence[str]] | None = None,
     extra: Mapping[str, Any] | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The scores.jsonl record of one item (``scores[i][j]``: image i, caption j); ``extra``
-    adds per-sentence fields (one row per image, like ``answers``)."""
+    adds per-sentence fields (one row per image, like ``answers``), ``fields`` other fields as
+    they are (a sweep's templates, a control: ``bla_eval.conditions``)."""
     record: dict[str, Any] = {
         "task": item.task,
         "id": item.id,
@@ -31,6 +33,7 @@ def make_record(
         record["answers"] = as_record_value(answers)
     for key, value in (extra or {}).items():
         record[key] = as_record_value(value)
+    record.update(fields or {})
     return record
 
 
@@ -59,9 +62,10 @@ class ScoreStore:
         scores: Sequence[Sequence[float]],
         answers: Sequence[Sequence[str]] | None = None,
         extra: Mapping[str, Any] | None = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> None:
         """Append the item's record and flush it to disk."""
-        record = make_record(item, scores, answers, extra)
+        record = make_record(item, scores, answers, extra, fields)
         with naming(self.path):  # a full disk names the scores file
             self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
             self._file.flush()

@@ -24,6 +24,8 @@ RECORDED_LATER = {
     "tasks": None,
     "limit": None,
     MODEL_HASH: None,
+    "prompts": [],
+    "control_seed": 0,
 }
 """Settings that the ``run.json`` of older runs lacks: the value they had (None: unknown, then
 the records of ``scores.jsonl`` are checked against the run's items instead)."""

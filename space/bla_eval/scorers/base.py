@@ -36,6 +36,10 @@ class LoadOptions:
     generative kinds generate their answers."""
     api: Any = None
     """``bla_eval.api.settings.ApiSettings`` of a model behind an endpoint (remote kinds)."""
+    prompt: str | None = None
+    """The prompt template the run asks with (``--prompt``; None: the protocol's)."""
+    prompts: tuple[str, ...] = ()
+    """The templates of a sweep (``--prompts``; empty: one template)."""
 
 
 class Scored(NamedTuple):
@@ -77,6 +81,8 @@ class Scorer(ABC):
     """True when ``--similarity`` (cosine / CLIPScore) applies."""
     default_batch_size: ClassVar[int] = 32
     """Model forward batch when the run does not set one."""
+    asks_question: ClassVar[bool] = False
+    """True when the kind asks the yes/no question of a prompt template (``--prompt``)."""
 
     @classmethod
     def matches_name(cls, model: str) -> bool:

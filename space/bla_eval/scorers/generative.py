@@ -18,7 +18,7 @@ from PIL import Image
 
 from ..batching import map_batches
 from ..protocols import get_protocol
-from ..protocols.templates import NO_WORDS, YES_WORDS
+from ..protocols.templates import NO_WORDS, YES_WORDS, asked_with, run_template, yes_probability
 from ..queries import Query
 from . import generation
 from .base import Scored, regroup
@@ -61,6 +61,7 @@ class GenerativeScorer(LocalScorer):
 
     kind = "generative"
     probabilistic = True
+    asks_question = True
     default_batch_size = 8
 
     @classmethod
@@ -123,8 +124,9 @@ class GenerativeScorer(LocalScorer):
         protocol = get_protocol(self.options.protocol)
         self.paper = protocol.generates_answers
         """True when the protocol generates answers (``scorers.generation``), e.g. the authors'."""
-        self.template = protocol.prompt_template
-        """The prompt template the protocol asks with (``bla_eval.protocols.templates``)."""
+        self.template = run_template(self.options.prompt, protocol.template)
+        """The prompt template the run asks with (``--prompt``, else the protocol's;
+        ``bla_eval.protocols.templates``); a query may name another (a ``--prompts`` sweep)."""
         self.timings: dict[str, float] = {}
         """Seconds per part of the forward, summed over ``score`` calls (the benchmark reads it)."""
 
@@ -133,9 +135,10 @@ class GenerativeScorer(LocalScorer):
         protocol's prompt template, wrapped by the chat template when there is one."""
         if isinstance(query, str):
             query = Query(query)
+        template = asked_with(query.template, self.template)
         if not self.chat:
-            return self.template.plain(query.sentence, query.demonstrations)
-        messages = self.template.chat(query.sentence, query.demonstrations)
+            return template.text(query.sentence, query.demonstrations)
+        messages = template.chat(query.sentence, query.demonstrations)
         return self.processor.apply_chat_template(messages, add_generation_prompt=True)
 
     @torch.inference_mode()
@@ -170,10 +173,7 @@ class GenerativeScorer(LocalScorer):
 
     def yes_scores(self, logits: torch.Tensor) -> list[tuple[float, str]]:
         """(P(yes) / (P(yes) + P(no)), greedy answer) per row of first-answer-token logits."""
-        probs = logits.softmax(dim=-1)
-        p_yes = probs[:, self.yes_ids].sum(-1)
-        p_no = probs[:, self.no_ids].sum(-1)
-        score = (p_yes / (p_yes + p_no).clamp(min=1e-30)).tolist()
+        score = yes_probability(logits, self.yes_ids, self.no_ids).tolist()
         answers = self.tokenizer.batch_decode(logits.argmax(-1)[:, None])
         return [(s, a.strip()) for s, a in zip(score, answers, strict=True)]
 
@@ -193,21 +193,39 @@ class GenerativeScorer(LocalScorer):
         )
 
     def _score_fast(self, images, queries) -> list[tuple[float, str]]:
-        """Per image: its features once, its prompts' shared prefix once, the rest batched."""
-        results = []
+        """Per image: its features once, its prompts' shared prefix once, the rest batched; the
+        templates of a sweep one after the other, each image encoded once for all of them."""
+        results: list[tuple[float, str] | None] = [None] * sum(len(g) for g in queries)
         if not any(q.demonstrations for group in queries for q in group):  # zero-shot: batched
-            prompts = [[self.prompt(q) for q in group] for group in queries]
-            for logits in self.fast.logits_many(images, prompts):
-                results += self.yes_scores(logits) if len(logits) else []
+            with self.fast.shared_features():
+                for template in dict.fromkeys(q.template for group in queries for q in group):
+                    self._zero_shot(images, queries, template, results)
         else:  # per image: one cached prefix per demonstration set
+            start = 0
             for image, group in zip(images, queries, strict=True):
                 if not group:
                     continue
                 prompts = [self.prompt(q) for q in group]
                 keys = [q.demonstrations for q in group]
-                results += self.yes_scores(self.fast.logits(image, prompts, keys))
+                scored = self.yes_scores(self.fast.logits(image, prompts, keys))
+                results[start : start + len(group)] = scored
+                start += len(group)
         self.timings.update(self.fast.seconds)
         return results
+
+    def _zero_shot(self, images, queries, template: str, results: list) -> None:
+        """The queries of one template, every image batched (``results``: flat, in order)."""
+        positions, prompts, start = [], [], 0
+        for group in queries:
+            mine = [k for k, q in enumerate(group) if q.template == template]
+            positions += [start + k for k in mine]
+            prompts.append([self.prompt(group[k]) for k in mine])
+            start += len(group)
+        scored = []
+        for logits in self.fast.logits_many(images, prompts):
+            scored += self.yes_scores(logits) if len(logits) else []
+        for position, value in zip(positions, scored, strict=True):
+            results[position] = value
 
     def _score_plain(self, images, queries) -> list[tuple[float, str]]:
         """Every (image, query) pair through the whole model, ``batch_size`` pairs at a time."""

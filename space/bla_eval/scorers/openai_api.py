@@ -25,7 +25,7 @@ from ..api.messages import api_messages, data_url
 from ..api.response import Malformed, check_completion
 from ..api.usage import Usage
 from ..protocols import get_protocol
-from ..protocols.templates import NO_WORDS, YES_WORDS
+from ..protocols.templates import NO_WORDS, YES_WORDS, asked_with, run_template
 from ..queries import Query
 from .base import Scored, Scorer, regroup
 from .registry import register_kind
@@ -47,6 +47,7 @@ class OpenAIApiScorer(Scorer):
 
     kind = "openai-api"
     probabilistic = True
+    asks_question = True
     remote = True
     wants_encoded = True
     default_batch_size = 1
@@ -57,7 +58,8 @@ class OpenAIApiScorer(Scorer):
         if settings is None:
             raise ValueError(f"model kind {self.kind!r} needs --endpoint URL (the API base)")
         self.settings = settings
-        self.template = get_protocol(self.options.protocol).prompt_template
+        protocol = get_protocol(self.options.protocol)
+        self.template = run_template(self.options.prompt, protocol.template)
         self.device = settings.public_endpoint
         """Where the model runs (recorded as the run's device)."""
         self.chat = True  # the server applies the model's chat template
@@ -81,7 +83,10 @@ class OpenAIApiScorer(Scorer):
         body: dict[str, Any] = {
             "model": self.model_id,
             "messages": api_messages(
-                query.sentence, query.demonstrations, image_url, self.template
+                query.sentence,
+                query.demonstrations,
+                image_url,
+                asked_with(query.template, self.template),
             ),
             "temperature": 0,
         }

@@ -155,6 +155,19 @@ class PrefixCachedForward:
         self.stats = {"images": 0, "prefix_tokens": 0, "suffix_tokens": 0, "prompts": 0}
         self.seconds: dict[str, float] = {}
         """Time per part (processor, image features, prefix, cache copies, suffixes)."""
+        self.memo: dict[Hashable, Any] | None = None
+        """Image features by the positions of their images in the current call's image list,
+        kept while :meth:`shared_features` is open (None: not kept)."""
+
+    @contextmanager
+    def shared_features(self) -> Iterator[None]:
+        """Within the block, calls about the same list of images (one per prompt template of a
+        sweep) encode each image once: the features of the first call are reused."""
+        self.memo = {}
+        try:
+            yield
+        finally:
+            self.memo = None
 
     @contextmanager
     def timed(self, part: str) -> Iterator[None]:
@@ -166,10 +179,21 @@ class PrefixCachedForward:
 
     # -- one image -------------------------------------------------------------------------
 
-    def encode_image(self, image: Any, prompt: str) -> tuple[dict[str, Any], Any]:
-        """The processor's output for ``image`` with ``prompt`` and the image features (once)."""
+    def encode_image(
+        self, image: Any, prompt: str, key: Hashable = None
+    ) -> tuple[dict[str, Any], Any]:
+        """The processor's output for ``image`` with ``prompt`` and the image features (once;
+        ``key``: the image's name in :attr:`memo`)."""
         enc = self.process(image, prompt)
-        return enc, self.image_features([enc])
+        return enc, self.remembered(key, lambda: self.image_features([enc]))
+
+    def remembered(self, key: Hashable, compute: Any) -> Any:
+        """``compute()``, or its value kept under ``key`` while features are shared."""
+        if self.memo is None or key is None:
+            return compute()
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
     def process(self, image: Any, prompt: str) -> dict[str, Any]:
         """The processor's output for ``image`` with ``prompt``, on the model's device."""
@@ -211,16 +235,20 @@ class PrefixCachedForward:
 
     @torch.inference_mode()
     def logits(
-        self, image: Any, prompts: Sequence[str], keys: Sequence[Hashable] | None = None
+        self,
+        image: Any,
+        prompts: Sequence[str],
+        keys: Sequence[Hashable] | None = None,
+        image_key: Hashable = None,
     ) -> torch.Tensor:
         """Logits of the first answer token [len(prompts), vocab] (float32), in prompt order.
 
         ``keys`` group prompts that share more than the image (one demonstration set each); their
-        common part is cached once per group.
+        common part is cached once per group. ``image_key``: see :meth:`encode_image`.
         """
         if not prompts:
             raise ValueError("no prompts")
-        enc, features = self.encode_image(image, prompts[0])
+        enc, features = self.encode_image(image, prompts[0], image_key)
         expanded = enc["input_ids"][0].tolist()
         shift, rows = self.split(expanded, prompts)
         keys = list(keys) if keys is not None else [None] * len(prompts)
@@ -246,8 +274,8 @@ class PrefixCachedForward:
         forwards: better use of a GPU, and of CPU threads."""
         if self.path != PREFIX_CACHE:
             return [
-                self.logits(image, group) if group else torch.empty(0)
-                for image, group in zip(images, prompts, strict=True)
+                self.logits(image, group, image_key=(b,)) if group else torch.empty(0)
+                for b, (image, group) in enumerate(zip(images, prompts, strict=True))
             ]
         out: list[list[torch.Tensor | None]] = [[None] * len(group) for group in prompts]
         ready: list[list | None] = []
@@ -308,7 +336,9 @@ class PrefixCachedForward:
                 positions.append(pos)
                 offsets.append(offset)
             position_ids = torch.cat(positions, 1) if positions[0] is not None else None
-            features = self._chunk_features([ready[b][0] for b in chunk])
+            features = self.remembered(
+                tuple(chunk), lambda: self._chunk_features([ready[b][0] for b in chunk])
+            )
             cache = self._prefix_forward(ids, features, position_ids)
         self.stats["prefix_tokens"] += start * len(chunk)
         pairs = [(i, b, j) for i, b in enumerate(chunk) for j in range(len(ready[b][3]))]

@@ -1,4 +1,6 @@
-"""Text-only baseline: a causal LM's mean token log-probability of each sentence (no image)."""
+"""Text-only baseline: a causal LM's mean token log-probability of each sentence (no image), or,
+asked with a prompt template (``--prompt`` / ``--prompts``), P(yes) / (P(yes) + P(no)) of the
+template's question without the image: how a model answers from language priors alone."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..batching import map_batches
-from ..language_model import mean_log_probs
+from ..language_model import mean_log_probs, next_token_logits
+from ..protocols.templates import NO_WORDS, YES_WORDS, asked_with, get_template, yes_probability
 from ..queries import Query
 from .base import Scored
 from .local import LocalScorer
@@ -20,6 +23,7 @@ class TextScorer(LocalScorer):
 
     kind = "text"
     needs_images = False
+    asks_question = True
 
     @classmethod
     def matches_name(cls, model: str) -> bool:
@@ -47,22 +51,58 @@ class TextScorer(LocalScorer):
         self.prefix = self.tokenizer.bos_token_id
         if self.prefix is None:
             self.prefix = self.tokenizer.eos_token_id
-        self._cache: dict[str, float] = {}
+        self._cache: dict[tuple[str, str], float] = {}
+        self.template = get_template(self.options.prompt) if self.options.prompt else None
+        """The template of ``--prompt`` (None: the sentence's own log-probability)."""
+        self.yes_ids = self.no_ids = None
+        if self.options.prompt is not None or self.options.prompts:
+            from .generative import single_token_ids
+
+            self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
+            self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
+            if not self.yes_ids or not self.no_ids:
+                raise ValueError(
+                    f"model {model.path!r}: its tokenizer has no single-token 'yes'/'no'"
+                )
 
     def mean_log_probs(self, texts: Sequence[str]) -> list[float]:
         """Mean log-probability of each text's tokens, each given a BOS (or EOS) token before it."""
         return mean_log_probs(self.model, self.tokenizer, texts, self.prefix, self.device)
 
+    def yes_scores(self, texts: Sequence[str]) -> list[float]:
+        """P(yes) / (P(yes) + P(no)) of the token after each question text."""
+        logits = next_token_logits(self.model, self.tokenizer, texts, self.prefix, self.device)
+        return yes_probability(logits, self.yes_ids, self.no_ids).cpu().tolist()
+
+    def text_of(self, query: Query) -> tuple[str, str]:
+        """(template name or "", the text scored): the question without the image when the
+        query or the run names a template, else the sentence itself."""
+        template = asked_with(query.template, self.template) if query.template else self.template
+        if template is None:
+            return "", query.sentence
+        return template.name, template.text(query.sentence, query.demonstrations)
+
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
-        sentences = [[q.sentence for q in group] for group in queries]
+        keys = [[self.text_of(q) for q in group] for group in queries]
         # by length, then text: the batches (and so the last bits of padded scores) are the same
         # in every process, whatever the hash seed that orders the set
         new = sorted(
-            {s for g in sentences for s in g if s not in self._cache}, key=lambda s: (len(s), s)
+            {k for g in keys for k in g if k not in self._cache},
+            key=lambda k: (len(k[1]), k[1], k[0]),
         )
-        scores = map_batches(self.mean_log_probs, new, self.batch_size)
-        self._cache.update(zip(new, scores, strict=True))
-        return Scored([[self._cache[s] for s in group] for group in sentences])
+        for asked in (False, True):
+            texts = [text for name, text in new if bool(name) == asked]
+            run = self.yes_scores if asked else self.mean_log_probs
+            scores = map_batches(run, texts, self.batch_size)
+            keys_of = [k for k in new if bool(k[0]) == asked]
+            self._cache.update(zip(keys_of, scores, strict=True))
+        return Scored([[self._cache[k] for k in group] for group in keys])
 
     def describe(self) -> dict[str, Any]:
+        if self.template is not None or self.options.prompts:
+            return {
+                "score": "P(yes) / (P(yes) + P(no)) of the question without the image, first "
+                "answer token",
+                "gguf_file": self.gguf_file,
+            }
         return {"score": "mean token log-probability", "gguf_file": self.gguf_file}

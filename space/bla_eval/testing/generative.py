@@ -125,6 +125,21 @@ def build_llava_chat(out: Path, texts: list[str], *, kv_heads: int = 2) -> None:
     ).save_pretrained(out)
 
 
+def build_blind_llava(out: Path, texts: list[str]) -> None:
+    """The LLaVA of :func:`build_llava_chat` made blind: its projector's last layer has zero
+    weights and a fixed bias, so every image is embedded as the same constant vectors and the
+    model cannot see what an image shows (the image-versus-prior controls' null model)."""
+    import torch
+
+    build_llava_chat(out, texts)
+    model = tf.LlavaForConditionalGeneration.from_pretrained(out)
+    last = model.model.multi_modal_projector.linear_2
+    with torch.no_grad():
+        last.weight.zero_()
+        last.bias.copy_(torch.linspace(-1.0, 1.0, last.bias.numel()))
+    model.save_pretrained(out)
+
+
 def build_llama_text(out: Path, texts: list[str]) -> None:
     """A text-only Llama (the ``text`` kind) with a BPE tokenizer."""
     tok = bpe_tokenizer(texts)
