@@ -36,6 +36,14 @@ class LoadOptions:
     generative kinds generate their answers."""
     api: Any = None
     """``bla_eval.api.settings.ApiSettings`` of a model behind an endpoint (remote kinds)."""
+    tensor_parallel_size: int = 1
+    """vLLM engine (kind ``vllm``): GPUs one copy of the model is split over."""
+    data_parallel_size: int = 1
+    """vLLM engine: copies of the model, each on its own GPUs."""
+    max_model_len: int | None = None
+    """vLLM engine: the longest prompt plus answer, in tokens (None: the model's)."""
+    gpu_memory_utilization: float | None = None
+    """vLLM engine: the fraction of device memory for weights and KV cache (None: vLLM's)."""
 
 
 class Scored(NamedTuple):
@@ -77,6 +85,9 @@ class Scorer(ABC):
     """True when ``--similarity`` (cosine / CLIPScore) applies."""
     default_batch_size: ClassVar[int] = 32
     """Model forward batch when the run does not set one."""
+    one_batch: ClassVar[bool] = False
+    """True when the kind schedules its own batches (an engine such as vLLM): ``score`` then
+    receives every image of the run in one call."""
 
     @classmethod
     def matches_name(cls, model: str) -> bool:
