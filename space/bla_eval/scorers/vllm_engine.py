@@ -121,12 +121,13 @@ class VllmScorer(Scorer):
         protocol = get_protocol(self.options.protocol)
         self.paper = protocol.generates_answers
         self.template = protocol.prompt_template
+        from vllm.exceptions import VLLMError
         from vllm.platforms import current_platform
 
         self.settings = engine_settings(self.options, current_platform.device_type)
         try:
             self.llm = get_engine(path, self.settings)
-        except (ValueError, RuntimeError, OSError, MemoryError) as err:
+        except (ValueError, RuntimeError, OSError, MemoryError, VLLMError) as err:
             raise ValueError(self._start_error(err)) from err
         self.device = f"vllm ({current_platform.device_type})"
         """Where the model runs (recorded as the run's device)."""
@@ -160,7 +161,7 @@ class VllmScorer(Scorer):
             config = GenerationConfig.from_pretrained(self.model_id)
         except OSError:  # no generation_config.json: transformers' defaults
             config = GenerationConfig()
-        if config.num_beams > 1:
+        if (config.num_beams or 1) > 1:
             raise ValueError(
                 f"model {self.model_id!r}: its default generation settings search "
                 f"{config.num_beams} beams, which vLLM's generate does not do; use --kind "
@@ -184,10 +185,12 @@ class VllmScorer(Scorer):
 
     def generate(self, requests: list[dict], params: Any) -> list[Any]:
         """The engine's outputs of ``requests`` in one batch (a request it refuses: one line)."""
+        from vllm.exceptions import VLLMError
+
         start = time.perf_counter()
         try:
             outputs = self.llm.generate(requests, params, use_tqdm=False)
-        except ValueError as err:
+        except (ValueError, VLLMError) as err:  # e.g. a prompt longer than --max-model-len
             why = first_line(err)
             raise ValueError(f"vLLM cannot score model {self.model_id!r}: {why}") from err
         self.timings["vllm"] = self.timings.get("vllm", 0.0) + time.perf_counter() - start
@@ -225,11 +228,12 @@ class VllmScorer(Scorer):
         from vllm import SamplingParams
 
         config = self.generation
+        sample = bool(config.do_sample)
         return SamplingParams(
             max_tokens=self.max_new_tokens(),
-            temperature=(config.temperature or 1.0) if config.do_sample else 0,
-            top_p=(config.top_p or 1.0) if config.do_sample else 1.0,
-            top_k=(config.top_k or 0) if config.do_sample else 0,
+            temperature=(config.temperature or 1.0) if sample else 0,
+            top_p=(config.top_p or 1.0) if sample else 1.0,
+            top_k=(config.top_k or 0) if sample else 0,
             repetition_penalty=config.repetition_penalty or 1.0,
             skip_special_tokens=True,
         )
