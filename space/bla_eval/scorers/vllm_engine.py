@@ -201,7 +201,8 @@ class VllmScorer(Scorer):
         if not requests:
             return Scored([[] for _ in queries], [[] for _ in queries])
         if self.paper:
-            texts = [o.outputs[0].text for o in self.generate(requests, self.generation_params())]
+            outputs = self.generate(requests, self.generation_params())
+            texts = [self.decode(o.outputs[0].token_ids) for o in outputs]
             scores = [answer_score(t) for t in texts]
             return Scored(regroup(scores, queries), regroup(texts, queries))
         from vllm import SamplingParams
@@ -214,6 +215,11 @@ class VllmScorer(Scorer):
             regroup([s for s, _ in results], queries), regroup([a for _, a in results], queries)
         )
 
+    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        """The generated tokens as transformers decodes them (vLLM's own text leaves out an
+        unfinished UTF-8 sequence at the end, transformers shows it as U+FFFD)."""
+        return self.tokenizer.decode(list(token_ids), skip_special_tokens=skip_special_tokens)
+
     def yes_score(self, completion: Any) -> tuple[float, str]:
         """(P(yes) / (P(yes) + P(no)), greedy answer) from the first token's log-probabilities."""
         import math
@@ -221,7 +227,8 @@ class VllmScorer(Scorer):
         first = completion.logprobs[0]
         p_yes = sum(math.exp(first[i].logprob) for i in self.yes_ids)
         p_no = sum(math.exp(first[i].logprob) for i in self.no_ids)
-        return p_yes / max(p_yes + p_no, 1e-30), completion.text.strip()
+        answer = self.decode(completion.token_ids, skip_special_tokens=False).strip()
+        return p_yes / max(p_yes + p_no, 1e-30), answer
 
     def generation_params(self) -> Any:
         """The authors' protocols: ``generate()``'s defaults as vLLM sampling parameters."""
