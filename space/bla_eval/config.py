@@ -41,6 +41,11 @@ MAX_BATCH_SIZE = 4096
 """The most sentences or pairs per forward pass (``--batch-size``)."""
 MAX_IMAGES_PER_BATCH = 1024
 """The most images decoded and held at once (``--images-per-batch``)."""
+MAX_PARALLEL = 1024
+"""The most devices of ``--tensor-parallel-size`` and copies of ``--data-parallel-size``."""
+PARALLEL_SETTINGS = ("tensor_parallel_size", "data_parallel_size")
+MAX_MODEL_LEN = 10_000_000
+"""The most tokens ``--max-model-len`` may ask for."""
 
 
 def check_prompts(config: RunConfig, protocol: Any) -> None:
@@ -260,6 +265,25 @@ class RunConfig:
     plot: bool = option(
         False, "write the run's plot (metrics with 95% intervals, chance) as results.png"
     )
+    tensor_parallel_size: int = option(
+        1,
+        f"vllm kind: GPUs one copy of the model is split over (at most {MAX_PARALLEL})",
+        type=bounded_int(1, MAX_PARALLEL),
+    )
+    data_parallel_size: int = option(
+        1,
+        f"vllm kind: copies of the model, each on its own GPUs (at most {MAX_PARALLEL})",
+        type=bounded_int(1, MAX_PARALLEL),
+    )
+    max_model_len: int | None = option(
+        help=f"vllm kind: the longest prompt plus answer in tokens (default: the model's; at "
+        f"most {MAX_MODEL_LEN})",
+        type=bounded_int(1, MAX_MODEL_LEN),
+    )
+    gpu_memory_utilization: float | None = option(
+        help="vllm kind: fraction (0-1] of GPU memory for the weights and the KV cache (on a "
+        "CPU: of the machine's memory; default vLLM's 0.92)"
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))
@@ -268,18 +292,18 @@ class RunConfig:
             ("limit", MAX_LIMIT),
             ("batch_size", MAX_BATCH_SIZE),
             ("images_per_batch", MAX_IMAGES_PER_BATCH),
+            ("tensor_parallel_size", MAX_PARALLEL),
+            ("data_parallel_size", MAX_PARALLEL),
+            ("max_model_len", MAX_MODEL_LEN),
         ):
             value = getattr(self, name)
-            if value is not None or name == "images_per_batch":
+            if value is not None or name in ("images_per_batch", *PARALLEL_SETTINGS):
                 check_range(name, value, 1, high)
-        timeout = self.request_timeout
-        if not isinstance(timeout, (int, float)) or not (
-            MIN_REQUEST_TIMEOUT_S <= timeout <= MAX_REQUEST_TIMEOUT_S
+        share = self.gpu_memory_utilization
+        if share is not None and not (
+            isinstance(share, (int, float)) and not isinstance(share, bool) and 0 < share <= 1
         ):
-            raise ValueError(
-                f"request_timeout must be seconds from {MIN_REQUEST_TIMEOUT_S} to "
-                f"{MAX_REQUEST_TIMEOUT_S}, got {timeout!r}"
-            )
+            raise ValueError(f"gpu_memory_utilization must be a fraction in (0, 1], got {share!r}")
         check_device(self.device)
         if self.icl_order not in ORDERS:
             raise ValueError(

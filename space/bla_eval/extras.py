@@ -24,9 +24,10 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "lemminflect": ("lemminflect", "analysis"),
     "gradio": ("gradio", "space"),
     "sentence_transformers": ("sentence-transformers", "builders"),
+    "vllm": ("vllm", "vllm"),
 }
-"""Top-level import name -> (distribution, the first extra of engine, analysis, space, builders
-that installs it)."""
+"""Top-level import name -> (distribution, the first extra of engine, analysis, space, builders,
+vllm that installs it)."""
 
 
 def install_hint(err: ModuleNotFoundError, extra: str | None = None) -> str | None:

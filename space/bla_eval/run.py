@@ -211,6 +211,10 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 prompt=config.prompt,
                 prompts=config.prompts,
                 api=api_settings(config, run.out / CACHE_FOLDER),
+                tensor_parallel_size=config.tensor_parallel_size,
+                data_parallel_size=config.data_parallel_size,
+                max_model_len=config.max_model_len,
+                gpu_memory_utilization=config.gpu_memory_utilization,
             )
             scorer = load_scorer(run.model, batch_size=config.batch_size, options=options)
         run.clock["model"] = time.perf_counter()

@@ -70,7 +70,8 @@ def score_items(
     desc = f"scoring ({scorer.kind})"
     bar = tqdm(total=total, desc=desc, unit="item")
     try:
-        batches = list(chunks(list(groups), images_per_batch))
+        per_call = max(len(groups), 1) if scorer.one_batch else images_per_batch
+        batches = list(chunks(list(groups), per_call))
         for batch_keys, prepared in zip(batches, prefetch_map(prepare, batches), strict=True):
             asked = [
                 distinct([q for it in groups[k] for q in item_queries[id(it)]]) for k in batch_keys

@@ -7,6 +7,9 @@ generative kind sums). A side absent from the top list counts as 0 (its true pro
 most the smallest listed one), so the score is then 0 or 1; such answers are counted, by side.
 When neither side is listed the score comes from the answer text as below and is counted too.
 
+A vLLM server is asked for the log-probabilities of exactly the yes/no tokens
+(``logprob_token_ids``, by id): both sides then always have a value, whatever their rank.
+
 Generated answers (``bla_metric.answers.parse_answer``): yes scores 1.0, no 0.0, and an answer
 the rules classify nowhere 0.5 (undecided: no evidence for either side), counted as unparsed.
 """
@@ -80,6 +83,37 @@ def from_logprobs(alternatives: list[dict[str, Any]], text: str) -> Answer:
     """P(yes) / (P(yes) + P(no)) over the listed alternatives of the first answer token."""
     p_yes = _mass(alternatives, YES_WORDS)
     p_no = _mass(alternatives, NO_WORDS)
+    if p_yes == 0 and p_no == 0:
+        return Answer(from_text(text).score, text, "neither")
+    outcome = "both" if p_yes and p_no else ("no_missing" if p_yes else "yes_missing")
+    return Answer(p_yes / (p_yes + p_no), text, outcome)
+
+
+TOKEN_ID_PREFIX = "token_id:"
+"""How a vLLM server spells a token asked with ``return_tokens_as_token_ids``."""
+
+
+def from_token_ids(
+    alternatives: list[dict[str, Any]], yes_ids: list[int], no_ids: list[int], text: str
+) -> Answer:
+    """P(yes) / (P(yes) + P(no)) from the log-probabilities of exactly the yes/no tokens (a
+    vLLM server's answer to ``logprob_token_ids`` with ``return_tokens_as_token_ids``); a
+    response without them is scored from its text, as ``neither``."""
+    logprobs: dict[int, float] = {}
+    for alt in alternatives:
+        token = alt.get("token") if isinstance(alt, dict) else None
+        logprob = alt.get("logprob") if isinstance(alt, dict) else None
+        number = token[len(TOKEN_ID_PREFIX) :] if isinstance(token, str) else ""
+        if (
+            isinstance(token, str)
+            and token.startswith(TOKEN_ID_PREFIX)
+            and number.isdigit()
+            and isinstance(logprob, (int, float))
+            and math.isfinite(logprob)
+        ):
+            logprobs[int(number)] = logprob
+    p_yes = sum(math.exp(logprobs[i]) for i in yes_ids if i in logprobs)
+    p_no = sum(math.exp(logprobs[i]) for i in no_ids if i in logprobs)
     if p_yes == 0 and p_no == 0:
         return Answer(from_text(text).score, text, "neither")
     outcome = "both" if p_yes and p_no else ("no_missing" if p_yes else "yes_missing")

@@ -40,6 +40,14 @@ class LoadOptions:
     """The prompt template the run asks with (``--prompt``; None: the protocol's)."""
     prompts: tuple[str, ...] = ()
     """The templates of a sweep (``--prompts``; empty: one template)."""
+    tensor_parallel_size: int = 1
+    """vLLM engine (kind ``vllm``): GPUs one copy of the model is split over."""
+    data_parallel_size: int = 1
+    """vLLM engine: copies of the model, each on its own GPUs."""
+    max_model_len: int | None = None
+    """vLLM engine: the longest prompt plus answer, in tokens (None: the model's)."""
+    gpu_memory_utilization: float | None = None
+    """vLLM engine: the fraction of device memory for weights and KV cache (None: vLLM's)."""
 
 
 class Scored(NamedTuple):
@@ -83,6 +91,9 @@ class Scorer(ABC):
     """Model forward batch when the run does not set one."""
     asks_question: ClassVar[bool] = False
     """True when the kind asks the yes/no question of a prompt template (``--prompt``)."""
+    one_batch: ClassVar[bool] = False
+    """True when the kind schedules its own batches (an engine such as vLLM): ``score`` then
+    receives every image of the run in one call."""
 
     @classmethod
     def matches_name(cls, model: str) -> bool:

@@ -18,7 +18,14 @@ from PIL import Image
 
 from ..batching import map_batches
 from ..protocols import get_protocol
-from ..protocols.templates import NO_WORDS, YES_WORDS, asked_with, run_template, yes_probability
+from ..protocols.templates import (
+    NO_WORDS,
+    YES_WORDS,
+    PromptTemplate,
+    asked_with,
+    run_template,
+    yes_probability,
+)
 from ..queries import Query
 from . import generation
 from .base import Scored, regroup
@@ -40,6 +47,18 @@ def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
         if len(encoded) == 1 and encoded[0] not in ids:
             ids.append(encoded[0])
     return ids
+
+
+def prompt_text(processor: Any, template: PromptTemplate, query: Query | str, chat: bool) -> str:
+    """The model input text for one query: its demonstrations and question in ``template``,
+    wrapped by the processor's chat template when ``chat``."""
+    if isinstance(query, str):
+        query = Query(query)
+    template = asked_with(query.template, template)
+    if not chat:
+        return template.text(query.sentence, query.demonstrations)
+    messages = template.chat(query.sentence, query.demonstrations)
+    return processor.apply_chat_template(messages, add_generation_prompt=True)
 
 
 def _model_class(config: Any):
@@ -133,13 +152,7 @@ class GenerativeScorer(LocalScorer):
     def prompt(self, query: Query | str) -> str:
         """The model input text for one query: its demonstrations and question in the
         protocol's prompt template, wrapped by the chat template when there is one."""
-        if isinstance(query, str):
-            query = Query(query)
-        template = asked_with(query.template, self.template)
-        if not self.chat:
-            return template.text(query.sentence, query.demonstrations)
-        messages = template.chat(query.sentence, query.demonstrations)
-        return self.processor.apply_chat_template(messages, add_generation_prompt=True)
+        return prompt_text(self.processor, self.template, query, self.chat)
 
     @torch.inference_mode()
     def next_token_logits(

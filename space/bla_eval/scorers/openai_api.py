@@ -17,13 +17,21 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any
 
-from ..api.answers import Answer, answer_text, first_choice, first_token_alternatives, from_logprobs
+from ..api.answers import (
+    Answer,
+    answer_text,
+    first_choice,
+    first_token_alternatives,
+    from_logprobs,
+    from_token_ids,
+)
 from ..api.answers import from_text as answer_from_text
 from ..api.cache import CACHE_FOLDER, ResponseCache, cache_key, request_bytes
 from ..api.client import ChatClient, EndpointError, LogprobsRefused
 from ..api.messages import api_messages, data_url
 from ..api.response import Malformed, check_completion
 from ..api.usage import Usage
+from ..api.vllm_server import yes_no_token_ids
 from ..protocols import get_protocol
 from ..protocols.templates import NO_WORDS, YES_WORDS, asked_with, run_template
 from ..queries import Query
@@ -39,6 +47,10 @@ SCORE_RULES = {
     GENERATION: "generated answer classified by bla_metric.answers.parse_answer: yes 1.0, "
     "no 0.0, unparsed 0.5",
 }
+TOKEN_IDS_RULE = (
+    "P(yes) / (P(yes) + P(no)) from the exact log-probabilities of the yes/no tokens of the "
+    "first answer token (vLLM's logprob_token_ids), summed over the spellings that are one token"
+)
 
 
 @register_kind
@@ -71,6 +83,8 @@ class OpenAIApiScorer(Scorer):
         self.path = None if settings.scoring == "auto" else settings.scoring
         self.path_reason = "" if self.path is None else f"--api-scoring {settings.scoring}"
         self.decided = False
+        self.token_ids = None if self.path == GENERATION else yes_no_token_ids(settings, model.path)
+        """(yes ids, no ids) when the server is vLLM: requests ask for exactly those tokens."""
         self.bar: Any = None
         self._bar_lock = threading.Lock()
 
@@ -92,6 +106,9 @@ class OpenAIApiScorer(Scorer):
         }
         if path == LOGPROBS:
             body |= {"max_tokens": 1, "logprobs": True, "top_logprobs": self.settings.top_logprobs}
+            if self.token_ids is not None:  # a vLLM server: exactly these tokens, by id
+                ids = [*self.token_ids[0], *self.token_ids[1]]
+                body |= {"logprob_token_ids": ids, "return_tokens_as_token_ids": True}
         else:
             body["max_tokens"] = self.settings.max_answer_tokens
         return body
@@ -122,6 +139,8 @@ class OpenAIApiScorer(Scorer):
             if alternatives is None:  # this response came without them: its text decides
                 self.usage.add_outcome("without_logprobs")
                 result = answer_from_text(answer_text(doc))
+            elif self.token_ids is not None:
+                result = from_token_ids(alternatives, *self.token_ids, answer_text(doc))
             else:
                 result = from_logprobs(alternatives, answer_text(doc))
         else:
@@ -225,7 +244,14 @@ class OpenAIApiScorer(Scorer):
             "chat_template": "the server's",
             "scoring_path": self.path,
             "scoring_path_reason": self.path_reason,
-            "score": SCORE_RULES.get(self.path or "", ""),
+            "score": TOKEN_IDS_RULE
+            if self.token_ids is not None and self.path == LOGPROBS
+            else SCORE_RULES.get(self.path or "", ""),
+            "logprobs_source": None
+            if self.path != LOGPROBS
+            else "token ids (vLLM logprob_token_ids)"
+            if self.token_ids is not None
+            else "top-k",
             "yes_tokens": list(YES_WORDS),
             "no_tokens": list(NO_WORDS),
             "unparsed_answers": outcomes["unparsed"],

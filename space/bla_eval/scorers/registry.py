@@ -64,6 +64,13 @@ BUILTIN_KINDS = (
         "openai-community/gpt2",
     ),
     KindInfo(
+        "vllm",
+        f"{PACKAGE}.vllm_engine",
+        "image-to-text model run by vLLM's engine (--kind vllm, the vllm extra): P(yes) from "
+        "the exact yes/no log-probabilities",
+        "llava-hf/llava-1.5-7b-hf",
+    ),
+    KindInfo(
         "openai-api",
         f"{PACKAGE}.openai_api",
         "model behind an OpenAI-compatible endpoint (--endpoint URL): P(yes) from top "

@@ -1,5 +1,5 @@
-"""Random-weight decoders: BLIP-2 (OPT, T5), LLaVA, Idefics3 (SmolVLM), Qwen2-VL and a text-only
-Llama."""
+"""Random-weight decoders: BLIP-2 (OPT, T5), LLaVA (also one that vLLM serves), Idefics3
+(SmolVLM), Qwen2-VL and a text-only Llama."""
 
 from __future__ import annotations
 
@@ -138,6 +138,64 @@ def build_blind_llava(out: Path, texts: list[str]) -> None:
         last.weight.zero_()
         last.bias.copy_(torch.linspace(-1.0, 1.0, last.bias.numel()))
     model.save_pretrained(out)
+
+
+LLAVA_HEAD_64_TEXT = dict(
+    hidden_size=128,
+    intermediate_size=256,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+)
+"""A two-layer Llama with attention heads of 64 dimensions: vLLM's CPU attention takes head
+sizes 32, 64, 80, ... 256 (not the 16 of ``TWO_LAYERS``)."""
+LLAVA_HEAD_64_VISION = dict(TINY_VISION, hidden_size=64, intermediate_size=128)
+"""A two-layer CLIP tower, hidden size 64, on 32 px images with 8 px patches (16 patches)."""
+PAPER_NEW_TOKENS = 5
+"""The saved generation config's ``max_new_tokens``: ``generate()`` with the model's defaults
+(the authors' protocols) writes this many tokens at most, in transformers and in vLLM alike."""
+
+
+def build_llava_vllm(out: Path, texts: list[str]) -> None:
+    """LLaVA that vLLM and transformers both load: head size 64, and the checkpoint in the
+    llava-hf layout (``vision_tower.vision_model.*``).
+
+    transformers 5 saves the CLIP tower of a LLaVA as ``vision_tower.*`` (it drops the
+    ``vision_model.`` prefix of ``CLIPVisionModel`` on load and does not put it back on save);
+    vLLM's CLIP loader reads ``vision_tower.vision_model.*``, the layout of the published LLaVA
+    checkpoints, which transformers loads too. So the saved tensors are renamed to that layout.
+    """
+    from safetensors.torch import load_file, save_file
+
+    tok = bpe_tokenizer(texts)
+    tok.add_tokens(["<image>"], special_tokens=True)
+    llama = tf.LlamaConfig(**LLAVA_HEAD_64_TEXT, **lm_config(tok))
+    config = tf.LlavaConfig(
+        vision_config=tf.CLIPVisionConfig(**LLAVA_HEAD_64_VISION, projection_dim=16),
+        text_config=llama,
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+    )
+    model = tf.LlavaForConditionalGeneration(config)
+    model.generation_config.max_new_tokens = PAPER_NEW_TOKENS
+    model.save_pretrained(out)
+    weights = out / "model.safetensors"
+    tower = "vision_tower."
+    tensors = {
+        (f"{tower}vision_model.{k[len(tower) :]}" if k.startswith(tower) else k): v
+        for k, v in load_file(weights).items()
+    }
+    save_file(tensors, weights, metadata={"format": "pt"})
+    tf.LlavaProcessor(
+        image_processor=tf.CLIPImageProcessor(
+            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+        ),
+        tokenizer=tok,
+        patch_size=8,
+        vision_feature_select_strategy="default",
+        chat_template=CHAT_TEMPLATE,
+        num_additional_image_tokens=1,
+    ).save_pretrained(out)
 
 
 def build_llama_text(out: Path, texts: list[str]) -> None:

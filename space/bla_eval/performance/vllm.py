@@ -1,0 +1,113 @@
+"""Speed of the ``vllm`` kind against the generative kind's fast path:
+``python -m bla_eval.performance.vllm`` (in an environment with vLLM, e.g. ``.ci/build-env vllm``).
+
+One run scores the same BLA images (every datapoint about them, all tasks) with the same model
+loaded twice, by transformers (the generative kind's fast path: each image encoded once, the
+shared prompt prefix cached) and by vLLM's engine (every pair of a step in one batch),
+alternating every ``--images-per-step`` images so that a change in the machine's load hits both
+alike, and prints both times, the ratio and the largest score difference. The default model is
+the tiny random LLaVA the tests use (``bla_eval.testing.generative.build_llava_vllm``); ``--model``
+times another. vLLM's engine runs in a process of its own here, so that its CPU thread binding
+leaves this process's torch threads to transformers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def time_both(
+    scorers: dict[str, Any],
+    images: Sequence[Any],
+    queries: Sequence[Sequence[Any]],
+    images_per_step: int,
+) -> dict[str, dict]:
+    """Seconds and scores of each scorer on the same images, taking turns every
+    ``images_per_step`` images."""
+    out = {name: {"seconds": 0.0, "scores": []} for name in scorers}
+    for at in range(0, len(images), images_per_step):
+        step = slice(at, at + images_per_step)
+        for name, scorer in scorers.items():
+            start = time.perf_counter()
+            scored = scorer.score(images[step], queries[step])
+            out[name]["seconds"] += time.perf_counter() - start
+            out[name]["scores"] += scored.scores
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time the generative kind's fast path and the vllm kind on the same datapoints."""
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "1")  # the engine in its own process
+    import torch
+
+    from ..benchmarks.bla import default_data, load_bla
+    from ..items import decode_image
+    from ..scorers import LoadOptions, Query, load_scorer
+    from ..scorers.vllm_engine import shutdown_engines
+    from ..testing.generative import build_llava_vllm
+
+    p = argparse.ArgumentParser(prog="python -m bla_eval.performance.vllm", description=__doc__)
+    p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
+    p.add_argument("--images", type=int, default=32, help="N images over the benchmark (32)")
+    p.add_argument("--model", default=None, help="a generative model (default: tiny LLaVA)")
+    p.add_argument("--images-per-step", type=int, default=8, help="images per turn (8)")
+    p.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per pass")
+    p.add_argument("--gpu-memory-utilization", type=float, default=None, help="vLLM's fraction")
+    args = p.parse_args(argv)
+    groups: dict[str, list[Any]] = {}
+    for item in load_bla(args.data or default_data()):
+        groups.setdefault(item.images[0].key, []).append(item)
+    keys = list(groups)
+    stride = max(1, len(keys) // max(1, args.images))
+    groups = {k: groups[k] for k in keys[::stride][: args.images]}
+    items = [item for group in groups.values() for item in group]
+    images = [decode_image(g[0], g[0].images[0]) for g in groups.values()]
+    queries = [
+        [Query(s) for s in dict.fromkeys(c for item in g for c in item.captions)]
+        for g in groups.values()
+    ]
+    n_pairs = sum(len(q) for q in queries)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model
+        if model is None:
+            model = str(Path(tmp) / "llava")
+            build_llava_vllm(Path(model), [c for item in items for c in item.captions])
+        options = LoadOptions(device="cpu", dtype="float32")
+        engine = LoadOptions(dtype="float32", gpu_memory_utilization=args.gpu_memory_utilization)
+        scorers = {
+            "transformers": load_scorer(model, "generative", args.batch_size, options),
+            "vllm": load_scorer(model, "vllm", options=engine),
+        }
+        try:
+            for scorer in scorers.values():  # warm-up (allocations, lazy init)
+                scorer.score(images[:1], [queries[0][:1]])
+            print(
+                f"datapoints: {len(items)}, images: {len(images)}, (image, sentence) pairs: "
+                f"{n_pairs}, torch threads here: {torch.get_num_threads()}, vLLM "
+                f"{scorers['vllm'].version}, {args.images_per_step} images per turn"
+            )
+            result = time_both(scorers, images, queries, args.images_per_step)
+        finally:
+            shutdown_engines()
+    ours, theirs = result["vllm"], result["transformers"]
+    diff = max(
+        abs(a - b)
+        for rv, rt in zip(ours["scores"], theirs["scores"], strict=True)
+        for a, b in zip(rv, rt, strict=True)
+    )
+    print(f"transformers fast path ({scorers['transformers'].path}): {theirs['seconds']:.2f} s")
+    print(f"vLLM engine: {ours['seconds']:.2f} s")
+    print(
+        f"vLLM / transformers time: {ours['seconds'] / theirs['seconds']:.2f}; "
+        f"max |score difference| {diff:.2e}"
+    )
+
+
+if __name__ == "__main__":  # vLLM's engine process imports this file
+    main()

@@ -1,0 +1,289 @@
+"""Generative VLMs run by vLLM's offline engine (``--kind vllm``, the ``vllm`` extra).
+
+The generative kind's question and score, P(yes) / (P(yes) + P(no)) summed over the same yes/no
+spellings, read from the exact log-probabilities of those tokens
+(``SamplingParams(max_tokens=1, temperature=0, logprob_token_ids=[...])``), whether or not they
+are among the most likely tokens. Every (image, question) pair of a run goes to the engine in
+one batch, which vLLM schedules (continuous batching, prefix caching). The authors' protocols
+generate with the model's default generation settings, as many new tokens as ``generate()``
+would write (``max_tokens``), classified by the same answer parser. In-context protocols show
+their demonstrations as chat turns about the one image, as the generative kind does.
+
+The engine is made once per process for each model and engine setting (``ENGINES``): runs of
+the same model in one process (the Python API, the speed script) share it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bla_metric.answers import answer_score
+
+from ..protocols import get_protocol
+from ..protocols.authors import generation_record
+from ..protocols.templates import NO_WORDS, YES_WORDS, run_template
+from ..queries import Query
+from .base import LoadOptions, Scored, Scorer, regroup
+from .detect import architectures
+from .registry import register_kind
+from .resolved_model import ResolvedModel
+
+TRANSFORMERS_DEFAULT_MAX_LENGTH = 20
+"""``GenerationConfig().max_length``: transformers treats this default as 20 new tokens."""
+
+ENGINES: dict[tuple[Any, ...], Any] = {}
+"""(model path, engine settings) -> the ``vllm.LLM`` made for them in this process."""
+
+
+def engine_settings(options: LoadOptions, device_type: str) -> dict[str, Any]:
+    """The ``vllm.LLM`` arguments a run's load options give on a ``device_type`` platform
+    (unset: vLLM's default; the dtype as for every kind: float32 on a CPU, where vLLM's own
+    default is bfloat16, else the model's)."""
+    dtype = options.dtype or ("float32" if device_type == "cpu" else "auto")
+    settings: dict[str, Any] = {
+        "dtype": dtype,
+        "tensor_parallel_size": options.tensor_parallel_size,
+        "data_parallel_size": options.data_parallel_size,
+        "trust_remote_code": options.trust_remote_code,
+        "seed": 0,
+    }
+    if options.max_model_len is not None:
+        settings["max_model_len"] = options.max_model_len
+    if options.gpu_memory_utilization is not None:
+        settings["gpu_memory_utilization"] = options.gpu_memory_utilization
+    if options.tensor_parallel_size == 1 and options.data_parallel_size == 1:
+        # one device: the engine runs in this process, so a failure to start raises its own
+        # message here (from worker processes only "see root cause above" comes back)
+        settings["distributed_executor_backend"] = "uni"
+    return settings
+
+
+def get_engine(path: str, settings: dict[str, Any]) -> Any:
+    """The engine of ``path`` with ``settings``, made on first use in this process."""
+    key = (path, tuple(sorted(settings.items())))
+    if key not in ENGINES:
+        from vllm import LLM
+
+        if settings.get("distributed_executor_backend") == "uni":
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        ENGINES[key] = LLM(model=path, limit_mm_per_prompt={"image": 1}, **settings)
+    return ENGINES[key]
+
+
+def shutdown_engines() -> None:
+    """Stop every engine this process made (its workers and memory are released)."""
+    while ENGINES:
+        _, llm = ENGINES.popitem()
+        shutdown = getattr(getattr(llm, "llm_engine", None), "shutdown", None)
+        if shutdown is not None:
+            shutdown()
+
+
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (its type name when it has none)."""
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
+@register_kind
+class VllmScorer(Scorer):
+    """Image-text-to-text models served by vLLM's offline ``LLM`` engine in this process."""
+
+    kind = "vllm"
+    probabilistic = True
+    one_batch = True
+    asks_question = True
+    default_batch_size = 1
+
+    @classmethod
+    def matches_config(cls, config: Any) -> bool:
+        from .generative import GenerativeScorer
+
+        return GenerativeScorer.matches_config(config)
+
+    def load(self, model: ResolvedModel) -> None:
+        import vllm
+        from transformers import AutoProcessor
+
+        from .generative import single_token_ids
+
+        self.version = vllm.__version__
+        path, trust = model.path, self.options.trust_remote_code
+        self._check_architecture(model)
+        self.processor = AutoProcessor.from_pretrained(path, trust_remote_code=trust)
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.chat = bool(getattr(self.processor, "chat_template", None))
+        self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
+        self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
+        if not self.yes_ids or not self.no_ids:
+            raise ValueError(f"model {path!r}: its tokenizer has no single-token 'yes'/'no'")
+        protocol = get_protocol(self.options.protocol)
+        self.paper = protocol.generates_answers
+        self.template = run_template(self.options.prompt, protocol.template)
+        from vllm.exceptions import VLLMError
+        from vllm.platforms import current_platform
+
+        self.settings = engine_settings(self.options, current_platform.device_type)
+        try:
+            self.llm = get_engine(path, self.settings)
+        except (ValueError, RuntimeError, OSError, MemoryError, VLLMError) as err:
+            raise ValueError(self._start_error(err)) from err
+        self.device = f"vllm ({current_platform.device_type})"
+        """Where the model runs (recorded as the run's device)."""
+        self.generation = self._generation_config() if self.paper else None
+        self.timings: dict[str, float] = {}
+
+    def _check_architecture(self, model: ResolvedModel) -> None:
+        """A model whose architecture vLLM does not implement is refused before it loads."""
+        from vllm import ModelRegistry
+
+        declared = architectures(model.config) if model.config is not None else set()
+        if declared and not declared & set(ModelRegistry.get_supported_archs()):
+            raise ValueError(
+                f"vLLM {self.version} cannot serve model {model.path!r}: its architecture "
+                f"{', '.join(sorted(declared))} is not one vLLM implements (use --kind generative)"
+            )
+
+    def _start_error(self, err: BaseException) -> str:
+        """One line naming the model and why the engine did not start."""
+        message = first_line(err)
+        hint = ""
+        if "memory" in message.lower() or isinstance(err, MemoryError):
+            hint = " (lower --max-model-len, or change --gpu-memory-utilization)"
+        return f"vLLM {self.version} cannot start model {self.model_id!r}: {message}{hint}"
+
+    def _generation_config(self) -> Any:
+        """The model's default generation settings, as transformers' ``generate()`` reads them."""
+        from transformers import GenerationConfig
+
+        try:
+            config = GenerationConfig.from_pretrained(self.model_id)
+        except OSError:  # no generation_config.json: transformers' defaults
+            config = GenerationConfig()
+        if (config.num_beams or 1) > 1:
+            raise ValueError(
+                f"model {self.model_id!r}: its default generation settings search "
+                f"{config.num_beams} beams, which vLLM's generate does not do; use --kind "
+                "generative"
+            )
+        return config
+
+    def prompt(self, query: Query | str) -> str:
+        """The model input text for one query, as the generative kind builds it."""
+        from .generative import prompt_text
+
+        return prompt_text(self.processor, self.template, query, self.chat)
+
+    def requests(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> list[dict]:
+        """One engine request per (image, query): the prompt text and its image."""
+        return [
+            {"prompt": self.prompt(q), "multi_modal_data": {"image": image}}
+            for image, group in zip(images, queries, strict=True)
+            for q in group
+        ]
+
+    def generate(self, requests: list[dict], params: Any) -> list[Any]:
+        """The engine's outputs of ``requests`` in one batch (a request it refuses: one line)."""
+        from vllm.exceptions import VLLMError
+
+        start = time.perf_counter()
+        try:
+            outputs = self.llm.generate(requests, params, use_tqdm=False)
+        except (ValueError, VLLMError) as err:  # e.g. a prompt longer than --max-model-len
+            why = first_line(err)
+            raise ValueError(f"vLLM cannot score model {self.model_id!r}: {why}") from err
+        self.timings["vllm"] = self.timings.get("vllm", 0.0) + time.perf_counter() - start
+        return outputs
+
+    def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
+        requests = self.requests(images, queries)
+        if not requests:
+            return Scored([[] for _ in queries], [[] for _ in queries])
+        if self.paper:
+            outputs = self.generate(requests, self.generation_params())
+            texts = [self.decode(o.outputs[0].token_ids) for o in outputs]
+            scores = [answer_score(t) for t in texts]
+            return Scored(regroup(scores, queries), regroup(texts, queries))
+        from vllm import SamplingParams
+
+        params = SamplingParams(
+            max_tokens=1, temperature=0, logprob_token_ids=[*self.yes_ids, *self.no_ids]
+        )
+        results = [self.yes_score(o.outputs[0]) for o in self.generate(requests, params)]
+        return Scored(
+            regroup([s for s, _ in results], queries), regroup([a for _, a in results], queries)
+        )
+
+    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        """The generated tokens as transformers decodes them (vLLM's own text leaves out an
+        unfinished UTF-8 sequence at the end, transformers shows it as U+FFFD)."""
+        return self.tokenizer.decode(list(token_ids), skip_special_tokens=skip_special_tokens)
+
+    def yes_score(self, completion: Any) -> tuple[float, str]:
+        """(P(yes) / (P(yes) + P(no)), greedy answer) from the first token's log-probabilities."""
+        import math
+
+        first = completion.logprobs[0]
+        p_yes = sum(math.exp(first[i].logprob) for i in self.yes_ids)
+        p_no = sum(math.exp(first[i].logprob) for i in self.no_ids)
+        answer = self.decode(completion.token_ids, skip_special_tokens=False).strip()
+        return p_yes / max(p_yes + p_no, 1e-30), answer
+
+    def generation_params(self) -> Any:
+        """The authors' protocols: ``generate()``'s defaults as vLLM sampling parameters."""
+        from vllm import SamplingParams
+
+        config = self.generation
+        sample = bool(config.do_sample)
+        return SamplingParams(
+            max_tokens=self.max_new_tokens(),
+            temperature=(config.temperature or 1.0) if sample else 0,
+            top_p=(config.top_p or 1.0) if sample else 1.0,
+            top_k=(config.top_k or 0) if sample else 0,
+            repetition_penalty=config.repetition_penalty or 1.0,
+            skip_special_tokens=True,
+        )
+
+    def max_new_tokens(self) -> int:
+        """The new tokens ``generate()`` writes at most: ``max_new_tokens``, else transformers'
+        default of 20 (its default ``max_length`` counts new tokens), else ``max_length``."""
+        config = self.generation
+        if config.max_new_tokens is not None:
+            return config.max_new_tokens
+        if config.max_length in (None, TRANSFORMERS_DEFAULT_MAX_LENGTH):
+            return TRANSFORMERS_DEFAULT_MAX_LENGTH
+        return config.max_length
+
+    def describe(self) -> dict[str, Any]:
+        engine = {"version": self.version, **self.settings}
+        record: dict[str, Any] = {
+            "prompt": self.template.question,
+            "chat_template": self.chat,
+            "forward_path": "vllm",
+            "vllm": engine,
+        }
+        if self.paper:
+            template = self.template
+            return {
+                **record,
+                "prompt": template.ask("{sentence}"),
+                "score": "generated answer by the authors' rules: yes 1.0, no 0.0, unparsed 0.5",
+                "generation": {
+                    **generation_record(self),
+                    "max_tokens": self.max_new_tokens(),
+                },
+            }
+        return {
+            **record,
+            "score": "P(yes) / (P(yes) + P(no)), first answer token, exact log-probabilities "
+            "of the yes/no tokens (vLLM logprob_token_ids)",
+            "yes_tokens": self.tokenizer.convert_ids_to_tokens(self.yes_ids),
+            "no_tokens": self.tokenizer.convert_ids_to_tokens(self.no_ids),
+        }
+
+    @property
+    def generation_config(self) -> Any:
+        """The default generation settings (``generation_record`` reads them)."""
+        return self.generation

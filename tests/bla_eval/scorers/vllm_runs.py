@@ -1,0 +1,78 @@
+"""The ``vllm`` kind's runs of ``test_vllm.py``, in one process of the vLLM test environment, so
+that they share one engine: ``python vllm_runs.py MODEL DATA OUT``.
+
+Runs ``bla-eval`` (zero-shot, the authors' protocol, and an in-context run whose prompts are
+longer than ``--max-model-len``) into ``OUT/<name>``, then asks the same engine for the top 20
+log-probabilities of the zero-shot prompts, and writes ``OUT/summary.json``: each run's exit
+code and error lines, the ids of the yes/no tokens and the top 20 token ids of each prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+TASK, LIMIT = "ap", 2
+ENGINE = ["--max-model-len", "160", "--gpu-memory-utilization", "0.1"]
+"""Zero-shot prompts of the tiny LLaVA take at most ~110 tokens, in-context ones over 200."""
+RUNS = {"zero-shot": [], "paper": ["--protocol", "paper"], "too-long": ["--protocol", "icl-sd"]}
+
+
+def run_all(model: str, data: str, out: Path) -> dict:
+    from bla_eval.cli import main as bla_eval
+
+    summary: dict = {}
+    common = ["--model", model, "--kind", "vllm", "--data", data, "--tasks", TASK]
+    for name, extra in RUNS.items():
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = bla_eval(
+                [*common, "--limit", str(LIMIT), *ENGINE, *extra, "--output", str(out / name)]
+            )
+        errors = [line for line in err.getvalue().splitlines() if ": error: " in line]
+        summary[name] = {"code": code, "errors": errors, "traceback": "Traceback" in err.getvalue()}
+    summary["top20"] = top_twenty(model, data)
+    return summary
+
+
+def top_twenty(model: str, data: str) -> dict:
+    """The yes/no token ids and, per zero-shot prompt of the runs, the ids of its 20 most
+    likely first answer tokens (from the engine the runs made)."""
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.items import decode_image
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+    from vllm import SamplingParams
+
+    options = LoadOptions(max_model_len=160, gpu_memory_utilization=0.1)
+    scorer = load_scorer(model, "vllm", options=options)
+    items = load_bla(data, [TASK], limit=LIMIT)
+    images = [decode_image(item, item.images[0]) for item in items]
+    queries = [[Query(c) for c in item.captions] for item in items]
+    params = SamplingParams(max_tokens=1, temperature=0, logprobs=20)
+    outputs = scorer.llm.generate(scorer.requests(images, queries), params, use_tqdm=False)
+    tops = [[i for i, lp in o.outputs[0].logprobs[0].items() if lp.rank <= 20] for o in outputs]
+    pairs = [(item.id, j) for item in items for j in range(len(item.captions))]
+    return {
+        "yes_ids": scorer.yes_ids,
+        "no_ids": scorer.no_ids,
+        "prompts": [
+            {"id": i, "caption": j, "top": top} for (i, j), top in zip(pairs, tops, strict=True)
+        ],
+    }
+
+
+def main(model: str, data: str, out: str) -> None:
+    from bla_eval.scorers.vllm_engine import shutdown_engines
+
+    try:
+        summary = run_all(model, data, Path(out))
+    finally:
+        shutdown_engines()
+    (Path(out) / "summary.json").write_text(json.dumps(summary))
+
+
+if __name__ == "__main__":  # the engine may start worker processes, which import this file
+    main(*sys.argv[1:4])
