@@ -272,14 +272,6 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None or name == "images_per_batch":
                 check_range(name, value, 1, high)
-        timeout = self.request_timeout
-        if not isinstance(timeout, (int, float)) or not (
-            MIN_REQUEST_TIMEOUT_S <= timeout <= MAX_REQUEST_TIMEOUT_S
-        ):
-            raise ValueError(
-                f"request_timeout must be seconds from {MIN_REQUEST_TIMEOUT_S} to "
-                f"{MAX_REQUEST_TIMEOUT_S}, got {timeout!r}"
-            )
         check_device(self.device)
         if self.icl_order not in ORDERS:
             raise ValueError(
