@@ -164,7 +164,9 @@ def check_api_fields(config: Any) -> None:
     _whole(config.max_retries, "max_retries", 0, MAX_RETRIES)
     _whole(config.top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
     _whole(config.max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
-    _positive(config.request_timeout, "request_timeout", MAX_REQUEST_TIMEOUT_S)
+    _seconds(
+        config.request_timeout, "request_timeout", MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S
+    )
     if config.api_scoring not in SCORING:
         raise ValueError(
             f"unknown api_scoring {config.api_scoring!r}: use one of {', '.join(SCORING)}"
@@ -186,6 +188,8 @@ def _whole(value: Any, name: str, low: int, high: int) -> None:
         raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
 
 
-def _positive(value: Any, name: str, most: float) -> None:
-    if not _number(value) or not 0 < value <= most:
-        raise ValueError(f"{name} must be a number of seconds > 0 and <= {most:g}, got {value!r}")
+def _seconds(value: Any, name: str, least: float, most: float) -> None:
+    if not _number(value) or not least <= value <= most:
+        raise ValueError(
+            f"{name} must be a number of seconds from {least:g} to {most:g}, got {value!r}"
+        )

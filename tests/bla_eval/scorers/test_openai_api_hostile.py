@@ -362,8 +362,14 @@ def test_fuzzed_responses_score_consistently_or_are_refused(
         assert server.url in line or "cannot" in line, line
 
 
-@pytest.mark.parametrize("value", ["1e300", "inf", "nan", "0", "-1"])
-def test_a_request_timeout_beyond_its_bounds_is_named(value, root, built_dataset, capsys):
-    argv = run_args("http://127.0.0.1:1/v1", root / "out", built_dataset)
-    line = outcome(root, [*argv, "--request-timeout", value], capsys)[1]
-    assert "request_timeout must be a number of seconds > 0 and <= 86400" in line
+@pytest.mark.parametrize("value", [1e300, float("inf"), float("nan"), 0, -1, True])
+def test_a_request_timeout_beyond_its_bounds_is_named_in_python(value) -> None:
+    """The settings object bounds what the parser bounds (``argument --request-timeout`` is
+    in the hostile table of the commands)."""
+    from bla_eval.config import RunConfig
+
+    with pytest.raises(ValueError) as error:
+        RunConfig("m", "out", endpoint="http://127.0.0.1:1/v1", request_timeout=value)
+    assert str(error.value).startswith(
+        "request_timeout must be a number of seconds from 0.001 to 86400, got "
+    ), error.value
