@@ -1,0 +1,182 @@
+"""BLA in inspect-ai (its own environment, ``.ci/envs/inspect.txt``), against ``transformers
+serve`` with the tiny LLaVA on 127.0.0.1 and, for the Hub's tasks, olah serving the built dataset
+repo:
+
+- stock ``inspect eval hf/<org>/bla`` runs every task of ``eval.yaml``, and its answer to every
+  sentence is the answer ``bla-eval`` gets through the same server;
+- ``inspect eval bla_eval/<task>`` (the package's entry point) gives ``bla-eval``'s scores and
+  metrics;
+- bad input: an unknown task, a dataset build without the per-sentence configs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bla_eval.config import RunConfig
+from bla_eval.run import evaluate
+from bla_eval.runs import SCORES_FILE
+
+from bla_metric.tasks import TASKS
+from builders.hub_eval import ANSWER_TOKENS
+from tests.harness_envs import harness_python, install_project
+from tests.hub import test_olah_roundtrip as olah_tests
+from tests.hub.test_olah_roundtrip import ORG, serve_as_git_repo
+
+pytestmark = pytest.mark.slow
+olah = olah_tests.olah
+"""olah serving git repositories as Hub repos on 127.0.0.1 (module scope)."""
+LIMIT = 2
+"""Datapoints per task of ``inspect eval bla_eval/...`` (the Hub's tasks: ``4 * LIMIT`` rows)."""
+
+
+@pytest.fixture(scope="module")
+def inspect_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the inspect environment's python, the project installed for it)."""
+    python = harness_python("inspect")
+    site = install_project(python, tmp_path_factory.mktemp("inspect") / "site-packages")
+    return python, site
+
+
+def run_inspect(
+    inspect_site: tuple[Path, Path], args: list[str], url: str, cwd: Path, **env: str
+) -> subprocess.CompletedProcess:
+    """``inspect <args>`` in its environment, the project on its path, the model at ``url``."""
+    python, site = inspect_site
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_"))}
+    clean.update(
+        PYTHONPATH=str(site),
+        LOCAL_BASE_URL=url,
+        LOCAL_API_KEY="local",
+        HF_HOME=str(cwd / "hf-home"),
+        HF_HUB_DISABLE_PROGRESS_BARS="1",
+        INSPECT_LOG_DIR=str(cwd / "logs"),
+        **env,
+    )
+    return subprocess.run(
+        [str(python.parent / "inspect"), *args],
+        cwd=cwd,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def read_log(inspect_site: tuple[Path, Path], path: Path) -> dict[str, Any]:
+    """An inspect log as inspect reads it (``inspect log dump``): eval, results, samples."""
+    python, site = inspect_site
+    env = dict(os.environ, PYTHONPATH=str(site))
+    done = subprocess.run(
+        [str(python.parent / "inspect"), "log", "dump", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def logs(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.eval"))
+
+
+def read_scores(run: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    lines = (run / SCORES_FILE).read_text().splitlines()
+    return {(r["task"], r["id"]): r for r in map(json.loads, lines)}
+
+
+@pytest.fixture(scope="module")
+def bla_eval_run(transformers_serve, tiny_llava, built_dataset, tmp_path_factory) -> Path:
+    """``bla-eval`` through the server: every task, the first ``LIMIT`` datapoints, answers of
+    up to ``ANSWER_TOKENS`` tokens (the server returns no log-probabilities: generation)."""
+    out = tmp_path_factory.mktemp("bla-eval") / "run"
+    config = RunConfig(
+        str(tiny_llava),
+        out,
+        data=str(built_dataset),
+        limit=LIMIT,
+        endpoint=transformers_serve,
+        max_answer_tokens=ANSWER_TOKENS,
+    )
+    results = evaluate(config)
+    assert results["protocol"]["scoring_path"] == "generation"
+    return out
+
+
+def test_hub_tasks_answer_as_bla_eval(
+    inspect_site, olah, built_dataset, transformers_serve, tiny_llava, bla_eval_run, tmp_path
+):
+    url, mirrors = olah
+    serve_as_git_repo(mirrors, "datasets", f"{ORG}/bla", built_dataset)
+    model = f"openai-api/local/{tiny_llava}"
+    args = ["eval", f"hf/{ORG}/bla", "--model", model, "--limit", str(4 * LIMIT)]
+    done = run_inspect(inspect_site, args, transformers_serve, tmp_path, HF_ENDPOINT=url)
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = read_scores(bla_eval_run)
+    found = {}
+    for path in logs(tmp_path / "logs"):
+        log = read_log(inspect_site, path)
+        assert log["status"] == "success"
+        config = log["eval"]["task"].rsplit("/", 1)[-1]
+        for sample in log["samples"]:
+            meta = sample["metadata"]
+            found[(config, meta["datapoint_id"], meta["position"])] = sample["output"]["completion"]
+    assert {c for c, _, _ in found} == {t.config for t in TASKS.values()}
+    assert len(found) == 4 * LIMIT * len(TASKS)
+    for (config, datapoint, position), answer in found.items():
+        assert answer == expected[(config, datapoint)]["answers"][position], (config, datapoint)
+
+
+def test_bla_task_gives_bla_eval_scores_and_metrics(
+    inspect_site, transformers_serve, tiny_llava, built_dataset, bla_eval_run, tmp_path
+):
+    model = f"openai-api/local/{tiny_llava}"
+    args = ["eval", "bla_eval/coordination", "--model", model, "--limit", str(LIMIT)]
+    args += ["-T", f"data={built_dataset}", "-T", f"max_answer_tokens={ANSWER_TOKENS}"]
+    done = run_inspect(inspect_site, args, transformers_serve, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [path] = logs(tmp_path / "logs")
+    log = read_log(inspect_site, path)
+    expected = read_scores(bla_eval_run)
+    for sample in log["samples"]:
+        record = sample["scores"]["bla_scorer"]["metadata"]["bla_record"]
+        reference = expected[("coordination", record["id"])]
+        assert record["scores"] == reference["scores"]
+        assert record["answers"] == reference["answers"]
+        assert record["scoring_path"] == "generation"
+    metrics = {name: m["value"] for name, m in log["results"]["scores"][0]["metrics"].items()}
+    results = json.loads((bla_eval_run / "results.json").read_text())["tasks"]["coordination"]
+    for view in ("ranking", "binary", "pairwise", "binary_answers"):
+        for name, value in results[view].items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert metrics[f"{view}.{name}"] == pytest.approx(value), (view, name)
+    assert metrics["n"] == LIMIT
+
+
+def test_unknown_task_and_a_build_without_sentence_configs_are_refused(
+    inspect_site, olah, built_dataset, transformers_serve, tiny_llava, tmp_path
+):
+    model = f"openai-api/local/{tiny_llava}"
+    done = run_inspect(
+        inspect_site,
+        ["eval", "bla_eval/no_such_task", "--model", model],
+        transformers_serve,
+        tmp_path,
+    )
+    assert done.returncode != 0 and "no_such_task" in done.stderr
+    url, mirrors = olah
+    old = tmp_path / "old-build"
+    shutil.copytree(built_dataset, old, ignore=shutil.ignore_patterns("*_sentences"))
+    serve_as_git_repo(mirrors, "datasets", f"{ORG}/old", old)
+    args = ["eval", f"hf/{ORG}/old/coordination", "--model", model, "--limit", "1"]
+    done = run_inspect(inspect_site, args, transformers_serve, tmp_path, HF_ENDPOINT=url)
+    assert done.returncode != 0
+    assert "coordination_sentences" in done.stderr
