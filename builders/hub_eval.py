@@ -16,6 +16,9 @@ bla/<task>``, ``bla_eval.harnesses.inspect_tasks``) and by ``bla-eval``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
+
 import yaml
 from bla_eval.benchmarks.bla import BENCHMARK
 
@@ -72,6 +75,28 @@ def eval_config() -> dict:
         "evaluation_framework": EVALUATION_FRAMEWORK,
         "tasks": [hub_task(t.config) for t in TASKS.values()],
     }
+
+
+def check_eval_file(folder: Path, configs: Iterable[str]) -> None:
+    """A built folder's ``eval.yaml`` is one the Hub accepts and every task's config is built
+    (``configs``: those of the manifest); a ValueError names what is wrong."""
+    path = Path(folder) / EVAL_FILE
+    if not path.is_file():
+        return
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    framework = doc.get("evaluation_framework")
+    if framework != EVALUATION_FRAMEWORK:
+        raise ValueError(
+            f"{path} declares evaluation_framework {framework!r}, which the Hub refuses: rebuild "
+            "the folder with `python -m builders release`"
+        )
+    built = set(configs)
+    for task in doc.get("tasks") or []:
+        if task.get("config") not in built:
+            raise ValueError(
+                f"{path}: task {task.get('id')!r} runs on config {task.get('config')!r}, which "
+                "this build lacks: rebuild the folder with `python -m builders release`"
+            )
 
 
 def render_eval_yaml() -> str:

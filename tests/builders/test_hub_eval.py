@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import shutil
 from pathlib import Path
 
 import datasets
@@ -11,8 +13,10 @@ import pytest
 import yaml
 
 from bla_metric.tasks import TASKS
+from builders.__main__ import main
 from builders.hub_eval import EVALUATION_FRAMEWORK, eval_config, render_eval_yaml
-from builders.schema import SENTENCE_FEATURES, sentence_config
+from builders.manifest import sha256_file
+from builders.schema import DATASET_VERSION, SENTENCE_FEATURES, sentence_config, sentence_configs
 
 FRAMEWORKS = Path(__file__).with_name("hub_evaluation_frameworks.txt")
 INSPECT_SOLVERS = {"prompt_template", "system_message", "user_message", "chain_of_thought"}
@@ -74,3 +78,29 @@ def test_built_sentence_configs_hold_one_row_per_image_and_sentence(built_datase
             assert row["target"] == ("yes" if first["labels"][0][position].as_py() else "no")
             assert row["sentence"] in row["question"] and row["question"].endswith("Answer:")
             assert base64.b64decode(row["image"].split(",", 1)[1]) == image
+
+
+def test_publish_refuses_a_build_without_the_sentence_configs(
+    built_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "bla"
+    shutil.copytree(built_dataset, copy, copy_function=os.link)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for config in sentence_configs():
+        shutil.rmtree(copy / "data" / config)
+        del manifest["configs"][config]
+        manifest["files"] = {k: v for k, v in manifest["files"].items() if config not in k}
+    (copy / "manifest.json").unlink()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    argv = ["publish", "--repo-id", "bla-org/bla", "--tag", f"v{DATASET_VERSION}"]
+    assert main([*argv, "--source", str(copy), "--dry-run"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "task 'active_passive' runs on config 'active_passive_sentences'" in line
+    (copy / "eval.yaml").unlink()
+    (copy / "eval.yaml").write_text("evaluation_framework: bla-eval\ntasks: []\n")
+    manifest["files"]["eval.yaml"]["sha256"] = sha256_file(copy / "eval.yaml")
+    (copy / "manifest.json").unlink()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert main([*argv, "--source", str(copy), "--dry-run"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "evaluation_framework 'bla-eval', which the Hub refuses" in line

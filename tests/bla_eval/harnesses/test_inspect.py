@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from bla_eval.config import RunConfig
 from bla_eval.run import evaluate
 from bla_eval.runs import SCORES_FILE
@@ -111,11 +112,36 @@ def bla_eval_run(transformers_serve, tiny_llava, built_dataset, tmp_path_factory
     return out
 
 
+def first_rows_build(built: Path, out: Path, rows: int) -> Path:
+    """The build's ``eval.yaml`` and per-sentence configs cut to their first ``rows`` rows, with
+    a card the builders write for them: what ``inspect eval hf/...`` reads, without sending the
+    whole build over HTTP."""
+    import pyarrow.parquet as pq
+
+    from builders.card import card_metadata
+    from builders.io import data_file, write_parquet
+    from builders.schema import SENTENCE_FEATURES, sentence_configs
+
+    info = {}
+    for config in sentence_configs():
+        table = pq.read_table(built / data_file(config, "test")).slice(0, rows)
+        path = out / data_file(config, "test")
+        size = write_parquet(table.to_pylist(), path, SENTENCE_FEATURES, compression="zstd")
+        info[config] = {
+            "test": {"num_examples": rows, "num_bytes": size, "file_bytes": path.stat().st_size}
+        }
+    header = yaml.safe_dump(card_metadata(info), sort_keys=False)
+    (out / "README.md").write_text(f"---\n{header}---\n", encoding="utf-8")
+    shutil.copy2(built / "eval.yaml", out / "eval.yaml")
+    return out
+
+
 def test_hub_tasks_answer_as_bla_eval(
     inspect_site, olah, built_dataset, transformers_serve, tiny_llava, bla_eval_run, tmp_path
 ):
     url, mirrors = olah
-    serve_as_git_repo(mirrors, "datasets", f"{ORG}/bla", built_dataset)
+    build = first_rows_build(built_dataset, tmp_path / "build", 4 * LIMIT)
+    serve_as_git_repo(mirrors, "datasets", f"{ORG}/bla", build)
     model = f"openai-api/local/{tiny_llava}"
     args = ["eval", f"hf/{ORG}/bla", "--model", model, "--limit", str(4 * LIMIT)]
     done = run_inspect(inspect_site, args, transformers_serve, tmp_path, HF_ENDPOINT=url)
@@ -171,7 +197,11 @@ def test_unknown_task_and_a_build_without_sentence_configs_are_refused(
         transformers_serve,
         tmp_path,
     )
-    assert done.returncode != 0 and "no_such_task" in done.stderr
+    output = (done.stdout + done.stderr).strip()  # inspect's own one line (its exit status 1)
+    assert (
+        done.returncode == 1
+        and output == "Error: No inspect tasks were found at the specified paths."
+    )
     url, mirrors = olah
     old = tmp_path / "old-build"
     shutil.copytree(built_dataset, old, ignore=shutil.ignore_patterns("*_sentences"))
