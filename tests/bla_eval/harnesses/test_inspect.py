@@ -25,7 +25,7 @@ from bla_eval.run import evaluate
 from bla_eval.runs import SCORES_FILE
 
 from bla_metric.tasks import TASKS
-from builders.hub_eval import ANSWER_TOKENS
+from builders.hub_eval import ANSWER_TOKENS, render_eval_yaml
 from tests.harness_envs import harness_python, install_project
 from tests.hub import test_olah_roundtrip as olah_tests
 from tests.hub.test_olah_roundtrip import ORG, serve_as_git_repo
@@ -136,19 +136,39 @@ def first_rows_build(built: Path, out: Path, rows: int) -> Path:
     return out
 
 
-def test_hub_tasks_answer_as_bla_eval(
-    inspect_site, olah, built_dataset, transformers_serve, tiny_llava, bla_eval_run, tmp_path
-):
+@pytest.fixture(scope="module")
+def hub_logs(
+    inspect_site, olah, built_dataset, transformers_serve, tiny_llava, tmp_path_factory
+) -> Path:
+    """The logs of stock ``inspect eval hf/<org>/bla`` (every task of eval.yaml) through olah."""
     url, mirrors = olah
-    build = first_rows_build(built_dataset, tmp_path / "build", 4 * LIMIT)
+    work = tmp_path_factory.mktemp("hub-tasks")
+    build = first_rows_build(built_dataset, work / "build", 4 * LIMIT)
     serve_as_git_repo(mirrors, "datasets", f"{ORG}/bla", build)
     model = f"openai-api/local/{tiny_llava}"
     args = ["eval", f"hf/{ORG}/bla", "--model", model, "--limit", str(4 * LIMIT)]
-    done = run_inspect(inspect_site, args, transformers_serve, tmp_path, HF_ENDPOINT=url)
+    done = run_inspect(inspect_site, args, transformers_serve, work, HF_ENDPOINT=url)
     assert done.returncode == 0, done.stderr[-3000:]
+    return work / "logs"
+
+
+@pytest.fixture(scope="module")
+def bla_task_log(inspect_site, transformers_serve, tiny_llava, built_dataset, tmp_path_factory):
+    """The log of ``inspect eval bla_eval/coordination`` through the server."""
+    work = tmp_path_factory.mktemp("bla-task")
+    model = f"openai-api/local/{tiny_llava}"
+    args = ["eval", "bla_eval/coordination", "--model", model, "--limit", str(LIMIT)]
+    args += ["-T", f"data={built_dataset}", "-T", f"max_answer_tokens={ANSWER_TOKENS}"]
+    done = run_inspect(inspect_site, args, transformers_serve, work)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [path] = logs(work / "logs")
+    return path
+
+
+def test_hub_tasks_answer_as_bla_eval(inspect_site, hub_logs, bla_eval_run):
     expected = read_scores(bla_eval_run)
     found = {}
-    for path in logs(tmp_path / "logs"):
+    for path in logs(hub_logs):
         log = read_log(inspect_site, path)
         assert log["status"] == "success"
         config = log["eval"]["task"].rsplit("/", 1)[-1]
@@ -161,16 +181,8 @@ def test_hub_tasks_answer_as_bla_eval(
         assert answer == expected[(config, datapoint)]["answers"][position], (config, datapoint)
 
 
-def test_bla_task_gives_bla_eval_scores_and_metrics(
-    inspect_site, transformers_serve, tiny_llava, built_dataset, bla_eval_run, tmp_path
-):
-    model = f"openai-api/local/{tiny_llava}"
-    args = ["eval", "bla_eval/coordination", "--model", model, "--limit", str(LIMIT)]
-    args += ["-T", f"data={built_dataset}", "-T", f"max_answer_tokens={ANSWER_TOKENS}"]
-    done = run_inspect(inspect_site, args, transformers_serve, tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    [path] = logs(tmp_path / "logs")
-    log = read_log(inspect_site, path)
+def test_bla_task_gives_bla_eval_scores_and_metrics(inspect_site, bla_task_log, bla_eval_run):
+    log = read_log(inspect_site, bla_task_log)
     expected = read_scores(bla_eval_run)
     for sample in log["samples"]:
         record = sample["scores"]["bla_scorer"]["metadata"]["bla_record"]
@@ -187,26 +199,81 @@ def test_bla_task_gives_bla_eval_scores_and_metrics(
     assert metrics["n"] == LIMIT
 
 
-def test_unknown_task_and_a_build_without_sentence_configs_are_refused(
-    inspect_site, olah, built_dataset, transformers_serve, tiny_llava, tmp_path
+def export_with(inspect_site, source: Path, out: Path) -> subprocess.CompletedProcess:
+    """``bla-eval export SOURCE --output OUT`` where inspect-ai is installed (its logs are
+    zstd-compressed zips, read through the zipfile_zstd it installs)."""
+    python, site = inspect_site
+    return subprocess.run(
+        [str(python), "-m", "bla_eval", "export", str(source), "--output", str(out)],
+        env=dict(os.environ, PYTHONPATH=str(site)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def entries_of(out: Path) -> list:
+    from huggingface_hub import parse_eval_result_entries
+
+    text = (out / ".eval_results" / "bla.yaml").read_text()
+    return parse_eval_result_entries(yaml.safe_load(text))
+
+
+def test_eval_results_from_inspect_logs_match_those_from_the_run(
+    inspect_site, bla_task_log, hub_logs, bla_eval_run, tmp_path
+):
+    from bla_eval.analysis.export import export
+
+    export(bla_eval_run, output=tmp_path / "run")
+    from_run = {e.task_id: e for e in entries_of(tmp_path / "run")}
+    done = export_with(inspect_site, bla_task_log, tmp_path / "own")
+    assert done.returncode == 0, done.stderr[-3000:]
+    [entry] = entries_of(tmp_path / "own")
+    task_ids = {t["id"] for t in yaml.safe_load(render_eval_yaml())["tasks"]}
+    assert entry.task_id == "coordination" and entry.task_id in task_ids
+    assert entry.dataset_id == from_run["coordination"].dataset_id == "bla-benchmark/bla"
+    assert entry.value == from_run["coordination"].value
+    assert entry.notes.startswith("inspect-ai 0.3.285; task bla_eval/coordination")
+    assert from_run["coordination"].notes.startswith("bla-eval ")
+    done = export_with(inspect_site, hub_logs, tmp_path / "hub")
+    assert done.returncode == 0, done.stderr[-3000:]
+    entries = entries_of(tmp_path / "hub")
+    assert sorted(e.task_id for e in entries) == sorted(task_ids)
+    for entry in entries:
+        assert entry.dataset_id == f"{ORG}/bla" and 0 <= entry.value <= 100
+        assert entry.notes.startswith(f"inspect-ai 0.3.285; task hf/{ORG}/bla/{entry.task_id}")
+
+
+OTHER_TASK = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+
+
+@task
+def other():
+    return Task(dataset=[Sample(input="Say yes.", target="yes")], solver=generate(), scorer=match())
+"""
+
+
+def test_unknown_task_and_a_foreign_log_are_refused(
+    inspect_site, transformers_serve, tiny_llava, tmp_path
 ):
     model = f"openai-api/local/{tiny_llava}"
-    done = run_inspect(
-        inspect_site,
-        ["eval", "bla_eval/no_such_task", "--model", model],
-        transformers_serve,
-        tmp_path,
-    )
+    args = ["eval", "bla_eval/no_such_task", "--model", model]
+    done = run_inspect(inspect_site, args, transformers_serve, tmp_path)
     output = (done.stdout + done.stderr).strip()  # inspect's own one line (its exit status 1)
-    assert (
-        done.returncode == 1
-        and output == "Error: No inspect tasks were found at the specified paths."
-    )
-    url, mirrors = olah
-    old = tmp_path / "old-build"
-    shutil.copytree(built_dataset, old, ignore=shutil.ignore_patterns("*_sentences"))
-    serve_as_git_repo(mirrors, "datasets", f"{ORG}/old", old)
-    args = ["eval", f"hf/{ORG}/old/coordination", "--model", model, "--limit", "1"]
-    done = run_inspect(inspect_site, args, transformers_serve, tmp_path, HF_ENDPOINT=url)
-    assert done.returncode != 0
-    assert "coordination_sentences" in done.stderr
+    assert done.returncode == 1
+    assert output == "Error: No inspect tasks were found at the specified paths."
+    (tmp_path / "other.py").write_text(OTHER_TASK)
+    args = ["eval", "other.py", "--model", model, "--max-tokens", "1"]
+    done = run_inspect(inspect_site, args, transformers_serve, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [log] = logs(tmp_path / "logs")
+    done = export_with(inspect_site, log, tmp_path / "out")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"bla-eval export: error: {log} is a log of inspect task 'other', not of a BLA task"
+    ]
+    assert not (tmp_path / "out").exists()
