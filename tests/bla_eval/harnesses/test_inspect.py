@@ -11,6 +11,7 @@ repo:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ from bla_eval.runs import SCORES_FILE
 
 from bla_metric.tasks import TASKS
 from builders.hub_eval import ANSWER_TOKENS, render_eval_yaml
+from tests.bla_eval.scorers.test_openai_api import MODEL, ChatServer
 from tests.harness_envs import harness_python, install_project
 from tests.hub import test_olah_roundtrip as olah_tests
 from tests.hub.test_olah_roundtrip import ORG, serve_as_git_repo
@@ -277,3 +279,53 @@ def test_unknown_task_and_a_foreign_log_are_refused(
         f"bla-eval export: error: {log} is a log of inspect task 'other', not of a BLA task"
     ]
     assert not (tmp_path / "out").exists()
+
+
+def canonical(messages: list[dict[str, Any]]) -> bytes:
+    """The turns of a request as role, texts and image URLs only (what both clients ask)."""
+    turns = []
+    for message in messages:
+        content = message["content"]
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        texts = "".join(p.get("text", "") for p in parts if p["type"] == "text")
+        images = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
+        turns.append([message["role"], images, texts])
+    return json.dumps(turns).encode()
+
+
+class MessageServer(ChatServer):
+    """The endpoint tests' scripted server, its P(yes) a function of the request's turns only, so
+    that two clients asking the same question with other request fields get the same answer."""
+
+    def completion(self, request: dict[str, Any], body: bytes) -> dict[str, Any]:
+        return super().completion(request, canonical(request["messages"]))
+
+
+def test_bla_task_takes_p_yes_from_log_probabilities_as_bla_eval(
+    inspect_site, built_dataset, tmp_path
+):
+    with MessageServer() as server:
+        reference = RunConfig(
+            MODEL, tmp_path / "run", data=str(built_dataset), tasks=("co",), limit=LIMIT
+        )
+        results = evaluate(dataclasses.replace(reference, endpoint=server.url))
+        model = f"openai-api/local/{MODEL}"
+        args = ["eval", "bla_eval/coordination", "--model", model, "--limit", str(LIMIT)]
+        args += ["-T", f"data={built_dataset}"]
+        done = run_inspect(inspect_site, args, server.url, tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert results["protocol"]["scoring_path"] == "logprobs"
+    [path] = logs(tmp_path / "logs")
+    log = read_log(inspect_site, path)
+    expected = read_scores(tmp_path / "run")
+    for sample in log["samples"]:
+        record = sample["scores"]["bla_scorer"]["metadata"]["bla_record"]
+        assert record["scoring_path"] == "logprobs"
+        assert record["scores"] == expected[("coordination", record["id"])]["scores"]
+        assert len(set(record["scores"])) > 1  # P(yes) varies with the sentence
+    metrics = {name: m["value"] for name, m in log["results"]["scores"][0]["metrics"].items()}
+    summary = results["tasks"]["coordination"]
+    assert metrics["ranking.sentence_accuracy"] == pytest.approx(
+        summary["ranking"]["sentence_accuracy"]
+    )
+    assert metrics["binary.accuracy"] == pytest.approx(summary["binary"]["accuracy"])
