@@ -5,6 +5,7 @@ from __future__ import annotations
 from statistics import mean
 
 import yaml
+from datasets import Features
 from datasets.splits import SplitDict, SplitInfo
 
 from bla_metric import hub_ids
@@ -12,7 +13,13 @@ from bla_metric.citation import CITATION
 from bla_metric.tasks import TASKS
 from builders.io import data_file
 from builders.records import Datapoint
-from builders.schema import DATASET_VERSION, FEATURES, LEARNING_SUFFIX
+from builders.schema import (
+    DATASET_VERSION,
+    FEATURES,
+    LEARNING_SUFFIX,
+    SENTENCE_FEATURES,
+    SENTENCES_SUFFIX,
+)
 
 PAPER_TABLE1: dict[str, dict[str, float]] = {
     "active_passive": {"datapoints": 613, "vocab": 165},
@@ -87,6 +94,11 @@ def card_metadata(info: Info) -> dict:
     }
 
 
+def features_of(config: str) -> Features:
+    """The features of a config: the per-sentence schema or the datapoint one."""
+    return SENTENCE_FEATURES if config.endswith(SENTENCES_SUFFIX) else FEATURES
+
+
 def _dataset_info(config: str, splits: dict[str, dict[str, int]]) -> dict:
     split_dict = SplitDict()
     for name, v in splits.items():
@@ -95,7 +107,7 @@ def _dataset_info(config: str, splits: dict[str, dict[str, int]]) -> dict:
         )
     return {
         "config_name": config,
-        "features": FEATURES._to_yaml_list(),
+        "features": features_of(config)._to_yaml_list(),
         "splits": split_dict._to_yaml_list(),
         "download_size": sum(v["file_bytes"] for v in splits.values()),
         "dataset_size": sum(v["num_bytes"] for v in splits.values()),
@@ -190,7 +202,9 @@ def _splits_section(info: Info) -> str:
         "## Configs and splits\n",
         "`<task>` configs hold the whole benchmark as split `test`. `<task>_learning` configs are "
         "the release's `finetune_random` splits (paper §6) for fine-tuning and in-context "
-        "learning.\n",
+        "learning. `<task>_sentences` configs hold the `test` split again with one row per "
+        "(image, sentence): the yes/no `question`, its `target` and the image as a `data:` URI "
+        "(the tasks of `eval.yaml`, run by `inspect eval hf/<dataset>`).\n",
         "| config | split | rows | parquet bytes |",
         "|---|---|---:|---:|",
     ]

@@ -31,14 +31,19 @@ def data_file(config: str, split: str) -> str:
     return f"data/{config}/{split}-00000-of-00001.parquet"
 
 
-def write_parquet(rows: list[dict], path: Path, features: datasets.Features = FEATURES) -> int:
+def write_parquet(
+    rows: list[dict],
+    path: Path,
+    features: datasets.Features = FEATURES,
+    compression: str = "snappy",
+) -> int:
     """Write ``rows`` (dicts with the ``features`` columns) to ``path`` as deterministic parquet.
 
     Returns the arrow size of the table as read back, the ``num_bytes`` of the card.
     The arrow schema carries the ``huggingface`` metadata of ``features`` (default: BLA's
     FEATURES; the neighbouring benchmarks pass their own), so ``datasets`` reads the ``image``
     column back as an Image feature. No timestamps are written; the row group size is
-    fixed.
+    fixed. ``compression``: parquet's codec (snappy; the per-sentence configs take zstd).
     """
     schema = features.arrow_schema
     table = pa.Table.from_pylist(rows, schema=schema)
@@ -47,7 +52,7 @@ def write_parquet(rows: list[dict], path: Path, features: datasets.Features = FE
         table,
         path,
         row_group_size=ROW_GROUP_SIZE,
-        compression="snappy",
+        compression=compression,
         use_dictionary=True,
         write_statistics=True,
     )

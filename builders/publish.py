@@ -18,6 +18,7 @@ from pathlib import Path
 from bla_eval.hub_auth import require_token
 
 from builders.hub_commit import FolderPush, HubCall, one_line_http, print_plan, push_folder
+from builders.hub_eval import check_eval_file
 from builders.manifest import MANIFEST, read_manifest, verify_files
 
 TAG_PATTERN = re.compile(r"^v\d+\.\d+\.\d+$")
@@ -50,6 +51,7 @@ def plan_push(folder: Path, repo_id: str, tag: str, private: bool = False) -> Fo
     problems = verify_files(folder, manifest)
     if problems:
         raise ValueError(f"{folder} does not match its manifest: " + "; ".join(problems[:5]))
+    check_eval_file(folder, manifest.get("configs", {}))
     return FolderPush(
         repo_id=repo_id,
         repo_type="dataset",

@@ -24,6 +24,7 @@ from builders.io import (
 from builders.manifest import make_manifest
 from builders.records import Datapoint, image_file, main_file, read_learning, read_main
 from builders.schema import config_names
+from builders.sentences import write_sentence_tables
 from builders.source import ReleaseSource
 from builders.validate import check_decodable, check_images_present, check_rows, check_unique
 
@@ -116,6 +117,8 @@ def build_release(source: Path, out: Path, progress: bool = True) -> dict:
         images = read_images(release, tables, progress)
         with staged_folder(out, BUILDER) as stage:
             info = write_tables(stage, tables, images, progress)
+            tests = {task.config: tables[task.config]["test"] for task in TASKS.values()}
+            info |= write_sentence_tables(stage, tests, images)
             write_text(stage / "README.md", render_card(tables, info))
             write_text(stage / EVAL_FILE, render_eval_yaml())
             manifest = make_manifest(stage, info, release.read_hashes, builder=BUILDER)

@@ -16,8 +16,13 @@ __all__ = [
     "FEATURES",
     "LEARNING_SPLITS",
     "LEARNING_SUFFIX",
+    "SENTENCE_COLUMNS",
+    "SENTENCE_FEATURES",
+    "SENTENCES_SUFFIX",
     "caption_types",
     "config_names",
+    "sentence_config",
+    "sentence_configs",
     "task_configs",
 ]
 
@@ -50,3 +55,40 @@ FEATURES = datasets.Features(
 """Features of every config and split. ``grammar_scores`` is null where the release has none."""
 
 COLUMNS: tuple[str, ...] = tuple(FEATURES)
+
+SENTENCES_SUFFIX = "_sentences"
+"""Suffix of the per-sentence config of a task (``active_passive_sentences``), split ``test``."""
+
+
+def sentence_config(config: str) -> str:
+    """The per-sentence config of a task's config (``active_passive`` ->
+    ``active_passive_sentences``)."""
+    return get_task(config).config + SENTENCES_SUFFIX
+
+
+def sentence_configs() -> list[str]:
+    """The per-sentence config of every task, registry order (written after ``config_names()``)."""
+    return [task.config + SENTENCES_SUFFIX for task in TASKS.values()]
+
+
+SENTENCE_FEATURES = datasets.Features(
+    {
+        "id": datasets.Value("string"),
+        "datapoint_id": datasets.Value("string"),
+        "position": datasets.Value("int8"),
+        "image_id": datasets.Value("string"),
+        "sentence": datasets.Value("string"),
+        "caption_type": datasets.Value("string"),
+        "label": datasets.Value("int8"),
+        "question": datasets.Value("string"),
+        "target": datasets.Value("string"),
+        "image": datasets.Value("string"),
+    }
+)
+"""Features of the per-sentence configs: one row per (image, sentence) of the ``test`` split, in
+release order, for harnesses that ask one question per row (``inspect eval hf/<dataset>``).
+``id`` is ``<datapoint_id>-<position>``; ``question`` the default prompt template's question
+about ``sentence``; ``target`` ``yes`` (label 1) or ``no``; ``image`` the datapoint's original
+image bytes as a ``data:`` URI (the column ``eval.yaml`` names as ``input_image``)."""
+
+SENTENCE_COLUMNS: tuple[str, ...] = tuple(SENTENCE_FEATURES)

@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -108,3 +109,78 @@ def wait_until_up() -> Callable[..., None]:
         raise AssertionError(f"the Space did not answer at {url} within {seconds} s")
 
     return wait
+
+
+# ------------------------------------------------- an OpenAI-compatible server of a tiny VLM
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random LLaVA (CLIP tower; a chat template that puts a turn's images before its
+    text, as llava-hf's do) saved to a local folder, once per session.
+
+    Its weight matrices are redrawn with standard deviation 1: with the usual 0.02 a model this
+    small gives the same greedy token for every input, which would make the comparison empty;
+    with 1 the answers vary with the sentence and the image, and the top two logits are far apart.
+    """
+    import torch
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.protocols.templates import get_template
+    from bla_eval.testing.generative import build_llava_chat
+    from bla_eval.testing.processors import IMAGES_FIRST_TEMPLATE
+    from transformers import LlavaForConditionalGeneration
+
+    items = load_bla(str(built_dataset))
+    texts = [c for item in items for c in item.captions] + [
+        get_template().question.format(sentence="x")
+    ] * 5
+    out = tmp_path_factory.mktemp("served") / "llava"
+    torch.manual_seed(0)
+    build_llava_chat(out, texts, chat_template=IMAGES_FIRST_TEMPLATE)
+    model = LlavaForConditionalGeneration.from_pretrained(out)
+    with torch.no_grad():
+        for weight in model.parameters():
+            if weight.dim() >= 2:
+                weight.normal_(0.0, 1.0)
+    model.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def transformers_serve(tiny_llava: Path, tmp_path_factory: pytest.TempPathFactory, free_port):
+    """``transformers serve`` on 127.0.0.1 pinned to the tiny LLaVA, once per session (the
+    endpoint kind's and the harnesses' tests); its API base URL."""
+    pytest.importorskip("openai", reason="transformers serve needs the api-test extra")
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"  # a file: a full pipe would block it
+    command = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(tiny_llava)]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    with log.open("w") as handle:
+        proc = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", proc, log)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_for(url: str, proc: subprocess.Popen, log: Path, seconds: float = 180) -> None:
+    """Until ``url`` answers 200 (the server's log in the error when it exits or never does)."""
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the server exited: {log.read_text()[-2000:]}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"the server did not start: {log.read_text()[-2000:]}")

@@ -7,6 +7,7 @@ builds it first when it is missing.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,3 +25,32 @@ def harness_python(name: str) -> Path:
     if done.returncode != 0:
         raise RuntimeError(f"building the {name} environment failed:\n{done.stderr[-4000:]}")
     return Path(done.stdout.strip().splitlines()[-1]) / "bin" / "python"
+
+
+PROJECT_FILES = ("pyproject.toml", "README.md", "bla_metric", "space")
+"""What ``pip install`` of the project reads (``pyproject.toml`` names the packages)."""
+
+
+def install_project(python: Path, target: Path) -> Path:
+    """The clone's project installed with ``python``'s pip (``--no-deps``, no build isolation,
+    so nothing is downloaded) into ``target``: put it on ``PYTHONPATH`` and the harness finds
+    its packages and entry points as a user's install gives them. Built from a copy, so the
+    clone gets no ``build/`` folder. Returns ``target``."""
+    source = target.parent / f"{target.name}-source"
+    for name in PROJECT_FILES:
+        path = REPO_ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            source.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, source / name)
+    command = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
+    done = subprocess.run(
+        [*command, "--target", str(target), str(source)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"installing the project with {python} failed:\n{done.stderr[-4000:]}")
+    return target

@@ -10,8 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from builders.card import features_of
 from builders.release import build_release, data_file
-from builders.schema import COLUMNS, DATASET_VERSION, FEATURES, config_names
+from builders.schema import COLUMNS, DATASET_VERSION, FEATURES, config_names, sentence_configs
 
 TASK_FILES = {
     "active_passive": "active_passive_captions.json",
@@ -137,14 +138,14 @@ def test_parquet_schema_carries_the_features(built_dataset: Path) -> None:
 def test_card_yaml_matches_files(built_dataset: Path) -> None:
     header = card_header(built_dataset)
     assert header["license"] == ["mit", "cc-by-4.0"]
-    assert [c["config_name"] for c in header["configs"]] == config_names()
+    assert [c["config_name"] for c in header["configs"]] == config_names() + sentence_configs()
     for entry in header["configs"]:
         for data in entry["data_files"]:
             assert data["path"] == data_file(entry["config_name"], data["split"])
     infos = {i["config_name"]: i for i in header["dataset_info"]}
-    assert list(infos) == config_names()
+    assert list(infos) == config_names() + sentence_configs()
     for config, info in infos.items():
-        assert info["features"] == FEATURES._to_yaml_list()
+        assert info["features"] == features_of(config)._to_yaml_list()
         sizes = 0
         for split in info["splits"]:
             path = built_dataset / data_file(config, split["name"])

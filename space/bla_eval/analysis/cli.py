@@ -111,7 +111,12 @@ def export_main(argv: list[str] | None = None) -> int:
     from .export import FORMATS
 
     p = _parser("bla-eval export", "Write a run's results in the Hub's formats.")
-    p.add_argument("run_dir")
+    p.add_argument(
+        "run_dir",
+        metavar="RUN_DIR",
+        help="a bla-eval run folder, or an inspect-ai log of a BLA task (.eval, .json) or a "
+        "folder of them",
+    )
     p.add_argument(
         "--format",
         choices=FORMATS,

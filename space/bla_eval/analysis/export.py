@@ -1,5 +1,9 @@
 """``bla-eval export RUN_DIR``: a run's results in the Hub's formats, for the model's repo.
 
+``RUN_DIR`` is a ``bla-eval`` run folder, or an inspect-ai log of a BLA task (``.eval`` or
+``.json``) or a folder of such logs (``inspect_log.py``); each entry's notes start with the
+framework that produced the value (``bla-eval <version>`` or ``inspect-ai <version>``).
+
 - ``--format eval-results`` (default): ``.eval_results/bla.yaml``, one entry per task of the
   dataset's ``eval.yaml`` (``builders/hub_eval.py`` writes that file): dataset id and revision,
   task id (the config name), value (the headline metric of the benchmark spec's main view; BLA:
@@ -23,6 +27,7 @@ from ..benchmarks import Benchmark, get_benchmark
 from ..hub_auth import require_token
 from ..outputs import write_marked_text
 from ..runs import protocol_name
+from .inspect_log import FRAMEWORK, is_log_folder, log_files, log_result
 from .rundata import Run, load_run
 
 FORMATS = ("eval-results", "model-index")
@@ -246,6 +251,31 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
     return source, run
 
 
+def inspect_results_yaml(
+    path: Path, dataset: str | None = None, source_url: str | None = None
+) -> str:
+    """``.eval_results`` entries of inspect logs: one per log, each a different BLA task."""
+    from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
+
+    results = [log_result(log, dataset) for log in log_files(path)]
+    configs = [r.config for r in results]
+    if len(set(configs)) != len(configs):
+        raise ValueError(f"{path} holds more than one log of the same BLA task: give one log")
+    entries = [
+        EvalResultEntry(
+            dataset_id=r.dataset_id,
+            task_id=r.config,
+            value=r.value,
+            date=r.date,
+            source_url=source_url,
+            source_name=FRAMEWORK if source_url else None,
+            notes=r.notes,
+        )
+        for r in results
+    ]
+    return yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
+
+
 def export(
     run_dir: str | Path,
     fmt: str = "eval-results",
@@ -260,6 +290,14 @@ def export(
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     if dataset is not None:
         check_repo_id(dataset, "--dataset-id")
+    source = Path(run_dir)
+    if source.is_file() or is_log_folder(source):
+        if fmt != "eval-results":
+            raise ValueError(f"--format {fmt} is written from a bla-eval run folder, not a log")
+        text = inspect_results_yaml(source, dataset, source_url)
+        base = Path(output) if output else (source.parent if source.is_file() else source)
+        path = base / EVAL_RESULTS_DIR / EVAL_RESULTS_FILE
+        return path, write_marked_text(path, EXPORT_COMMAND, text)
     run = load_run(run_dir)
     base = Path(output) if output else Path(run_dir)
     if fmt == "eval-results":

@@ -101,8 +101,11 @@ def build_blip2_t5_generative(out: Path, texts: list[str]) -> None:
     save_blip2_generative(out, processor, t5)
 
 
-def build_llava_chat(out: Path, texts: list[str], *, kv_heads: int = 2) -> None:
-    """LLaVA (CLIP vision tower, Llama with ``kv_heads`` key-value heads) with ``CHAT_TEMPLATE``."""
+def build_llava_chat(
+    out: Path, texts: list[str], *, kv_heads: int = 2, chat_template: str = CHAT_TEMPLATE
+) -> None:
+    """LLaVA (CLIP vision tower, Llama with ``kv_heads`` key-value heads) with ``chat_template``
+    (default ``CHAT_TEMPLATE``)."""
     tok = bpe_tokenizer(texts)
     tok.add_tokens(["<image>"], special_tokens=True)
     llama = tf.LlamaConfig(**TWO_LAYERS, num_key_value_heads=kv_heads, **lm_config(tok))
@@ -120,7 +123,7 @@ def build_llava_chat(out: Path, texts: list[str], *, kv_heads: int = 2) -> None:
         tokenizer=tok,
         patch_size=8,
         vision_feature_select_strategy="default",
-        chat_template=CHAT_TEMPLATE,
+        chat_template=chat_template,
         num_additional_image_tokens=1,
     ).save_pretrained(out)
 

@@ -14,6 +14,15 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"
 )
 """A minimal chat template: the image token where the message has its image."""
+IMAGES_FIRST_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image>{% endif %}"
+    "{% endfor %}{% for part in message['content'] %}{% if part['type'] == 'text' %}"
+    "{{ part['text'] }}{% endif %}{% endfor %}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+"""The images of a turn before its text whatever the order of its parts, as llava-hf's
+LLaVA-1.5 templates render them."""
 QWEN_TEMPLATE = CHAT_TEMPLATE.replace("<image>", "<|vision_start|><|image_pad|><|vision_end|>")
 """The same with Qwen2-VL's image tokens."""
 BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
