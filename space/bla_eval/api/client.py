@@ -338,7 +338,8 @@ class ChatClient:
     def not_found(self, message: str) -> str:
         """Why a request was answered 404: the model is not among the endpoint's models, or
         the URL is not an API base."""
-        served = self.served_models()
+        listed_models = self.served_models()
+        served = None if listed_models is None else [str(m["id"]) for m in listed_models]
         if served is not None and self.model not in served:
             listed = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
             return (
@@ -350,19 +351,27 @@ class ChatClient:
             "unknown model, or not an API base URL such as http://127.0.0.1:8000/v1)"
         )
 
-    def served_models(self) -> list[str] | None:
-        """The model ids ``GET <endpoint>/models`` lists (None when it lists nothing usable)."""
+    def read_json(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
+        """The JSON answer of one request outside the chat route (a model list, vLLM's
+        ``/tokenize``), within the same deadline and body limit; None when it fails."""
         import httpx
 
-        url = request_url(self.settings.endpoint, "/models")
+        data = None if body is None else json.dumps(body).encode()
         try:
-            status, _, raw = self.exchange("GET", url, None)
-            doc = json.loads(raw) if status == 200 else None
-            return [str(m["id"]) for m in doc["data"]]
-        except (httpx.HTTPError, _Expired, _TooLarge, ValueError, KeyError, TypeError):
+            status, _, raw = self.exchange(method, url, data)
+            return json.loads(raw) if status == 200 else None
+        except (httpx.HTTPError, _Expired, _TooLarge, ValueError, RecursionError):
+            return None  # RecursionError: a JSON document nested too deep
+
+    def served_models(self) -> list[dict[str, Any]] | None:
+        """The entries ``GET <endpoint>/models`` lists (None when it lists nothing usable)."""
+        doc = self.read_json("GET", request_url(self.settings.endpoint, "/models"))
+        listed = doc.get("data") if isinstance(doc, dict) else None
+        if not isinstance(listed, list) or not all(
+            isinstance(m, dict) and "id" in m for m in listed
+        ):
             return None
-        except RecursionError:  # a JSON document nested too deep
-            return None
+        return listed
 
 
 def _reason(err: Exception) -> str:

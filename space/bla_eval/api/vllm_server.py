@@ -7,66 +7,39 @@ Any other server, or a vLLM server whose routes do not answer as expected, keeps
 
 from __future__ import annotations
 
-import json
-import urllib.request
-from http.client import HTTPException
-from typing import Any
-
 from ..protocols.templates import NO_WORDS, YES_WORDS
-from .client import request_url
-from .settings import ApiSettings
+from .client import ChatClient, request_url
 
 API_SUFFIX = "/v1"
 """The OpenAI routes' prefix; vLLM serves ``/tokenize`` beside it, at the server's root."""
 
 
-def _call(settings: ApiSettings, url: str, body: dict[str, Any] | None) -> Any:
-    """The JSON answer of one GET (``body`` None) or POST to ``url`` (None when it fails)."""
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    key = settings.api_key()
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data, headers, method="GET" if body is None else "POST")
-    try:
-        with urllib.request.urlopen(request, timeout=settings.timeout) as response:
-            return json.loads(response.read())
-    except (OSError, HTTPException, ValueError):
-        return None
+def serves_with_vllm(client: ChatClient) -> bool:
+    """True when ``GET <endpoint>/models`` lists the client's model as owned by vLLM."""
+    listed = client.served_models() or []
+    return any(m.get("id") == client.model and m.get("owned_by") == "vllm" for m in listed)
 
 
-def serves_with_vllm(settings: ApiSettings, model: str) -> bool:
-    """True when ``GET <endpoint>/models`` lists ``model`` as owned by vLLM."""
-    doc = _call(settings, request_url(settings.endpoint, "/models"), None)
-    listed = doc.get("data") if isinstance(doc, dict) else None
-    return any(
-        isinstance(m, dict) and m.get("id") == model and m.get("owned_by") == "vllm"
-        for m in listed or []
-    )
-
-
-def single_token_ids(settings: ApiSettings, model: str, words: tuple[str, ...]) -> list[int]:
+def server_token_ids(client: ChatClient, words: tuple[str, ...]) -> list[int]:
     """The ids of the ``words`` the server's tokenizer makes one token each (duplicates
     removed), as the local kinds choose them."""
-    root = settings.endpoint.rstrip("/").removesuffix(API_SUFFIX)
+    root = client.settings.endpoint.rstrip("/").removesuffix(API_SUFFIX)
     ids: list[int] = []
     for word in words:
-        body = {"model": model, "prompt": word, "add_special_tokens": False}
-        doc = _call(settings, request_url(root, "/tokenize"), body)
+        body = {"model": client.model, "prompt": word, "add_special_tokens": False}
+        doc = client.read_json("POST", request_url(root, "/tokenize"), body)
         tokens = doc.get("tokens") if isinstance(doc, dict) else None
-        one = isinstance(tokens, list) and len(tokens) == 1 and isinstance(tokens[0], int)
+        one = isinstance(tokens, list) and len(tokens) == 1 and type(tokens[0]) is int
         if one and tokens[0] not in ids:
             ids.append(tokens[0])
     return ids
 
 
-def yes_no_token_ids(settings: ApiSettings, model: str) -> tuple[list[int], list[int]] | None:
-    """(yes ids, no ids) of ``model`` when a vLLM server serves it and tokenizes both sides
-    into single tokens, else None (the top-k path)."""
-    if not serves_with_vllm(settings, model):
+def yes_no_token_ids(client: ChatClient) -> tuple[list[int], list[int]] | None:
+    """(yes ids, no ids) of the client's model when a vLLM server serves it and tokenizes both
+    sides into single tokens, else None (the top-k path). Requests go through the client, within
+    its deadline and body limit."""
+    if not serves_with_vllm(client):
         return None
-    yes, no = (
-        single_token_ids(settings, model, YES_WORDS),
-        single_token_ids(settings, model, NO_WORDS),
-    )
+    yes, no = server_token_ids(client, YES_WORDS), server_token_ids(client, NO_WORDS)
     return (yes, no) if yes and no else None

@@ -83,7 +83,7 @@ class OpenAIApiScorer(Scorer):
         self.path = None if settings.scoring == "auto" else settings.scoring
         self.path_reason = "" if self.path is None else f"--api-scoring {settings.scoring}"
         self.decided = False
-        self.token_ids = None if self.path == GENERATION else yes_no_token_ids(settings, model.path)
+        self.token_ids = None if self.path == GENERATION else yes_no_token_ids(self.client)
         """(yes ids, no ids) when the server is vLLM: requests ask for exactly those tokens."""
         self.bar: Any = None
         self._bar_lock = threading.Lock()
