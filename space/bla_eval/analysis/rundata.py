@@ -103,8 +103,20 @@ def attach_rows(run: Run, data: str | None = None) -> Run:
                 f"({len(missing)} missing): give the dataset the run scored with --data"
             )
         run.rows[task] = [rows[str(r["id"])] for r in records]
+        _check_labels(run, task, data)
     run.results["_analysis_data"] = str(data)
     return run
+
+
+def _check_labels(run: Run, task: str, data: str) -> None:
+    """The run's labels are the dataset's (a scores.jsonl edited by hand is named)."""
+    for record, row in zip(run.records[task], run.rows[task], strict=True):
+        if list(record["labels"]) != list(row["labels"]):
+            raise ValueError(
+                f"{run.path}/scores.jsonl: datapoint {task}/{record['id']} has labels "
+                f"{record['labels']}, the dataset {data} has {list(row['labels'])} (a record "
+                "edited by hand, or another dataset): analyses use the dataset's labels only"
+            )
 
 
 def images_of(data: str, config: str, split: str, ids: set[str]) -> dict[str, dict]:

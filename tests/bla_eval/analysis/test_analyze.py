@@ -191,3 +191,18 @@ def test_calibration_of_a_probabilistic_run_has_the_known_ece(tmp_path: Path) ->
 
 def test_a_ranker_run_has_no_calibration_section(analysed: Path) -> None:
     assert "## Calibration" not in (analysed / "report.md").read_text()
+
+
+def test_labels_that_differ_from_the_datasets_are_named(co_run: Path, built_dataset: Path) -> None:
+    """Analyses read labels from the dataset: a run whose records carry other labels (edited by
+    hand in scores.jsonl and results.json alike) is refused, naming the datapoint."""
+    from bla_eval.analysis.rundata import attach_rows, load_run
+
+    run = load_run(co_run)
+    record = run.records["coordination"][0]
+    record["labels"] = list(reversed(record["labels"]))
+    with pytest.raises(ValueError) as error:
+        attach_rows(run, str(built_dataset))
+    message = str(error.value)
+    assert f"datapoint coordination/{record['id']} has labels {record['labels']}" in message
+    assert "analyses use the dataset's labels only" in message
