@@ -16,6 +16,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "safetensors": ("safetensors", "engine"),
     "tqdm": ("tqdm", "engine"),
     "gguf": ("gguf", "engine"),
+    "httpx": ("httpx", "engine"),
     "pandas": ("pandas", "analysis"),
     "statsmodels": ("statsmodels", "analysis"),
     "matplotlib": ("matplotlib", "analysis"),
