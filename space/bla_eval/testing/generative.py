@@ -106,16 +106,31 @@ def build_llava_chat(
 ) -> None:
     """LLaVA (CLIP vision tower, Llama with ``kv_heads`` key-value heads) with ``chat_template``
     (default ``CHAT_TEMPLATE``)."""
+    tok = llava_tokenizer(texts)
+    llama = tf.LlamaConfig(**TWO_LAYERS, num_key_value_heads=kv_heads, **lm_config(tok))
+    tf.LlavaForConditionalGeneration(llava_config(tok, llama, TINY_VISION)).save_pretrained(out)
+    save_llava_processor(out, tok, chat_template)
+
+
+def llava_tokenizer(texts: list[str]) -> Any:
+    """A BPE tokenizer of ``texts`` with LLaVA's ``<image>`` token."""
     tok = bpe_tokenizer(texts)
     tok.add_tokens(["<image>"], special_tokens=True)
-    llama = tf.LlamaConfig(**TWO_LAYERS, num_key_value_heads=kv_heads, **lm_config(tok))
-    config = tf.LlavaConfig(
-        vision_config=tf.CLIPVisionConfig(**TINY_VISION, projection_dim=16),
+    return tok
+
+
+def llava_config(tok: Any, llama: Any, vision: dict[str, Any]) -> Any:
+    """The LLaVA config of a Llama text model and a CLIP vision tower of ``vision`` settings."""
+    return tf.LlavaConfig(
+        vision_config=tf.CLIPVisionConfig(**vision, projection_dim=16),
         text_config=llama,
         image_token_index=tok.convert_tokens_to_ids("<image>"),
         vision_feature_layer=-1,
     )
-    tf.LlavaForConditionalGeneration(config).save_pretrained(out)
+
+
+def save_llava_processor(out: Path, tok: Any, chat_template: str) -> None:
+    """LLaVA's processor for 32 px images in 8 px patches, saved beside the model."""
     tf.LlavaProcessor(
         image_processor=tf.CLIPImageProcessor(
             size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
@@ -170,16 +185,9 @@ def build_llava_vllm(out: Path, texts: list[str]) -> None:
     """
     from safetensors.torch import load_file, save_file
 
-    tok = bpe_tokenizer(texts)
-    tok.add_tokens(["<image>"], special_tokens=True)
+    tok = llava_tokenizer(texts)
     llama = tf.LlamaConfig(**LLAVA_HEAD_64_TEXT, **lm_config(tok))
-    config = tf.LlavaConfig(
-        vision_config=tf.CLIPVisionConfig(**LLAVA_HEAD_64_VISION, projection_dim=16),
-        text_config=llama,
-        image_token_index=tok.convert_tokens_to_ids("<image>"),
-        vision_feature_layer=-1,
-    )
-    model = tf.LlavaForConditionalGeneration(config)
+    model = tf.LlavaForConditionalGeneration(llava_config(tok, llama, LLAVA_HEAD_64_VISION))
     model.generation_config.max_new_tokens = PAPER_NEW_TOKENS
     model.save_pretrained(out)
     weights = out / "model.safetensors"
@@ -189,16 +197,7 @@ def build_llava_vllm(out: Path, texts: list[str]) -> None:
         for k, v in load_file(weights).items()
     }
     save_file(tensors, weights, metadata={"format": "pt"})
-    tf.LlavaProcessor(
-        image_processor=tf.CLIPImageProcessor(
-            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
-        ),
-        tokenizer=tok,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        chat_template=CHAT_TEMPLATE,
-        num_additional_image_tokens=1,
-    ).save_pretrained(out)
+    save_llava_processor(out, tok, CHAT_TEMPLATE)
 
 
 def build_llama_text(out: Path, texts: list[str]) -> None:
