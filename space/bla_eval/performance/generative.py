@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from .pairs import spread_pairs
+
 
 def time_paths(
     scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Any]], images_per_step: int = 2
@@ -53,9 +55,8 @@ def time_paths(
 
 def main(argv: list[str] | None = None) -> None:
     """Time the fast and the plain path of the generative scorer on the same datapoints."""
-    from ..benchmarks.bla import default_data, load_bla
-    from ..items import decode_image
-    from ..scorers import LoadOptions, Query, load_scorer
+    from ..benchmarks.bla import default_data
+    from ..scorers import LoadOptions, load_scorer
     from ..testing.generative import save_smolvlm_shaped
 
     p = argparse.ArgumentParser(
@@ -76,18 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     data = args.data or default_data()
-    groups: dict[str, list[Any]] = {}
-    for item in load_bla(data):
-        groups.setdefault(item.images[0].key, []).append(item)
-    keys = list(groups)  # every n-th image: images of one task and images shared across tasks
-    step = max(1, len(keys) // max(1, args.images))
-    groups = {k: groups[k] for k in keys[::step][: args.images]}
-    items = [item for group in groups.values() for item in group]
-    images = [decode_image(g[0], g[0].images[0]) for g in groups.values()]
-    queries = [
-        [Query(s) for s in dict.fromkeys(c for item in g for c in item.captions)]
-        for g in groups.values()
-    ]
+    items, images, queries = spread_pairs(data, args.images)
     n_pairs = sum(len(q) for q in queries)
     print(
         f"datapoints: {len(items)}, images: {len(images)}, (image, sentence) pairs: {n_pairs}, "

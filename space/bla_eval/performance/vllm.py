@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .pairs import spread_pairs
+
 
 def time_both(
     scorers: dict[str, Any],
@@ -46,9 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "1")  # the engine in its own process
     import torch
 
-    from ..benchmarks.bla import default_data, load_bla
-    from ..items import decode_image
-    from ..scorers import LoadOptions, Query, load_scorer
+    from ..benchmarks.bla import default_data
+    from ..scorers import LoadOptions, load_scorer
     from ..scorers.vllm_engine import shutdown_engines
     from ..testing.generative import build_llava_vllm
 
@@ -60,18 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per pass")
     p.add_argument("--gpu-memory-utilization", type=float, default=None, help="vLLM's fraction")
     args = p.parse_args(argv)
-    groups: dict[str, list[Any]] = {}
-    for item in load_bla(args.data or default_data()):
-        groups.setdefault(item.images[0].key, []).append(item)
-    keys = list(groups)
-    stride = max(1, len(keys) // max(1, args.images))
-    groups = {k: groups[k] for k in keys[::stride][: args.images]}
-    items = [item for group in groups.values() for item in group]
-    images = [decode_image(g[0], g[0].images[0]) for g in groups.values()]
-    queries = [
-        [Query(s) for s in dict.fromkeys(c for item in g for c in item.captions)]
-        for g in groups.values()
-    ]
+    items, images, queries = spread_pairs(args.data or default_data(), args.images)
     n_pairs = sum(len(q) for q in queries)
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model
