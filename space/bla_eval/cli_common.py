@@ -146,11 +146,18 @@ def run_guarded(
         if debug:
             raise
         hint = install_hint(err, extra) if isinstance(err, ModuleNotFoundError) else None
-        print(f"{prog}: error: {hint or one_line(err)}", file=sys.stderr)
+        say(f"{prog}: error: {hint or one_line(err)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
+        say(f"{prog}: interrupted")
         return 130
+
+
+def say(line: str) -> None:
+    """``line`` on stderr in one write: the processes of a multi-process run share the stream,
+    and a line written in two parts (text, then its newline) can be split by another's."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def add_field_options(parser: argparse.ArgumentParser, settings: type) -> None:
