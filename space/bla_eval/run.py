@@ -159,7 +159,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
 
     by_task = run.folder.records(run.tasks, run.selected)
     records = [r for task in run.tasks for r in by_task[task]]
-    probabilistic = scorer_class(run.kind).probabilistic
+    probabilistic = scorer_class(run.kind).probabilistic_for(run.model)
     results = {
         "benchmark": run.bench.name,
         "model": config.model,
@@ -257,7 +257,7 @@ def check_finite(model: str, item: Item, scores: list[list[float]]) -> None:
 
 def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
     config = run.config
-    probabilistic = scorer_class(run.kind).probabilistic
+    probabilistic = scorer_class(run.kind).probabilistic_for(run.model)
     record: dict[str, Any] = {"name": config.protocol}
     if run.plan is not None:  # the in-context template, demonstration rule, order, DD skips
         chat = bool(getattr(scorer, "chat", False))

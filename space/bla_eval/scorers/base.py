@@ -105,6 +105,12 @@ class Scorer(ABC):
         """True when a transformers config is of this kind (checked in registry order)."""
         return False
 
+    @classmethod
+    def probabilistic_for(cls, model: ResolvedModel) -> bool:
+        """Whether this kind's scores of ``model`` are probabilities (``probabilistic``; a kind
+        that serves models of both sorts decides by the model)."""
+        return cls.probabilistic
+
     def __init__(
         self,
         model: ResolvedModel,

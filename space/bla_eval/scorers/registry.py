@@ -66,8 +66,8 @@ BUILTIN_KINDS = (
     KindInfo(
         "vllm",
         f"{PACKAGE}.vllm_engine",
-        "image-to-text model run by vLLM's engine (--kind vllm, the vllm extra): P(yes) from "
-        "the exact yes/no log-probabilities",
+        "image-to-text or text-only model run by vLLM's engine (--kind vllm, the vllm extra): "
+        "P(yes) from the exact yes/no log-probabilities; a text-only model as the text kind",
         "llava-hf/llava-1.5-7b-hf",
     ),
     KindInfo(

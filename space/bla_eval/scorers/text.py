@@ -9,12 +9,28 @@ from typing import Any
 
 from ..batching import map_batches
 from ..language_model import mean_log_probs, next_token_logits
-from ..protocols.templates import NO_WORDS, YES_WORDS, asked_with, get_template, yes_probability
+from ..protocols.templates import (
+    NO_WORDS,
+    YES_WORDS,
+    PromptTemplate,
+    asked_with,
+    get_template,
+    yes_probability,
+)
 from ..queries import Query
 from .base import Scored
 from .local import LocalScorer
 from .registry import register_kind
 from .resolved_model import ResolvedModel, is_gguf
+
+
+def text_of(query: Query, template: PromptTemplate | None) -> tuple[str, str]:
+    """(template name or "", the text scored): the question without the image when the query
+    or the run (``template``) names a template, else the sentence itself."""
+    template = asked_with(query.template, template) if query.template else template
+    if template is None:
+        return "", query.sentence
+    return template.name, template.text(query.sentence, query.demonstrations)
 
 
 @register_kind
@@ -75,12 +91,8 @@ class TextScorer(LocalScorer):
         return yes_probability(logits, self.yes_ids, self.no_ids).cpu().tolist()
 
     def text_of(self, query: Query) -> tuple[str, str]:
-        """(template name or "", the text scored): the question without the image when the
-        query or the run names a template, else the sentence itself."""
-        template = asked_with(query.template, self.template) if query.template else self.template
-        if template is None:
-            return "", query.sentence
-        return template.name, template.text(query.sentence, query.demonstrations)
+        """(template name or "", the text scored) of ``query`` (see :func:`text_of`)."""
+        return text_of(query, self.template)
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         keys = [[self.text_of(q) for q in group] for group in queries]

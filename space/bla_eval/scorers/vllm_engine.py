@@ -9,6 +9,11 @@ generate with the model's default generation settings, as many new tokens as ``g
 would write (``max_tokens``), classified by the same answer parser. In-context protocols show
 their demonstrations as chat turns about the one image, as the generative kind does.
 
+Text-only causal LMs (a config without a vision part, :func:`text_only`) are scored as the
+``text`` kind scores them, with no image: each sentence's mean token log-probability from the
+engine's prompt log-probabilities (``prompt_logprobs=0``), or, with a prompt template, P(yes) of
+the question without the image; the token ids are the text kind's (BOS, else EOS, first).
+
 The engine is made once per process for each model and engine setting (``ENGINES``): runs of
 the same model in one process (the Python API, the speed script) share it.
 """
@@ -61,16 +66,38 @@ def engine_settings(options: LoadOptions, device_type: str) -> dict[str, Any]:
     return settings
 
 
-def get_engine(path: str, settings: dict[str, Any]) -> Any:
-    """The engine of ``path`` with ``settings``, made on first use in this process."""
-    key = (path, tuple(sorted(settings.items())))
+def get_engine(path: str, settings: dict[str, Any], images: bool = True) -> Any:
+    """The engine of ``path`` with ``settings`` (``images``: one image per prompt, else text
+    only), made on first use in this process."""
+    key = (path, images, tuple(sorted(settings.items())))
     if key not in ENGINES:
         from vllm import LLM
 
         if settings.get("distributed_executor_backend") == "uni":
             os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        ENGINES[key] = LLM(model=path, limit_mm_per_prompt={"image": 1}, **settings)
+        multimodal = {"limit_mm_per_prompt": {"image": 1}} if images else {}
+        ENGINES[key] = LLM(model=path, **multimodal, **settings)
     return ENGINES[key]
+
+
+def text_only(config: Any) -> bool:
+    """Whether a model is a text-only causal LM (the ``text`` kind's models): its config has
+    no vision part."""
+    from .text import TextScorer
+
+    return (
+        config is not None
+        and getattr(config, "vision_config", None) is None
+        and TextScorer.matches_config(config)
+    )
+
+
+def mean_prompt_log_prob(output: Any) -> float:
+    """Mean log-probability of a prompt's tokens after its first, each given those before it
+    (vLLM's prompt log-probabilities: the first token has none)."""
+    pairs = zip(output.prompt_logprobs[1:], output.prompt_token_ids[1:], strict=True)
+    values = [logprobs[token].logprob for logprobs, token in pairs]
+    return sum(values) / max(len(values), 1)
 
 
 def shutdown_engines() -> None:
@@ -89,7 +116,8 @@ def first_line(err: BaseException) -> str:
 
 @register_kind
 class VllmScorer(Scorer):
-    """Image-text-to-text models served by vLLM's offline ``LLM`` engine in this process."""
+    """Image-text-to-text and text-only models served by vLLM's offline ``LLM`` engine in this
+    process."""
 
     kind = "vllm"
     probabilistic = True
@@ -101,39 +129,86 @@ class VllmScorer(Scorer):
     def matches_config(cls, config: Any) -> bool:
         from .generative import GenerativeScorer
 
-        return GenerativeScorer.matches_config(config)
+        return GenerativeScorer.matches_config(config) or text_only(config)
+
+    @classmethod
+    def probabilistic_for(cls, model: ResolvedModel) -> bool:
+        """P(yes) of an image model; a text-only model's scores are the text kind's (ranked
+        by the top-k rule, as that kind's are)."""
+        return not text_only(model.config)
 
     def load(self, model: ResolvedModel) -> None:
         import vllm
-        from transformers import AutoProcessor
-
-        from .generative import single_token_ids
 
         self.version = vllm.__version__
-        path, trust = model.path, self.options.trust_remote_code
+        path = model.path
         self._check_architecture(model)
-        self.processor = AutoProcessor.from_pretrained(path, trust_remote_code=trust)
-        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
-        self.chat = bool(getattr(self.processor, "chat_template", None))
-        self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
-        self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
-        if not self.yes_ids or not self.no_ids:
-            raise ValueError(f"model {path!r}: its tokenizer has no single-token 'yes'/'no'")
-        protocol = get_protocol(self.options.protocol)
-        self.paper = protocol.generates_answers
-        self.template = run_template(self.options.prompt, protocol.template)
+        config = model.config
+        if config is None:
+            from .detect import read_config
+
+            config = read_config(path, self.options.trust_remote_code)
+        self.text_only = text_only(config)
+        """A text-only causal LM: scored as the ``text`` kind scores it, with no image."""
+        self.needs_images = self.probabilistic = not self.text_only
+        if self.text_only:
+            self._load_text_tokenizer(path)
+        else:
+            self._load_processor(path)
         from vllm.exceptions import VLLMError
         from vllm.platforms import current_platform
 
         self.settings = engine_settings(self.options, current_platform.device_type)
         try:
-            self.llm = get_engine(path, self.settings)
+            self.llm = get_engine(path, self.settings, images=not self.text_only)
         except (ValueError, RuntimeError, OSError, MemoryError, VLLMError) as err:
             raise ValueError(self._start_error(err)) from err
         self.device = f"vllm ({current_platform.device_type})"
         """Where the model runs (recorded as the run's device)."""
         self.generation = self._generation_config() if self.paper else None
         self.timings: dict[str, float] = {}
+
+    def _load_processor(self, path: str) -> None:
+        """The processor, chat template, yes/no tokens and protocol of an image model."""
+        from transformers import AutoProcessor
+
+        processor = AutoProcessor.from_pretrained(
+            path, trust_remote_code=self.options.trust_remote_code
+        )
+        self.processor = processor
+        self.tokenizer = getattr(processor, "tokenizer", processor)
+        self.chat = bool(getattr(processor, "chat_template", None))
+        self._yes_no_ids(path)
+        protocol = get_protocol(self.options.protocol)
+        self.paper = protocol.generates_answers
+        self.template = run_template(self.options.prompt, protocol.template)
+
+    def _load_text_tokenizer(self, path: str) -> None:
+        """The tokenizer, first token and template of a text-only model, as the text kind's."""
+        from transformers import AutoTokenizer
+
+        from ..protocols.templates import get_template
+
+        trust = self.options.trust_remote_code
+        self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust)
+        self.chat, self.paper = False, False
+        self.prefix = self.tokenizer.bos_token_id
+        if self.prefix is None:
+            self.prefix = self.tokenizer.eos_token_id
+        self.template = get_template(self.options.prompt) if self.options.prompt else None
+        """The template of ``--prompt`` (None: the sentence's own log-probability)."""
+        self.yes_ids = self.no_ids = []
+        if self.options.prompt is not None or self.options.prompts:
+            self._yes_no_ids(path)
+
+    def _yes_no_ids(self, path: str) -> None:
+        """The single-token yes/no spellings of the tokenizer (none: one line)."""
+        from .generative import single_token_ids
+
+        self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
+        self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
+        if not self.yes_ids or not self.no_ids:
+            raise ValueError(f"model {path!r}: its tokenizer has no single-token 'yes'/'no'")
 
     def _check_architecture(self, model: ResolvedModel) -> None:
         """A model whose architecture vLLM does not implement is refused before it loads."""
@@ -197,7 +272,40 @@ class VllmScorer(Scorer):
         self.timings["vllm"] = self.timings.get("vllm", 0.0) + time.perf_counter() - start
         return outputs
 
+    def text_scores(self, queries: Sequence[Sequence[Query]]) -> Scored:
+        """A text-only model's scores: each sentence's mean token log-probability, or P(yes) of
+        the question without the image when the query or the run names a template."""
+        from vllm import SamplingParams
+
+        from .text import text_of
+
+        keys = [[text_of(q, self.template) for q in group] for group in queries]
+        new = sorted({k for g in keys for k in g}, key=lambda k: (len(k[1]), k[1], k[0]))
+        scores: dict[tuple[str, str], float] = {}
+        plain = [k for k in new if not k[0]]
+        if plain:
+            params = SamplingParams(max_tokens=1, temperature=0, prompt_logprobs=0)
+            outputs = self.generate([self.token_prompt(t) for _, t in plain], params)
+            scores.update(zip(plain, map(mean_prompt_log_prob, outputs), strict=True))
+        asked = [k for k in new if k[0]]
+        if asked:
+            params = SamplingParams(
+                max_tokens=1, temperature=0, logprob_token_ids=[*self.yes_ids, *self.no_ids]
+            )
+            outputs = self.generate([self.token_prompt(t) for _, t in asked], params)
+            p_yes = [self.yes_score(o.outputs[0])[0] for o in outputs]
+            scores.update(zip(asked, p_yes, strict=True))
+        return Scored([[scores[k] for k in group] for group in keys])
+
+    def token_prompt(self, text: str) -> dict[str, list[int]]:
+        """A text-only model's engine request: the text's tokens without special tokens, the
+        BOS (else EOS) token before them, as the text kind tokenizes."""
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        return {"prompt_token_ids": ids if self.prefix is None else [self.prefix, *ids]}
+
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
+        if self.text_only:
+            return self.text_scores(queries)
         requests = self.requests(images, queries)
         if not requests:
             return Scored([[] for _ in queries], [[] for _ in queries])
@@ -258,6 +366,8 @@ class VllmScorer(Scorer):
 
     def describe(self) -> dict[str, Any]:
         engine = {"version": self.version, **self.settings}
+        if self.text_only:
+            return self.describe_text(engine)
         record: dict[str, Any] = {
             "prompt": self.template.question,
             "chat_template": self.chat,
@@ -282,6 +392,18 @@ class VllmScorer(Scorer):
             "yes_tokens": self.tokenizer.convert_ids_to_tokens(self.yes_ids),
             "no_tokens": self.tokenizer.convert_ids_to_tokens(self.no_ids),
         }
+
+    def describe_text(self, engine: dict[str, Any]) -> dict[str, Any]:
+        """A text-only model's record: the text kind's score, computed by vLLM."""
+        record: dict[str, Any] = {"text_only": True, "forward_path": "vllm", "vllm": engine}
+        if self.template is not None or self.options.prompts:
+            return {
+                **record,
+                "score": "P(yes) / (P(yes) + P(no)) of the question without the image, first "
+                "answer token, exact log-probabilities of the yes/no tokens (vLLM "
+                "logprob_token_ids)",
+            }
+        return {**record, "score": "mean token log-probability (vLLM prompt log-probabilities)"}
 
     @property
     def generation_config(self) -> Any:

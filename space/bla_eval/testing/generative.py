@@ -1,5 +1,5 @@
 """Random-weight decoders: BLIP-2 (OPT, T5), LLaVA (also one that vLLM serves), Idefics3
-(SmolVLM), Qwen2-VL and a text-only Llama."""
+(SmolVLM), Qwen2-VL and text-only Llamas (also one that vLLM serves)."""
 
 from __future__ import annotations
 
@@ -205,6 +205,14 @@ def build_llama_text(out: Path, texts: list[str]) -> None:
     tok = bpe_tokenizer(texts)
     llama = tf.LlamaConfig(**TWO_LAYERS, num_key_value_heads=2, **lm_config(tok))
     tf.LlamaForCausalLM(llama).save_pretrained(out)
+    tok.save_pretrained(out)
+
+
+def build_llama_vllm(out: Path, texts: list[str]) -> None:
+    """A text-only Llama that vLLM and transformers both load: the language model of
+    :func:`build_llava_vllm` (attention heads of 64 dimensions), with a BPE tokenizer."""
+    tok = bpe_tokenizer(texts)
+    tf.LlamaForCausalLM(tf.LlamaConfig(**LLAVA_HEAD_64_TEXT, **lm_config(tok))).save_pretrained(out)
     tok.save_pretrained(out)
 
 

@@ -1,5 +1,6 @@
 """The ``vllm`` kind and a vLLM server, real, on 127.0.0.1, against the transformers generative
-kind: a tiny random LLaVA (head size 64, which vLLM's CPU attention takes) in float32.
+kind: a tiny random LLaVA (head size 64, which vLLM's CPU attention takes) in float32; and the
+``vllm`` kind on a text-only Llama of the same shape against the transformers text kind.
 
 vLLM runs in its own environment (``.ci/envs/vllm.txt``, built by ``.ci/build-env vllm``): one
 process runs every ``vllm`` kind run on one engine (``vllm_runs.py``), one serves the model
@@ -28,6 +29,8 @@ pytestmark = pytest.mark.slow
 TASK, LIMIT = "ap", 2
 TOLERANCE = 1e-5
 """|P(yes) vLLM - P(yes) transformers| in float32 (measured: below 1e-7)."""
+LOG_PROB_TOLERANCE = 1e-4
+"""|mean token log-probability vLLM - transformers| in float32 (measured: below 1e-6)."""
 SERVED = "tiny-llava"
 SERVER_START_S = 600
 """An engine start takes 1-2.5 minutes on 2 busy cores; the server has room for more."""
@@ -58,6 +61,17 @@ def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture(scope="module")
+def tiny_llama(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.testing.generative import build_llama_vllm
+
+    points = load_bla(str(built_dataset))
+    out = tmp_path_factory.mktemp("llama_vllm") / "llama"
+    build_llama_vllm(out, [c for p in points for c in p.captions])
+    return out
+
+
+@pytest.fixture(scope="module")
 def unservable(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The config of an image-text-to-text architecture that vLLM does not implement."""
     import transformers as tf
@@ -71,7 +85,12 @@ def unservable(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def vllm(
-    tiny_llava: Path, unservable: Path, built_dataset: Path, tmp_path_factory, free_port
+    tiny_llava: Path,
+    tiny_llama: Path,
+    unservable: Path,
+    built_dataset: Path,
+    tmp_path_factory,
+    free_port,
 ) -> Iterator[dict]:
     """Start the server, the runs of the ``vllm`` kind and the bad-input commands at once; yield
     the server's URL, the runs' summary and the commands' results once all are done."""
@@ -105,7 +124,7 @@ def vllm(
     }
     script = Path(__file__).with_name("vllm_runs.py")
     runs = subprocess.Popen(
-        [python, str(script), str(tiny_llava), str(built_dataset), str(out)],
+        [python, str(script), str(tiny_llava), str(built_dataset), str(out), str(tiny_llama)],
         env=vllm_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -159,6 +178,27 @@ def transformers_runs(tiny_llava: Path, built_dataset: Path, tmp_path_factory) -
         assert bla_eval([*argv, "--limit", str(LIMIT), "--kind", "generative", *extra]) == 0
         runs[name] = out / name
     return runs
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "tolerance"),
+    [("text", [], LOG_PROB_TOLERANCE), ("text-prompt", ["--prompt", "bla"], TOLERANCE)],
+)
+def test_a_text_only_model_scores_as_the_text_kind(
+    vllm, tiny_llama, built_dataset, tmp_path, name, extra, tolerance
+):
+    assert vllm["summary"][name] == {"code": 0, "errors": [], "traceback": False}
+    argv = eval_args(tiny_llama, built_dataset, tmp_path / name, "--tasks", TASK, *extra)
+    assert bla_eval([*argv, "--limit", str(LIMIT), "--kind", "text"]) == 0
+    ours, theirs = scores(vllm["out"] / name), scores(tmp_path / name)
+    assert ours.keys() == theirs.keys() and len(ours) == LIMIT
+    for key, record in ours.items():
+        for a, b in zip(record["scores"], theirs[key]["scores"], strict=True):
+            assert abs(a - b) <= tolerance, (key, a, b)
+    results = json.loads((vllm["out"] / name / "results.json").read_text())
+    assert results["kind"] == "vllm" and results["protocol"]["text_only"] is True
+    # ranked as the text kind ranks its scores: the top two sentences are taken as true
+    assert results["protocol"]["binary_view"] == "top-k"
 
 
 def test_p_yes_equals_the_transformers_generative_kind(vllm, transformers_runs):

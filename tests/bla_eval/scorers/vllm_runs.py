@@ -1,10 +1,12 @@
 """The ``vllm`` kind's runs of ``test_vllm.py``, in one process of the vLLM test environment, so
-that they share one engine: ``python vllm_runs.py MODEL DATA OUT``.
+that they share one engine: ``python vllm_runs.py MODEL DATA OUT TEXT_MODEL``.
 
 Runs ``bla-eval`` (zero-shot, the authors' protocol, and an in-context run whose prompts are
 longer than ``--max-model-len``) into ``OUT/<name>``, then asks the same engine for the top 20
-log-probabilities of the zero-shot prompts, and writes ``OUT/summary.json``: each run's exit
-code and error lines, the ids of the yes/no tokens and the top 20 token ids of each prompt.
+log-probabilities of the zero-shot prompts; stops that engine and runs the text-only model
+(``TEXT_RUNS``: the sentences' own log-probabilities, and P(yes) of a question); and writes
+``OUT/summary.json``: each run's exit code and error lines, the ids of the yes/no tokens and
+the top 20 token ids of each prompt.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -19,23 +22,33 @@ TASK, LIMIT = "ap", 2
 ENGINE = ["--max-model-len", "160", "--gpu-memory-utilization", "0.1"]
 """Zero-shot prompts of the tiny LLaVA take at most ~110 tokens, in-context ones over 200."""
 RUNS = {"zero-shot": [], "paper": ["--protocol", "paper"], "too-long": ["--protocol", "icl-sd"]}
+TEXT_RUNS = {"text": [], "text-prompt": ["--prompt", "bla"]}
 
 
-def run_all(model: str, data: str, out: Path) -> dict:
+def run_all(model: str, data: str, out: Path, text_model: str) -> dict:
+    from bla_eval.scorers.vllm_engine import shutdown_engines
+
+    summary = {name: run(model, data, out / name, extra) for name, extra in RUNS.items()}
+    summary["top20"] = top_twenty(model, data)
+    shutdown_engines()  # one engine at a time in this process
+    # vLLM's CPU worker sizes the KV cache as the memory fraction less this process's resident
+    # memory, which the first engine left high (freed memory stays resident): a fixed 1 GiB
+    os.environ["VLLM_CPU_KVCACHE_SPACE"] = "1"
+    for name, extra in TEXT_RUNS.items():
+        summary[name] = run(text_model, data, out / name, extra)
+    return summary
+
+
+def run(model: str, data: str, out: Path, extra: list[str]) -> dict:
+    """One ``--kind vllm`` run of ``model``: its exit code and error lines."""
     from bla_eval.cli import main as bla_eval
 
-    summary: dict = {}
     common = ["--model", model, "--kind", "vllm", "--data", data, "--tasks", TASK]
-    for name, extra in RUNS.items():
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
-            code = bla_eval(
-                [*common, "--limit", str(LIMIT), *ENGINE, *extra, "--output", str(out / name)]
-            )
-        errors = [line for line in err.getvalue().splitlines() if ": error: " in line]
-        summary[name] = {"code": code, "errors": errors, "traceback": "Traceback" in err.getvalue()}
-    summary["top20"] = top_twenty(model, data)
-    return summary
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = bla_eval([*common, "--limit", str(LIMIT), *ENGINE, *extra, "--output", str(out)])
+    errors = [line for line in err.getvalue().splitlines() if ": error: " in line]
+    return {"code": code, "errors": errors, "traceback": "Traceback" in err.getvalue()}
 
 
 def top_twenty(model: str, data: str) -> dict:
@@ -64,15 +77,15 @@ def top_twenty(model: str, data: str) -> dict:
     }
 
 
-def main(model: str, data: str, out: str) -> None:
+def main(model: str, data: str, out: str, text_model: str) -> None:
     from bla_eval.scorers.vllm_engine import shutdown_engines
 
     try:
-        summary = run_all(model, data, Path(out))
+        summary = run_all(model, data, Path(out), text_model)
     finally:
         shutdown_engines()
     (Path(out) / "summary.json").write_text(json.dumps(summary))
 
 
 if __name__ == "__main__":  # the engine may start worker processes, which import this file
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])
