@@ -14,6 +14,18 @@ from typing import Any
 import torch
 
 
+def prefix_token(tokenizer: Any) -> int | None:
+    """The token put before each text: the tokenizer's BOS, else its EOS (None: neither)."""
+    bos = tokenizer.bos_token_id
+    return tokenizer.eos_token_id if bos is None else bos
+
+
+def encode_texts(tokenizer: Any, texts: Sequence[str], prefix_id: int | None) -> list[list[int]]:
+    """Each text's token ids without special tokens, ``prefix_id`` (when not None) first."""
+    encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
+    return encoded if prefix_id is None else [[prefix_id, *ids] for ids in encoded]
+
+
 @torch.inference_mode()
 def token_log_probs(
     model: Any, tokenizer: Any, texts: Sequence[str], prefix_id: int | None, device: Any
@@ -25,9 +37,7 @@ def token_log_probs(
     valid)``, each of shape (texts, longest - 1): the log-probability of each target token, the
     target token ids, and 1.0 where a target is a real token (0.0 on padding).
     """
-    encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
-    if prefix_id is not None:
-        encoded = [[prefix_id, *ids] for ids in encoded]
+    encoded = encode_texts(tokenizer, texts, prefix_id)
     width = max(len(ids) for ids in encoded)
     input_ids = torch.zeros(len(encoded), width, dtype=torch.long)
     mask = torch.zeros(len(encoded), width, dtype=torch.long)
@@ -67,9 +77,7 @@ def next_token_logits(
 ) -> torch.Tensor:
     """Logits of the token after each text (float32, (texts, vocabulary)): one left-padded
     batch, ``prefix_id`` (when not None) before each text, as in :func:`token_log_probs`."""
-    encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
-    if prefix_id is not None:
-        encoded = [[prefix_id, *ids] for ids in encoded]
+    encoded = encode_texts(tokenizer, texts, prefix_id)
     width = max(len(ids) for ids in encoded)
     input_ids = torch.zeros(len(encoded), width, dtype=torch.long)
     mask = torch.zeros(len(encoded), width, dtype=torch.long)

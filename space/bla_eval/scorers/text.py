@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..batching import map_batches
-from ..language_model import mean_log_probs, next_token_logits
+from ..language_model import mean_log_probs, next_token_logits, prefix_token
 from ..protocols.templates import (
     NO_WORDS,
     YES_WORDS,
@@ -64,9 +64,7 @@ class TextScorer(LocalScorer):
             source, dtype=self.dtype, **kwargs, **model.config_kwargs
         )
         self.model.to(self.device).eval()
-        self.prefix = self.tokenizer.bos_token_id
-        if self.prefix is None:
-            self.prefix = self.tokenizer.eos_token_id
+        self.prefix = prefix_token(self.tokenizer)
         self._cache: dict[tuple[str, str], float] = {}
         self.template = get_template(self.options.prompt) if self.options.prompt else None
         """The template of ``--prompt`` (None: the sentence's own log-probability)."""

@@ -187,14 +187,13 @@ class VllmScorer(Scorer):
         """The tokenizer, first token and template of a text-only model, as the text kind's."""
         from transformers import AutoTokenizer
 
+        from ..language_model import prefix_token
         from ..protocols.templates import get_template
 
         trust = self.options.trust_remote_code
         self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust)
         self.chat, self.paper = False, False
-        self.prefix = self.tokenizer.bos_token_id
-        if self.prefix is None:
-            self.prefix = self.tokenizer.eos_token_id
+        self.prefix = prefix_token(self.tokenizer)
         self.template = get_template(self.options.prompt) if self.options.prompt else None
         """The template of ``--prompt`` (None: the sentence's own log-probability)."""
         self.yes_ids = self.no_ids = []
@@ -300,8 +299,9 @@ class VllmScorer(Scorer):
     def token_prompt(self, text: str) -> dict[str, list[int]]:
         """A text-only model's engine request: the text's tokens without special tokens, the
         BOS (else EOS) token before them, as the text kind tokenizes."""
-        ids = self.tokenizer.encode(text, add_special_tokens=False)
-        return {"prompt_token_ids": ids if self.prefix is None else [self.prefix, *ids]}
+        from ..language_model import encode_texts
+
+        return {"prompt_token_ids": encode_texts(self.tokenizer, [text], self.prefix)[0]}
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         if self.text_only:
