@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,17 +18,36 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RELEASE = REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark"
 
-# `datasets` keeps an Arrow copy of every parquet folder it loads in its cache; the tests build
-# datasets in fresh temporary folders, so each session would add copies to the user's cache for
-# good. They go to a cache of the session's own (set before `datasets` is imported; child
-# processes inherit it), removed at the session's end.
-TEST_DATASETS_CACHE = tempfile.mkdtemp(prefix="bla-tests-datasets-cache-")
+# Everything a test session writes outside its `tmp_path` folders goes to one scratch folder of its
+# own, removed at the session's end:
+# - `datasets` keeps an Arrow copy of every parquet folder it loads in its cache, and the tests
+#   build datasets in fresh folders, so each session would add copies to the user's cache for good
+#   (set before `datasets` is imported);
+# - libraries leave files in the temporary folder (gradio_client a folder per download, vLLM a
+#   socket per engine): child processes get the scratch folder as `TMPDIR`, and this process once
+#   pytest has placed its own temporary folders (`session_scratch_as_tempdir`).
+SESSION_SCRATCH = Path(tempfile.mkdtemp(prefix="bla-tests-"))
+TEST_DATASETS_CACHE = str(SESSION_SCRATCH / "datasets-cache")
+SESSION_TEMPDIR = SESSION_SCRATCH / "tmp"
+SESSION_TEMPDIR.mkdir()
 os.environ["HF_DATASETS_CACHE"] = TEST_DATASETS_CACHE
+os.environ["TMPDIR"] = str(SESSION_TEMPDIR)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Remove the session's own `datasets` cache."""
-    shutil.rmtree(TEST_DATASETS_CACHE, ignore_errors=True)
+    """Remove the session's scratch folder."""
+    shutil.rmtree(SESSION_SCRATCH, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_scratch_as_tempdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """This process's temporary files go to the scratch folder too, after pytest's own base folder
+    (kept apart so that the folders of failed tests survive the session) is placed."""
+    tmp_path_factory.getbasetemp()
+    before = tempfile.tempdir
+    tempfile.tempdir = str(SESSION_TEMPDIR)
+    yield
+    tempfile.tempdir = before
 
 
 @pytest.fixture(scope="session")
