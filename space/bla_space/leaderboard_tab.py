@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import gradio as gr
+from bla_eval.analysis.leaderboard import METRICS as LEADERBOARD_METRICS
 
 from . import analysis_tab, results_store, views
 from .config import SpaceConfig
@@ -22,23 +23,31 @@ INTRO = (
 
 STATS_INTRO = (
     "Which differences are real? The runs of this Space that scored the same datapoints (the "
-    "largest such group): per task the sentence accuracy with its bootstrap 95% interval, the "
-    "rank (1 = best) with its 95% rank interval ({resamples} resamples of the datapoints drawn "
-    "jointly for all runs, seed 0) and tied groups (runs sharing a letter: no pair differs in a "
-    "paired bootstrap test, Holm-corrected, at 0.05). The same as `bla-eval compare RUN RUN ...`."
+    "largest such group): per task the {metric} with its bootstrap 95% interval, the rank "
+    "(1 = best) with its 95% rank interval ({resamples} resamples of the datapoints drawn jointly "
+    "for all runs, seed 0) and tied groups (runs sharing a letter: no pair differs in a paired "
+    "bootstrap test, Holm-corrected, at 0.05). The same as `bla-eval compare RUN RUN ... "
+    "--metric {name}`."
 )
 STATS_RESAMPLES = 1000
-STATS_HEADERS = [
-    "task",
-    "model",
-    "sentence accuracy",
-    "CI low",
-    "CI high",
-    "rank",
-    "rank low",
-    "rank high",
-    "tied group",
-]
+
+
+def stats_headers(metric: str = "sentence_accuracy") -> list[str]:
+    """The columns of the rank-interval table ranked by ``metric``."""
+    return [
+        "task",
+        "model",
+        metric.replace("_", " "),
+        "CI low",
+        "CI high",
+        "rank",
+        "rank low",
+        "rank high",
+        "tied group",
+    ]
+
+
+STATS_HEADERS = stats_headers()
 
 
 def task_label(config: str) -> str:
@@ -67,8 +76,9 @@ def same_datapoint_runs(config: SpaceConfig) -> list:
     return best if len(best) > 1 else []
 
 
-def statistics(config: SpaceConfig):
-    """(Markdown, table, plot) of the rank intervals and ties of this Space's runs."""
+def statistics(config: SpaceConfig, metric: str = "sentence_accuracy"):
+    """(Markdown, table, plot) of the rank intervals and ties of this Space's runs, ranked by
+    ``metric`` (sentence or set accuracy)."""
     import io
 
     import pandas as pd
@@ -76,13 +86,15 @@ def statistics(config: SpaceConfig):
     from PIL import Image
 
     runs = same_datapoint_runs(config)
-    intro = STATS_INTRO.format(resamples=STATS_RESAMPLES)
+    intro = STATS_INTRO.format(
+        metric=metric.replace("_", " "), resamples=STATS_RESAMPLES, name=metric
+    )
     if not runs:
         text = intro + "\n\nNo two runs of this Space scored the same datapoints yet."
-        return text, pd.DataFrame(columns=STATS_HEADERS), None
-    result = board.leaderboard(runs, STATS_RESAMPLES, 0)
+        return text, pd.DataFrame(columns=stats_headers(metric)), None
+    result = board.leaderboard(runs, STATS_RESAMPLES, 0, metric)
     table = board.leaderboard_table(result)
-    frame = pd.DataFrame(table.rows, columns=STATS_HEADERS).round(2)
+    frame = pd.DataFrame(table.rows, columns=stats_headers(metric)).round(2)
     lines = [intro, ""]
     for task, stats in result.items():
         d = stats["detectable"]
@@ -102,6 +114,7 @@ class LeaderboardTab:
     view: gr.Radio
     table: gr.Dataframe
     refresh_statistics: object
+    stats_metric: gr.Radio
     statistics: list
 
 
@@ -128,6 +141,12 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         return leaderboard(config, view_choice)
 
     with gr.Accordion("Rank intervals and ties", open=True, elem_id="leaderboard-stats"):
+        stats_metric = gr.Radio(
+            [(name.replace("_", " "), name) for name in LEADERBOARD_METRICS],
+            value=LEADERBOARD_METRICS[0],
+            label="Rank by",
+            elem_id="leaderboard-stats-metric",
+        )
         stats_text = gr.Markdown(elem_id="leaderboard-stats-text")
         stats_table = gr.Dataframe(
             headers=STATS_HEADERS,
@@ -145,17 +164,18 @@ def build(config: SpaceConfig) -> LeaderboardTab:
             elem_id="leaderboard-stats-plot",
         )
 
-    def refresh_statistics():
+    def refresh_statistics(metric: str):
         """Rank intervals, ties and their plot for this Space's runs on the same datapoints."""
-        return statistics(config)
+        return statistics(config, metric)
 
     stats_outputs = [stats_text, stats_table, stats_plot]
     view.change(refresh, view, table, api_name=False)
+    stats_metric.change(refresh_statistics, stats_metric, stats_outputs, api_name=False)
     button.click(refresh, view, table, api_name="leaderboard").then(
-        refresh_statistics, None, stats_outputs, api_name=False
+        refresh_statistics, stats_metric, stats_outputs, api_name=False
     )
     analysis_tab.build_compare(config)
-    return LeaderboardTab(refresh, view, table, refresh_statistics, stats_outputs)
+    return LeaderboardTab(refresh, view, table, refresh_statistics, stats_metric, stats_outputs)
 
 
 def leaderboard(config: SpaceConfig, view: str):

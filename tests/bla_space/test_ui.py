@@ -386,6 +386,8 @@ def test_each_tab_in_a_browser(space, browser, tiny_clip, built_dataset) -> None
     expect(stats).to_contain_text("rank low", timeout=30_000)
     expect(stats).to_contain_text("tied group")
     assert _header_lines(page, "#leaderboard-table", "datapoints") == 1
+    page.locator("#leaderboard-stats-metric").get_by_text("set accuracy").click()
+    expect(page.locator("#leaderboard-stats-table")).to_contain_text("set accuracy", timeout=30_000)
     _shot(page, "leaderboard")
 
     board_text = page.locator("#leaderboard-table").inner_text()

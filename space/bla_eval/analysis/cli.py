@@ -59,6 +59,7 @@ def compare_main(argv: list[str] | None = None) -> int:
     """``bla-eval compare RUN RUN ...``: paired differences with bootstrap and McNemar tests, and
     a leaderboard with rank intervals and tied groups."""
     from ..tables import TABLE_FORMATS
+    from . import leaderboard as board
 
     p = _parser(
         "bla-eval compare",
@@ -90,6 +91,12 @@ def compare_main(argv: list[str] | None = None) -> int:
         default=None,
         help="print the tables with one number per cell in this format instead of the report",
     )
+    p.add_argument(
+        "--metric",
+        choices=board.METRICS,
+        default=board.DEFAULT_METRIC,
+        help=f"what the leaderboard ranks by (default {board.DEFAULT_METRIC})",
+    )
     args = p.parse_args(argv)
     if len(args.runs) < 2:
         p.error(f"compare needs at least two runs, got {len(args.runs)}")
@@ -98,7 +105,7 @@ def compare_main(argv: list[str] | None = None) -> int:
         from .compare import compare_many
 
         report, _ = compare_many(
-            args.runs, args.output, args.resamples, args.seed, args.table_format
+            args.runs, args.output, args.resamples, args.seed, args.table_format, args.metric
         )
         print(report, end="")
         return 0

@@ -1,6 +1,6 @@
 """A leaderboard with statistics over any number of runs on the same datapoints.
 
-Per task, on the headline metric (ranking-view sentence accuracy by default): each run's score
+Per task, on a ranking-view metric (sentence accuracy by default, or set accuracy): each run's score
 with its bootstrap 95% interval, its rank with a bootstrap rank interval (datapoints resampled
 jointly for all runs), the groups of statistically tied runs (paired bootstrap tests of every
 pair, Holm-corrected) and the smallest difference the task's datapoints can detect (paired test,
@@ -19,7 +19,9 @@ from bla_metric import ranks, significance
 from ..tables import Table
 from .rundata import Run
 
-DEFAULT_METRIC = "sentence_accuracy"
+METRICS = ("sentence_accuracy", "set_accuracy")
+"""The ranking-view metrics a leaderboard ranks by (higher is better)."""
+DEFAULT_METRIC = METRICS[0]
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -50,7 +52,10 @@ def leaderboard(
 ) -> dict[str, Any]:
     """{task: {"metric", "n", "models": [per run: label, value, ci, rank, interval, groups],
     "groups": [[labels]], "pairs": [{a, b, difference, p_value, p_holm}], "detectable": {...}}}
-    for runs already checked to score the same datapoints."""
+    for runs already checked to score the same datapoints, ranked by ``metric`` (one of
+    :data:`METRICS`)."""
+    if metric not in METRICS:
+        raise ValueError(f"leaderboard metric {metric!r}: expected one of {', '.join(METRICS)}")
     names = labels(runs)
     out: dict[str, Any] = {}
     for task in runs[0].tasks:
@@ -122,8 +127,9 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
     """The leaderboard as a Markdown section: table, tied groups, detectable difference."""
     from ..tables import markdown
 
+    metric = next(iter(result.values()))["metric"] if result else DEFAULT_METRIC
     lines = [
-        "## Leaderboard with rank intervals",
+        f"## Leaderboard with rank intervals ({metric.replace('_', ' ')})",
         "",
         f"Per task: the score with its bootstrap 95% interval, the rank (1 = best) with its 95% "
         f"rank interval ({resamples} resamples of the datapoints drawn jointly for all runs, seed "

@@ -105,3 +105,22 @@ def test_compare_refuses_one_run_and_runs_on_other_datapoints(tmp_path: Path, ca
         assert stop.code == 2
     err = capsys.readouterr().err
     assert err == "bla-eval compare: error: compare needs at least two runs, got 1\n"
+
+
+def test_the_leaderboard_ranks_by_set_accuracy_when_asked(tmp_path: Path, capsys) -> None:
+    runs = [_run(tmp_path, "base", display="base"), _run(tmp_path, "good", _good, "good")]
+    results = {r.name: json.loads((r / "results.json").read_text())["tasks"] for r in runs}
+    _, document = compare_many(runs, None, resamples=100, seed=0, metric="set_accuracy")
+    for task, board in document["leaderboard"].items():
+        assert board["metric"] == "set_accuracy"
+        for row in board["models"]:
+            assert row["value"] == results[row["model"]][task]["ranking"]["set_accuracy"]
+        assert [row["model"] for row in board["models"]] == ["good", "base"]
+    assert compare_main([*map(str, runs), "--resamples", "50", "--metric", "set_accuracy"]) == 0
+    assert "## Leaderboard with rank intervals (set accuracy)" in capsys.readouterr().out
+    try:
+        compare_main([*map(str, runs), "--metric", "set_error"])
+    except SystemExit as stop:
+        assert stop.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--metric: invalid choice: 'set_error'" in err
