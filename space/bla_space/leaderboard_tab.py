@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 from bla_eval.analysis.leaderboard import METRICS as LEADERBOARD_METRICS
+from bla_eval.analysis.leaderboard import table_columns
 
 from . import analysis_tab, results_store, views
 from .config import SpaceConfig
@@ -32,22 +33,7 @@ STATS_INTRO = (
 STATS_RESAMPLES = 1000
 
 
-def stats_headers(metric: str = "sentence_accuracy") -> list[str]:
-    """The columns of the rank-interval table ranked by ``metric``."""
-    return [
-        "task",
-        "model",
-        metric.replace("_", " "),
-        "CI low",
-        "CI high",
-        "rank",
-        "rank low",
-        "rank high",
-        "tied group",
-    ]
-
-
-STATS_HEADERS = stats_headers()
+STATS_HEADERS = table_columns()
 
 
 def task_label(config: str) -> str:
@@ -91,10 +77,10 @@ def statistics(config: SpaceConfig, metric: str = "sentence_accuracy"):
     )
     if not runs:
         text = intro + "\n\nNo two runs of this Space scored the same datapoints yet."
-        return text, pd.DataFrame(columns=stats_headers(metric)), None
+        return text, pd.DataFrame(columns=table_columns(metric)), None
     result = board.leaderboard(runs, STATS_RESAMPLES, 0, metric)
     table = board.leaderboard_table(result)
-    frame = pd.DataFrame(table.rows, columns=stats_headers(metric)).round(2)
+    frame = pd.DataFrame(table.rows, columns=table_columns(metric)).round(2)
     lines = [intro, ""]
     for task, stats in result.items():
         d = stats["detectable"]

@@ -63,6 +63,6 @@ def test_leaderboard_statistics_of_the_space_runs(space_config: SpaceConfig) -> 
     assert (frame["rank"] == 1).all() and (frame["tied group"] == "a").all()
     assert "smallest detectable difference" in text and plot.size[0] > 100
     text, frame, _ = leaderboard_tab.statistics(space_config, "set_accuracy")
-    assert list(frame.columns) == leaderboard_tab.stats_headers("set_accuracy")
+    assert list(frame.columns) == leaderboard_tab.table_columns("set_accuracy")
     assert frame.columns[2] == "set accuracy" and "--metric set_accuracy" in text
     assert len(frame) == 2 * 3 and (frame["tied group"] == "a").all()

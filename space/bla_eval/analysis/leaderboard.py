@@ -108,11 +108,16 @@ def leaderboard_table(result: dict[str, Any]) -> Table:
                     row["groups"],
                 ]
             )
-    metric = next(iter(result.values()))["metric"].replace("_", " ") if result else "metric"
-    columns = [
+    metric = next(iter(result.values()))["metric"] if result else DEFAULT_METRIC
+    return Table(f"Leaderboard ({metric.replace('_', ' ')}, %)", table_columns(metric), rows)
+
+
+def table_columns(metric: str = DEFAULT_METRIC) -> list[str]:
+    """The columns of :func:`leaderboard_table` for a leaderboard ranked by ``metric``."""
+    return [
         "task",
         "model",
-        metric,
+        metric.replace("_", " "),
         "CI low",
         "CI high",
         "rank",
@@ -120,7 +125,6 @@ def leaderboard_table(result: dict[str, Any]) -> Table:
         "rank high",
         "tied group",
     ]
-    return Table(f"Leaderboard ({metric}, %)", columns, rows)
 
 
 def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
