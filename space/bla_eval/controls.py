@@ -2,8 +2,9 @@
 image, in the item layer, so every model kind gets them alike.
 
 - ``blank``: an image of the original's size filled with its mean colour (nothing to see);
-- ``shuffled``: another datapoint's image of the same task (a seeded choice, never the datapoint's
-  own image; the image is the other datapoint's real one, so it is decoded and encoded once).
+- ``shuffled``: another datapoint's images of the same task (a seeded choice that never shows a
+  datapoint any of its own images; a datapoint of several images, as in Winoground, gets all of
+  another's; they are that datapoint's real images, so each is decoded and encoded once).
 
 A model that scores as well against the control as against the real image answered from language
 priors; ``results.json`` gives the image gain (``bla_metric.robustness.image_gain``).
@@ -35,32 +36,35 @@ def blank_ref(ref: ImageRef) -> ImageRef:
 
 
 def shuffled_partners(items: Sequence[Item], seed: int) -> dict[int, Item]:
-    """For each item (by position), another item of the same task whose first image differs
-    from its own: a seeded random permutation redrawn where it pairs an item with its own
-    image (a ValueError names a task with fewer than two distinct images). The same items and
-    seed give the same pairs; the item after each one in a seeded shuffle of its task that
-    shows another image is its partner."""
+    """For each item (by position), another item of the same task with as many images and none
+    of its own: a seeded shuffle of each task, the partner of an item the first after it in that
+    cycle that qualifies (a ValueError names the first item with no such partner). The same
+    items and seed give the same pairs."""
     rng = random.Random(seed)  # noqa: S311 (a reproducible choice, not a secret)
     by_task: dict[str, list[int]] = {}
     for index, item in enumerate(items):
         by_task.setdefault(item.task, []).append(index)
     partners: dict[int, Item] = {}
-    for task, members in by_task.items():
-        keys = [items[i].images[0].key for i in members]
-        if len(set(keys)) < 2:
-            raise ValueError(
-                f"control shuffled: task {task} has fewer than two distinct images to shuffle"
-            )
+    for members in by_task.values():
         order = list(members)
         rng.shuffle(order)
         for position, index in enumerate(order):
-            # the next datapoint of the shuffled cycle whose image is another
-            for step in range(1, len(order)):
-                other = order[(position + step) % len(order)]
-                if items[other].images[0].key != items[index].images[0].key:
-                    partners[index] = items[other]
-                    break
+            own = items[index]
+            cycle = (items[order[(position + step) % len(order)]] for step in range(1, len(order)))
+            partner = next((other for other in cycle if _can_stand_in(other, own)), None)
+            if partner is None:
+                raise ValueError(
+                    f"control shuffled: {own.task} item {own.id} has no other datapoint with "
+                    f"{len(own.images)} image(s) of its own to show instead (too few datapoints)"
+                )
+            partners[index] = partner
     return partners
+
+
+def _can_stand_in(other: Item, item: Item) -> bool:
+    """Whether ``other``'s images can replace ``item``'s: as many, and none of them its own."""
+    keys = {ref.key for ref in item.images}
+    return len(other.images) == len(item.images) and not keys & {r.key for r in other.images}
 
 
 def control_items(items: Sequence[Item], control: str, seed: int = 0) -> list[Item]:
@@ -69,7 +73,4 @@ def control_items(items: Sequence[Item], control: str, seed: int = 0) -> list[It
     if control == BLANK:
         return [replace(item, images=tuple(blank_ref(r) for r in item.images)) for item in items]
     partners = shuffled_partners(items, seed)
-    return [
-        replace(item, images=(partners[i].images[0], *item.images[1:]))
-        for i, item in enumerate(items)
-    ]
+    return [replace(item, images=partners[i].images) for i, item in enumerate(items)]

@@ -119,6 +119,7 @@ def _prepare(config: RunConfig) -> _Run:
     protocol = get_protocol(config.protocol)
     tasks = protocol.run_tasks(bench.name, tasks, bool(config.tasks))
     items = load_items(bench, data, tasks, config.split, config.limit)
+    _check_one_image_per_datapoint(config, bench.name, items)
     plan = protocol.plan_run(
         items,
         lambda c: bench.read_items(data, c, "test", None),
@@ -143,6 +144,20 @@ def _prepare(config: RunConfig) -> _Run:
         made = control_items(items, config.control, config.control_seed)
         twins = {(i.task, i.id): twin for i, twin in zip(items, made, strict=True)}
     return _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock, twins)
+
+
+def _check_one_image_per_datapoint(config: RunConfig, benchmark: str, items: list[Item]) -> None:
+    """A control or a sweep is summarised on each datapoint's ranked sentences against one image:
+    a benchmark whose datapoints show several images (Winoground) is refused, naming it."""
+    if config.control is None and not config.prompts:
+        return
+    several = next((item for item in items if len(item.images) > 1), None)
+    if several is not None:
+        option = "--control" if config.control is not None else "--prompts"
+        raise ValueError(
+            f"{option}: the datapoints of {benchmark} show {len(several.images)} images each; "
+            "image gains and template sensitivity are measured on datapoints of one image"
+        )
 
 
 def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:

@@ -536,6 +536,21 @@ def test_vl_checklist_through_bla_eval(vlc_run):
     assert results_rollup(results) == pytest.approx(rollup)
 
 
+@pytest.mark.parametrize("option", [["--control", "shuffled"], ["--control", "blank"]])
+def test_winoground_refuses_a_control_before_the_model_loads(
+    option, winoground_repo, runs_dir, capsys
+):
+    from bla_eval.cli import main
+
+    out = runs_dir / "wino-control"
+    argv = ["--benchmark", "winoground", "--data", str(winoground_repo), "--output", str(out)]
+    code = main([*argv, "--model", str(runs_dir / "no-such-model"), *option])
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert code == 2 and len(errors) == 1, errors  # beside the datasets progress bar
+    assert errors[0].startswith(f"bla-eval: error: {option[0]}: the datapoints of winoground ")
+    assert not out.exists()
+
+
 def test_winoground_end_to_end(wino_run):
     out, results, table = wino_run
     assert results["benchmark"] == "winoground"

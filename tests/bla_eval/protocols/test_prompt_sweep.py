@@ -13,7 +13,7 @@ import torch
 from bla_eval.benchmarks import get_benchmark, load_items
 from bla_eval.cli import main as bla_eval
 from bla_eval.controls import control_items
-from bla_eval.items import decode_image
+from bla_eval.items import ImageRef, Item, decode_image
 from bla_eval.protocols.templates import TEMPLATES, get_template
 from bla_eval.testing.generative import build_blind_llava, build_llama_text, build_llava_chat
 
@@ -163,6 +163,23 @@ def test_the_shuffled_control_never_shows_a_datapoint_its_own_image(built_datase
         assert twin.images[0].key != item.images[0].key
         assert (twin.task, twin.id, twin.captions) == (item.task, item.id, item.captions)
         assert twin.images[0] in {i.images[0] for i in items if i.task == item.task}
+
+
+def test_a_datapoint_of_two_images_is_shown_two_images_of_another() -> None:
+    def item(n: int, *keys: str) -> Item:
+        images = tuple(ImageRef(key) for key in keys)
+        return Item("winoground", "winoground", str(n), images, ("a", "b"), ((1, 0), (0, 1)))
+
+    items = [item(0, "x", "y"), item(1, "y", "z"), item(2, "u", "v"), item(3, "w", "x")]
+    items.append(item(4, "p", "q"))
+    for seed in range(20):
+        for own, twin in zip(items, control_items(items, "shuffled", seed), strict=True):
+            assert twin.images in {other.images for other in items}
+            assert not {r.key for r in own.images} & {r.key for r in twin.images}
+    with pytest.raises(
+        ValueError, match=r"winoground item [01] has no other datapoint with 2 image"
+    ):
+        control_items([item(0, "x", "y"), item(1, "y", "x")], "shuffled")
 
 
 def test_the_blank_control_has_the_originals_size_and_mean_colour(built_dataset) -> None:
