@@ -11,6 +11,7 @@ thumbnails of the extreme cases. The analyses and the thesis sections they repro
 | regression of scores | §7.2 (Tables 7.5, 7.6) | ``regression[_data]_<task>.csv`` |
 | extreme cases | §7.3 (Figures 7.1-7.3) | ``extremes_<task>.csv``, ``thumbs/*.jpg`` |
 | P(yes) calibration (probabilistic) | – | ``calibration_<task>.csv``, ``calibration.png`` |
+| prompt sensitivity, image gain (``--prompts``, ``--control``) | – | in ``report.md`` |
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from bla_metric.references import CHANCE
 
 from ..outputs import check_replaceable, staged
 from ..runs.check import is_probabilistic
-from . import orders, regression, thesis_tables
+from . import orders, regression, robustness, thesis_tables
 from .rundata import Run, attach_rows, images_of, load_run
 
 ANALYZE_COMMAND = "bla-eval analyze"
@@ -559,6 +560,14 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
     out.sections.append("\n".join(lines))
     if is_probabilistic(run.results):
         calibration_section(run, out)
+    conditions = robustness.tables(run.results)
+    if conditions:  # a run with --prompts or --control
+        out.sections.append(
+            "## Prompt sensitivity and image gain\n\n"
+            + conditions
+            + "\n\nWhat these numbers mean: docs/robustness.md; beside other runs: "
+            "`bla-eval robustness RUN [RUN ...]`."
+        )
     return out
 
 

@@ -133,6 +133,13 @@ def test_a_blind_model_gains_nothing_from_the_image_and_is_flagged(
     assert results["control"]["answers_from_priors"] is True
     code, err = call(bla_eval, ["robustness", str(tmp_path / "blind")], capsys)
     assert code == 0, err
+    analysis = tmp_path / "analysis"
+    argv = ["analyze", str(tmp_path / "blind"), "--output", str(analysis)]
+    code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    report = (analysis / "report.md").read_text(encoding="utf-8")
+    assert "## Prompt sensitivity and image gain" in report
+    assert "against the shuffled control" in report and "answers from priors" in report
 
 
 def test_the_text_kind_asked_a_template_gives_p_yes_without_the_image(
