@@ -23,15 +23,17 @@ DEFAULT_RELEASE = REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark"
 # - `datasets` keeps an Arrow copy of every parquet folder it loads in its cache, and the tests
 #   build datasets in fresh folders, so each session would add copies to the user's cache for good
 #   (set before `datasets` is imported);
-# - libraries leave files in the temporary folder (gradio_client a folder per download, vLLM a
-#   socket per engine): child processes get the scratch folder as `TMPDIR`, and this process once
-#   pytest has placed its own temporary folders (`session_scratch_as_tempdir`).
+# - libraries leave files in the temporary folder (gradio its file cache, gradio_client a folder
+#   per download, vLLM a socket per engine): child processes get the scratch folder as `TMPDIR`,
+#   gradio gets `GRADIO_TEMP_DIR`, and this process gets it once pytest has placed its own
+#   temporary folders (`session_scratch_as_tempdir`).
 SESSION_SCRATCH = Path(tempfile.mkdtemp(prefix="bla-tests-"))
 TEST_DATASETS_CACHE = str(SESSION_SCRATCH / "datasets-cache")
 SESSION_TEMPDIR = SESSION_SCRATCH / "tmp"
 SESSION_TEMPDIR.mkdir()
 os.environ["HF_DATASETS_CACHE"] = TEST_DATASETS_CACHE
 os.environ["TMPDIR"] = str(SESSION_TEMPDIR)
+os.environ["GRADIO_TEMP_DIR"] = str(SESSION_TEMPDIR / "gradio")  # read when gradio is imported
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
