@@ -241,18 +241,24 @@ def output_path(target: Path | str) -> Path:
 def owner(folder: Path) -> dict[str, Any] | None:
     """The marker of ``folder`` (``command`` and ``files``), or None when it has no valid one
     (a symbolic link is no marker)."""
-    path = Path(folder) / OWNER_FILE
+    marker = _read_marker(Path(folder) / OWNER_FILE)
+    if marker is None or not isinstance(marker.get("command"), str):
+        return None
+    if not isinstance(marker.get("files"), list):
+        return None
+    return marker
+
+
+def _read_marker(path: Path) -> dict[str, Any] | None:
+    """The JSON object in the marker file ``path``; None when it is missing, unreadable, not an
+    object, or a symbolic link (a link is no proof of ownership)."""
     if path.is_symlink():
         return None
     try:
         marker = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(marker, dict) or not isinstance(marker.get("command"), str):
-        return None
-    if not isinstance(marker.get("files"), list):
-        return None
-    return marker
+    return marker if isinstance(marker, dict) else None
 
 
 def write_owner(folder: Path, command: str) -> None:
@@ -406,14 +412,8 @@ def is_temporary(entry: Path) -> re.Match[str] | None:
     match = TEMP_RE.match(entry.name)
     if match is None or entry.is_symlink() or not entry.is_dir():
         return None
-    path = entry / TEMP_MARKER
-    if path.is_symlink():
-        return None
-    try:
-        marker = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(marker, dict) or marker.get("name") != entry.name:
+    marker = _read_marker(entry / TEMP_MARKER)
+    if marker is None or marker.get("name") != entry.name:
         return None
     return match if marker.get("pid") == int(match["pid"]) else None
 
