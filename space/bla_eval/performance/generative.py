@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from .pairs import spread_pairs
+from .pairs import max_score_difference, spread_pairs
 
 
 def time_paths(
@@ -93,11 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         scorer.score(images[:1], [queries[0][:1]])  # warm-up (allocations, lazy init)
         result = time_paths(scorer, images, queries, args.images_per_step)
     fast, plain = result[scorer.path], result["plain"]
-    diff = max(
-        abs(a - b)
-        for rf, rp in zip(fast["scores"], plain["scores"], strict=True)
-        for a, b in zip(rf, rp, strict=True)
-    )
+    diff = max_score_difference(fast["scores"], plain["scores"])
     print(f"fast path ({scorer.path}): {fast['seconds']:.1f} s  {fast['parts']}")
     print(f"plain per-pair path: {plain['seconds']:.1f} s  {plain['parts']}")
     print(f"speed-up: {plain['seconds'] / fast['seconds']:.2f}x; max |score difference| {diff:.2e}")

@@ -1,7 +1,9 @@
-"""The (image, sentence) pairs the speed scripts time: images spread over the benchmark."""
+"""The (image, sentence) pairs the speed scripts time: images spread over the benchmark, and the
+largest difference between two paths' scores of them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -26,3 +28,12 @@ def spread_pairs(data: str, n_images: int) -> tuple[list[Any], list[Any], list[l
         for g in groups.values()
     ]
     return items, images, queries
+
+
+def max_score_difference(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]]) -> float:
+    """The largest |a - b| over two paths' scores of the same pairs (per image, per sentence)."""
+    return max(
+        abs(x - y)
+        for row_a, row_b in zip(a, b, strict=True)
+        for x, y in zip(row_a, row_b, strict=True)
+    )

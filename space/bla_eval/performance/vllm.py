@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .pairs import spread_pairs
+from .pairs import max_score_difference, spread_pairs
 
 
 def time_both(
@@ -86,11 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             shutdown_engines()
     ours, theirs = result["vllm"], result["transformers"]
-    diff = max(
-        abs(a - b)
-        for rv, rt in zip(ours["scores"], theirs["scores"], strict=True)
-        for a, b in zip(rv, rt, strict=True)
-    )
+    diff = max_score_difference(ours["scores"], theirs["scores"])
     print(f"transformers fast path ({scorers['transformers'].path}): {theirs['seconds']:.2f} s")
     print(f"vLLM engine: {ours['seconds']:.2f} s")
     print(
