@@ -31,9 +31,8 @@ STATS_INTRO = (
     "--metric {name}`."
 )
 STATS_RESAMPLES = 1000
-
-
 STATS_HEADERS = table_columns()
+"""The rank-interval table's columns before a metric is picked (sentence accuracy)."""
 
 
 def task_label(config: str) -> str:
@@ -62,7 +61,7 @@ def same_datapoint_runs(config: SpaceConfig) -> list:
     return best if len(best) > 1 else []
 
 
-def statistics(config: SpaceConfig, metric: str = "sentence_accuracy"):
+def statistics(config: SpaceConfig, metric: str = LEADERBOARD_METRICS[0]):
     """(Markdown, table, plot) of the rank intervals and ties of this Space's runs, ranked by
     ``metric`` (sentence or set accuracy)."""
     import io
@@ -80,7 +79,7 @@ def statistics(config: SpaceConfig, metric: str = "sentence_accuracy"):
         return text, pd.DataFrame(columns=table_columns(metric)), None
     result = board.leaderboard(runs, STATS_RESAMPLES, 0, metric)
     table = board.leaderboard_table(result)
-    frame = pd.DataFrame(table.rows, columns=table_columns(metric)).round(2)
+    frame = pd.DataFrame(table.rows, columns=table.columns).round(2)
     lines = [intro, ""]
     for task, stats in result.items():
         d = stats["detectable"]
