@@ -1,5 +1,6 @@
-"""`.ci/build-env`: an environment is built once per set of pins, and a build removes what only
-older pins of the same environment left behind (never what it cannot prove it built)."""
+"""`.ci/build-env`: an environment is built once per lock, holds exactly the lock's packages, and a
+build removes what only older locks of the same environment left behind (never what it cannot
+prove it built)."""
 
 from __future__ import annotations
 
@@ -7,28 +8,42 @@ import fcntl
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 import time
 from pathlib import Path
 
 from tests.harness_envs import REPO_ROOT
 
+BUNDLED = Path(sysconfig.get_paths()["stdlib"]) / "ensurepip" / "_bundled"
+"""The wheels of pip and setuptools that Python carries (a local wheel folder for uv)."""
+
 
 def _checkout(tmp_path: Path) -> Path:
-    """A clone's `.ci` folder with one environment, `tiny`, whose one pin is pip itself (already
-    in every fresh virtual environment, so the build needs no network)."""
+    """A clone's `.ci` folder with one environment, `tiny`, whose lock holds the pip that Python
+    carries, with its hash (installed offline from Python's own wheel)."""
     root = tmp_path / "clone"
     (root / ".ci" / "envs").mkdir(parents=True)
-    shutil.copy2(REPO_ROOT / ".ci" / "build-env", root / ".ci" / "build-env")
-    (root / ".ci" / "envs" / "tiny.txt").write_text("pip\n")
+    for name in ("build-env", "lib.sh"):
+        shutil.copy2(REPO_ROOT / ".ci" / name, root / ".ci" / name)
+    [wheel] = BUNDLED.glob("pip-*.whl")
+    version = wheel.name.split("-")[1]
+    digest = subprocess.run(
+        [sys.executable, "-m", "pip", "hash", str(wheel)], capture_output=True, text=True
+    ).stdout.split()[-1]
+    (root / ".ci" / "envs" / "tiny.lock").write_text(f"pip=={version} \\\n    {digest}\n")
     return root
 
 
 def _build(root: Path, cache: Path, **env: str) -> subprocess.CompletedProcess:
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent))
+    assert uv, "uv is in the test environment's lock"
+    local = {"BLA_UV": uv, "UV_OFFLINE": "1", "BLA_FIND_LINKS": str(BUNDLED)}
     return subprocess.run(
         ["bash", str(root / ".ci" / "build-env"), "tiny"],
         capture_output=True,
         text=True,
-        env={**os.environ, "BLA_ENV_CACHE": str(cache), **env},
+        env={**os.environ, "BLA_ENV_CACHE": str(cache), **local, **env},
         check=False,
     )
 

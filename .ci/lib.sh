@@ -1,0 +1,41 @@
+# Shared by .ci/setup, .ci/build-env and .ci/lock (sourced, not run): uv, pinned by the locks,
+# and the one way an environment is installed from a lock.
+#
+# uv comes from .ci/locks/uv.txt (its release and hashes, taken from dev.txt by .ci/lock), installed
+# once with pip into ${BLA_ENV_CACHE:-~/.cache/bla-envs}/uv-<hash of uv.txt>.
+# Folders of wheels that lie on this machine (BLA_FIND_LINKS, space-separated; by default the
+# ones this machine kind has) are offered to uv beside PyPI: every file is checked against the
+# lock's hashes wherever it comes from, so they only save downloads. The PyTorch builds marked
+# +cpu (the vLLM and lmms-eval environments) are found only there, or on PyTorch's CPU index
+# (BLA_FIND_LINKS=https://download.pytorch.org/whl/cpu/torch/ elsewhere).
+
+bla_env_root="${BLA_ENV_CACHE:-$HOME/.cache/bla-envs}"
+
+bla_uv() {  # prints the path of the pinned uv (or of $BLA_UV), installing it first when missing
+  local key dest
+  if [ -n "${BLA_UV:-}" ]; then echo "$BLA_UV"; return 0; fi
+  key="$(sha256sum .ci/locks/uv.txt | cut -c1-16)"
+  dest="$bla_env_root/uv-$key"
+  if [ ! -x "$dest/bin/uv" ] || [ ! -f "$dest/.complete" ]; then
+    mkdir -p "$bla_env_root"
+    rm -rf "$dest"
+    python3 -m venv "$dest" >&2
+    "$dest/bin/pip" install -q --no-deps --require-hashes -r .ci/locks/uv.txt >&2
+    touch "$dest/.complete"
+  fi
+  echo "$dest/bin/uv"
+}
+
+bla_find_links() {  # prints uv's --find-links options for the wheel folders of this machine
+  local folder
+  for folder in ${BLA_FIND_LINKS-/opt/wheels /opt/pypi-more/files}; do
+    if [[ "$folder" == http* ]] || [ -d "$folder" ]; then printf -- '--find-links\n%s\n' "$folder"; fi
+  done
+}
+
+bla_sync() {  # bla_sync PYTHON LOCK: the environment of PYTHON holds exactly LOCK's packages
+  local uv links=()
+  uv="$(bla_uv)"
+  mapfile -t links < <(bla_find_links)
+  "$uv" pip sync --quiet --python "$1" --require-hashes "${links[@]}" "$2"
+}
