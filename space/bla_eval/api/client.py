@@ -164,7 +164,8 @@ class ChatClient:
         self.stop = threading.Event()
         """Set when the run fails: requests not yet sent are not sent, retries stop."""
         self.answered = threading.Event()
-        """Set once the endpoint has answered: later connection failures are retried."""
+        """Set once the endpoint has answered: later connection failures of any kind are
+        retried (a dropped connection is retried before, too)."""
         self._lock = threading.Lock()
         self.retries = 0
         """Requests sent again after a retryable failure (all threads)."""
@@ -266,7 +267,7 @@ class ChatClient:
                 f"cannot send a request to endpoint {self.where} ({type(err).__name__})"
             ) from None
         except httpx.HTTPError as err:
-            if last or not self.answered.is_set():
+            if last or not (self.answered.is_set() or _dropped(err)):
                 raise EndpointError(
                     f"cannot reach endpoint {self.where}: {self.scrub(_reason(err))}"
                 ) from None
@@ -372,6 +373,18 @@ class ChatClient:
         ):
             return None
         return listed
+
+
+def _dropped(err: Exception) -> bool:
+    """Whether ``err`` is a connection the server accepted and then dropped (closed before or
+    while answering, or a failed read or write): transient, retried like a 5xx even before the
+    first answer. A refused connection, an unknown host or a TLS failure (``ConnectError``) is
+    not: it fails at once until the endpoint has answered."""
+    import httpx
+
+    return isinstance(
+        err, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, httpx.CloseError)
+    )
 
 
 def _reason(err: Exception) -> str:
