@@ -139,6 +139,15 @@ def _prepare(config: RunConfig) -> _Run:
     api = api_settings(config)
     if api is not None:
         api.api_key()  # a malformed key is named before the folder is made
+    text_only = (api is not None and api.text_only) or not scorer_class(
+        model.kind
+    ).needs_images_for(model)
+    if config.control is not None and text_only:
+        raise ValueError(
+            f"--control {config.control}: model kind {model.kind!r} is shown no image, so a "
+            "control image changes none of its scores (an image gain of 0 by construction); "
+            "run it without --control"
+        )
     twins = None
     if config.control is not None:  # drawn over every item of the run, resumed or not
         made = control_items(items, config.control, config.control_seed)

@@ -111,6 +111,12 @@ class Scorer(ABC):
         that serves models of both sorts decides by the model)."""
         return cls.probabilistic
 
+    @classmethod
+    def needs_images_for(cls, model: ResolvedModel) -> bool:
+        """Whether this kind shows ``model`` the image (``needs_images``; a kind that serves
+        text-only models too decides by the model)."""
+        return cls.needs_images
+
     def __init__(
         self,
         model: ResolvedModel,

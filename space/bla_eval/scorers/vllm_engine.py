@@ -137,6 +137,11 @@ class VllmScorer(Scorer):
         by the top-k rule, as that kind's are)."""
         return not text_only(model.config)
 
+    @classmethod
+    def needs_images_for(cls, model: ResolvedModel) -> bool:
+        """A text-only causal LM is shown no image."""
+        return not text_only(model.config)
+
     def load(self, model: ResolvedModel) -> None:
         import vllm
 

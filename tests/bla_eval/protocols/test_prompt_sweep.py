@@ -243,3 +243,13 @@ def test_an_endpoint_is_sent_the_templates_question_with_the_image_first() -> No
     assert text["text"] == get_template("openflamingo").text(SENTENCE)
     [plain] = api_messages(SENTENCE, (), None, get_template("mme"))
     assert plain["content"] == get_template("mme").plain(SENTENCE)
+
+
+@pytest.mark.parametrize("control", ["shuffled", "blank"])
+def test_a_control_of_a_model_shown_no_image_is_refused_before_anything_is_scored(
+    models, built_dataset, tmp_path, capsys, control
+) -> None:
+    argv = eval_args(models["llama"], built_dataset, tmp_path / "o", "--control", control)
+    message = f"--control {control}: model kind 'text' is shown no image"
+    refused(bla_eval, [*argv, "--kind", "text"], capsys, message)
+    assert not (tmp_path / "o").exists()
