@@ -20,7 +20,9 @@ bla_uv() {  # prints the path of the pinned uv (or of $BLA_UV), installing it fi
     mkdir -p "$bla_env_root"
     rm -rf "$dest"
     python3 -m venv "$dest" >&2
-    "$dest/bin/pip" install -q --no-deps --require-hashes -r .ci/locks/uv.txt >&2
+    # (pip's warnings about this machine's configured index folders are dropped, nothing else)
+    "$dest/bin/pip" install -q --no-deps --require-hashes -r .ci/locks/uv.txt \
+      2> >(grep -v "^WARNING: Location 'file:" >&2)
     touch "$dest/.complete"
   fi
   echo "$dest/bin/uv"
@@ -34,8 +36,13 @@ bla_find_links() {  # prints uv's --find-links options for the wheel folders of 
 }
 
 bla_sync() {  # bla_sync PYTHON LOCK: the environment of PYTHON holds exactly LOCK's packages
-  local uv links=()
+  local uv links=() prefix
   uv="$(bla_uv)"
   mapfile -t links < <(bla_find_links)
+  prefix="$("$1" -c 'import sys; print(sys.prefix)')"
+  rm -f "$prefix/.bla-lock.json"
   "$uv" pip sync --quiet --python "$1" --require-hashes "${links[@]}" "$2"
+  # The lock it now holds, for results.json's provenance (bla_eval/provenance.py reads it).
+  printf '{"lock": "%s", "sha256": "%s"}\n' "$2" "$(sha256sum "$2" | cut -d' ' -f1)" \
+    >"$prefix/.bla-lock.json"
 }

@@ -126,14 +126,24 @@ def first_existing(candidates: Iterable[Path]) -> Path | None:
     return None
 
 
+def read_text(path: Path) -> str:
+    """A neighbour's annotation file as text; an unreadable or non-UTF-8 file is named."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise BuildError(f"{path}: cannot be read ({err.strerror})") from err
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BuildError(f"{path}: not UTF-8 text (byte {err.start + 1})") from None
+
+
 def read_json(path: Path) -> object:
     """A JSON file; a parse error names the file and the position."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path))
     except json.JSONDecodeError as err:
         raise BuildError(f"{path}: not valid JSON ({err})") from err
-    except OSError as err:
-        raise BuildError(f"{path}: cannot be read ({err.strerror})") from err
 
 
 def sha256_text(path: Path) -> str:

@@ -22,6 +22,7 @@ from builders.neighbours import (
     RepoText,
     build_repo,
     first_existing,
+    read_text,
     run_cli,
     sha256_text,
 )
@@ -59,10 +60,7 @@ _STRINGS = ("image_0", "image_1", "caption_0", "caption_1")
 
 def read_examples(path: Path) -> list[tuple[int, dict]]:
     """(line number, record) of every non-empty line; errors name the file and the line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise BuildError(f"--examples {path}: cannot be read ({err.strerror})") from err
+    lines = read_text(path).splitlines()
     records = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

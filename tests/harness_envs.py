@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -54,3 +56,18 @@ def install_project(python: Path, target: Path) -> Path:
     if done.returncode != 0:
         raise RuntimeError(f"installing the project with {python} failed:\n{done.stderr[-4000:]}")
     return target
+
+
+def harness_outputs(done: subprocess.CompletedProcess, folder: Path, pattern: str) -> list[Path]:
+    """The files matching ``pattern`` that a harness run wrote under ``folder``. A run that exited
+    non-zero or wrote none fails the test with the harness's own stderr (lmms-eval, for one,
+    prints an error and exits 0 with no samples)."""
+    found = sorted(folder.rglob(pattern)) if folder.is_dir() else []
+    if done.returncode != 0 or not found:
+        command = " ".join(map(str, done.args[:4]))
+        pytest.fail(
+            f"{command} ... exited {done.returncode} and wrote {len(found)} {pattern} under "
+            f"{folder}; its stderr ends:\n{done.stderr[-4000:]}",
+            pytrace=False,
+        )
+    return found

@@ -1,10 +1,13 @@
-"""Where a run's numbers come from: library versions, the project's git commit, device, dtype,
-the model's revision and content hash (``results.json``'s ``provenance``)."""
+"""Where a run's numbers come from: library versions, the lock the environment was installed
+from, the project's git commit, device, dtype, the model's revision and content hash
+(``results.json``'s ``provenance``)."""
 
 from __future__ import annotations
 
+import json
 import platform
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,27 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+LOCK_MARKER = ".bla-lock.json"
+"""The file in an environment's folder that names the lock it was installed from, written by
+the clone's set-up (``.ci/setup``, ``.ci/build-env``): ``{"lock": its path, "sha256": ...}``."""
+
+
+def environment_lock(prefix: Path | None = None) -> dict[str, str] | None:
+    """``{"lock", "sha256"}`` of the lock this environment was installed from (None for an
+    environment the clone's set-up did not make)."""
+    marker = Path(prefix or sys.prefix) / LOCK_MARKER
+    try:
+        record = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    fields = {key: record.get(key) for key in ("lock", "sha256")}
+    if not all(isinstance(value, str) and value for value in fields.values()):
+        return None
+    return fields
+
+
 def git_commit(start: Path | None = None) -> dict[str, Any] | None:
     """{"commit", "dirty"} of the git clone the engine runs from (None when it is installed from
     a package, or git is missing)."""
@@ -63,12 +87,14 @@ def git_commit(start: Path | None = None) -> dict[str, Any] | None:
 def provenance(
     model: Any, scorer: Any, device: str, dtype: str | None, revision: str | None
 ) -> dict[str, Any]:
-    """The provenance record of a run: ``libraries``, ``git`` (None outside a clone),
+    """The provenance record of a run: ``libraries``, ``lock`` (the environment's lock, None
+    outside an environment of the clone's set-up), ``git`` (None outside a clone),
     ``device``, ``dtype`` (the loaded model's where known), ``model_revision`` (the Hub commit)
     and ``model_content_hash`` (of a local model, where the resolved model carries one)."""
     loaded = getattr(getattr(scorer, "model", None), "dtype", None)
     return {
         "libraries": library_versions(),
+        "lock": environment_lock(),
         "git": git_commit(),
         "device": str(getattr(scorer, "device", device)),
         "dtype": str(loaded).replace("torch.", "") if loaded is not None else dtype,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from bla_eval.cli import main as bla_eval
+from bla_eval.provenance import environment_lock
 from PIL import Image
 
 from tests.bla_eval.commands import call, eval_args
@@ -44,6 +45,7 @@ def test_name_tables_plot_intervals_and_provenance(named_run, capsys) -> None:
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
     if head.returncode == 0:  # the suite runs from a clone
         assert provenance["git"]["commit"] == head.stdout.strip()
+    assert provenance["lock"] == environment_lock()  # .ci/setup's lock, None elsewhere
     assert Image.open(out / "results.png").format == "PNG"
 
 

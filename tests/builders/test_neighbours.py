@@ -430,6 +430,14 @@ def test_winoground_build(winoground_repo, winoground_release, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"python -m builders winoground: error: {bad} line 2: not valid JSON")
 
+    latin = examples.parent / "latin.jsonl"
+    latin.write_bytes(b"\xff" + json.dumps(WINO_EXAMPLES[0]).encode() + b"\n")
+    argv = ["winoground", "--examples", str(latin), "--images", str(images)]
+    assert builders_main([*argv, "--out", str(examples.parent / "y")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"python -m builders winoground: error: {latin}: not UTF-8 text (byte 1)\n"
+    assert not (examples.parent / "y").exists()
+
 
 # ----------------------------------------------------------------------------- engine
 
