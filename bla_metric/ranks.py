@@ -1,16 +1,27 @@
-"""A leaderboard with statistics: rank intervals, groups of tied models, the smallest difference
-the data can detect.
+"""A leaderboard with statistics: confidence sets for ranks, groups of tied models, the smallest
+difference the data can detect.
 
-- :func:`rank_intervals`: each model's rank on bootstrap resamples of the datapoints, drawn
-  jointly for all models (every resample scores all models on the same datapoints), and the
-  2.5 / 97.5 percentiles of those ranks. Rank 1 is the best; a model's rank on one resample is
-  1 + the number of models strictly better on it.
+- :func:`rank_sets`: confidence sets for ranks by the step-down method of Mogstad, Romano, Shaikh
+  and Wilhelm ("Inference for ranks with applications to mobility across neighbourhoods and
+  academic achievement across countries", Review of Economic Studies 91(1), 2024, Sections 3.2-3.3;
+  R package ``csranks``). Every ordered pair (j, k) is a hypothesis "model j is not better than
+  model k"; the critical value is the 1 - alpha quantile, over bootstrap resamples of the
+  datapoints drawn jointly for all models, of the largest centred, studentised difference
+  ``(d*_jk - d_jk) / se_jk`` over the hypotheses not yet rejected; a hypothesis is rejected when
+  ``d_jk / se_jk`` exceeds it, and the step is repeated until nothing more is rejected. A model's
+  set is ``[1 + #models shown better, models - #models shown worse]``. ``simultaneous`` (the
+  default) tests all pairs at once: all sets hold together with probability 1 - alpha.
+  ``marginal`` tests, for each model, only the pairs it is part of: each set holds on its own.
+- :func:`best_set`: the models whose simultaneous set reaches rank 1, a 1 - alpha confidence set
+  for the best model.
+- :func:`rank_intervals`: the rank sets with each model's value and percentile interval.
 - :func:`holm`: Holm's step-down correction of a family of p-values.
 - :func:`tied_groups`: models in score order, grouped where no pair of a group differs
   significantly after the correction (a compact letter display: a model may be in two groups).
 - :func:`minimum_detectable_effect`: the smallest true difference a paired two-sided test at
   level ``alpha`` detects with probability ``power`` on n datapoints:
-  ``(z_{1-alpha/2} + z_{power}) * sd(d) / sqrt(n)``, d the per-datapoint paired difference.
+  ``(z_{1-alpha/2} + z_{power}) * sd(d) / sqrt(n)``, d the per-datapoint paired difference; NaN
+  where it is undefined (fewer than two datapoints, no variation).
 
 The metrics come from :mod:`bla_metric.formulas` (per-datapoint statistics and their
 aggregation, resampled with :func:`bla_metric.formulas.resampled`), the paired test from
@@ -19,7 +30,7 @@ aggregation, resampled with :func:`bla_metric.formulas.resampled`), the paired t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from math import sqrt
 from statistics import NormalDist
@@ -33,6 +44,84 @@ ALPHA = 0.05
 POWER = 0.8
 
 
+RANK_SETS = ("simultaneous", "marginal")
+"""The kinds of confidence sets for ranks :func:`rank_sets` computes (the first is the default)."""
+
+
+def rank_sets(
+    observed: np.ndarray,
+    draws: np.ndarray,
+    alpha: float = ALPHA,
+    kind: str = RANK_SETS[0],
+) -> np.ndarray:
+    """Confidence sets for ranks, (models, 2) whole numbers [low, high] (rank 1 = best).
+
+    ``observed``: (models,) the metric on all datapoints (higher is better); ``draws``: (models,
+    resamples) the metric on bootstrap resamples drawn jointly for all models. ``kind``:
+    ``simultaneous`` (all sets hold together) or ``marginal`` (each on its own). A pair whose
+    difference does not vary over the resamples is never told apart."""
+    return sets_of(shown_better(np.asarray(observed, float), np.asarray(draws, float), alpha, kind))
+
+
+def sets_of(better: np.ndarray) -> np.ndarray:
+    """Rank sets (models, 2) from :func:`shown_better`'s matrix: [1 + #models shown better,
+    models - #models shown worse]."""
+    low = 1 + better.sum(axis=0)
+    high = len(better) - better.sum(axis=1)
+    return np.stack([low, high], axis=1)
+
+
+def shown_better(observed: np.ndarray, draws: np.ndarray, alpha: float, kind: str) -> np.ndarray:
+    """(models, models) booleans: [j, k] when the step-down of ``kind`` rejects "j is not
+    better than k" (arguments as :func:`rank_sets`)."""
+    if kind not in RANK_SETS:
+        raise ValueError(f"rank sets {kind!r}: expected one of {', '.join(RANK_SETS)}")
+    count = len(observed)
+    diff = observed[:, None] - observed[None, :]
+    boot = draws[:, None, :] - draws[None, :, :]  # (models, models, resamples)
+    se = boot.std(axis=2)
+    varies = se > 1e-12 * np.maximum(1.0, np.abs(boot).max(axis=2))
+    safe = np.where(varies, se, 1.0)
+    t_obs = np.where(varies, diff / safe, 0.0)
+    centred = np.where(varies[:, :, None], (boot - diff[:, :, None]) / safe[:, :, None], 0.0)
+    off = ~np.eye(count, dtype=bool)
+    if kind == "simultaneous":
+        families = [off]
+    else:
+        families = []
+        for j in range(count):
+            own = np.zeros((count, count), dtype=bool)
+            own[j, :] = own[:, j] = True
+            families.append(own & off)
+    rejected = np.zeros((count, count), dtype=bool)
+    for family in families:
+        rejected |= _step_down(t_obs, centred, family, alpha)
+    return rejected
+
+
+def _step_down(
+    t_obs: np.ndarray, centred: np.ndarray, family: np.ndarray, alpha: float
+) -> np.ndarray:
+    """The hypotheses of ``family`` the step-down rejects (see :func:`rank_sets`)."""
+    rejected = np.zeros_like(family)
+    while True:
+        active = family & ~rejected
+        if not active.any():
+            return rejected
+        largest = np.where(active[:, :, None], centred, -np.inf).max(axis=(0, 1))
+        critical = np.quantile(largest, 1 - alpha, method="inverted_cdf")
+        new = active & (t_obs > critical)
+        if not new.any():
+            return rejected
+        rejected |= new
+
+
+def best_set(sets: np.ndarray) -> list[int]:
+    """The models (indices) whose simultaneous rank set of :func:`rank_sets` reaches rank 1: a
+    confidence set for the best model."""
+    return [m for m, (low, _) in enumerate(np.asarray(sets)) if low == 1]
+
+
 def rank_intervals(
     stats: Sequence[dict[str, np.ndarray]],
     mode: str,
@@ -40,28 +129,39 @@ def rank_intervals(
     resamples: int = 2000,
     seed: int = 0,
     higher_is_better: bool = True,
+    kind: str = RANK_SETS[0],
+    alpha: float = ALPHA,
 ) -> list[dict[str, Any]]:
     """Per model (in the order of ``stats``, per-datapoint statistics of the same datapoints):
-    ``rank`` (on all datapoints), ``interval`` [low, high] (95% percentile interval of the
-    bootstrap ranks, whole numbers) and ``ci`` [low, high] of the metric itself."""
+    ``rank`` (on all datapoints), ``interval`` [low, high] (the 1 - alpha confidence set of
+    :func:`rank_sets` of ``kind``, which ``rank_set`` names), ``best`` (in the confidence set
+    for the best model) and ``shown_better_than`` (the models it beats), both from the
+    simultaneous step-down, and ``ci`` [low, high] of the metric itself
+    (95% percentile interval)."""
     if len(stats) < 2:
         raise ValueError("rank intervals need at least two models")
     resamples = significance._check_resamples(resamples)
     sign = 1.0 if higher_is_better else -1.0
     observed = np.array([formulas._aggregate(mode, s)[metric] for s in stats])
     draws = np.stack([d[metric] for d in formulas.resampled(mode, stats, resamples, seed)])
-    ranks = _ranks(sign * draws)  # (models, resamples)
-    point = _ranks(sign * observed[:, None])[:, 0]
+    observed, draws = sign * observed, sign * draws
+    joint = shown_better(observed, draws, alpha, RANK_SETS[0])
+    own = joint if kind == RANK_SETS[0] else shown_better(observed, draws, alpha, kind)
+    sets = sets_of(own)
+    best = set(best_set(sets_of(joint)))
+    point = _ranks(observed[:, None])[:, 0]
     out = []
     for m in range(len(stats)):
-        low, high = np.quantile(ranks[m], [0.025, 0.975], method="inverted_cdf")
-        ci_low, ci_high = np.percentile(draws[m], [2.5, 97.5])
+        ci_low, ci_high = np.percentile(sign * draws[m], [2.5, 97.5])
         out.append(
             {
-                "value": float(observed[m]),
+                "value": float(sign * observed[m]),
                 "ci": [float(ci_low), float(ci_high)],
                 "rank": int(point[m]),
-                "interval": [int(low), int(high)],
+                "interval": [int(sets[m, 0]), int(sets[m, 1])],
+                "rank_set": kind,
+                "best": m in best,
+                "shown_better_than": [int(k) for k in np.flatnonzero(joint[m])],
             }
         )
     return out
@@ -121,12 +221,29 @@ def tied_groups(
     consecutive models of which no pair differs at ``alpha`` (Holm-corrected p-values of
     ``tests``). Groups are listed best first; a model lies in one group or in several
     overlapping ones."""
-    sign = 1.0 if higher_is_better else -1.0
-    order = sorted(range(len(values)), key=lambda m: (-sign * values[m], m))
 
     def tied(a: int, b: int) -> bool:
         return tests[(min(a, b), max(a, b))]["p_holm"] >= alpha
 
+    return _groups(values, tied, higher_is_better)
+
+
+def rank_set_groups(
+    values: Sequence[float], better: Sequence[Sequence[int]], higher_is_better: bool = True
+) -> list[list[int]]:
+    """The groups of :func:`tied_groups` with two models tied when the simultaneous step-down
+    (``better[m]``: the models m is shown better than, :func:`rank_intervals`'
+    ``shown_better_than``) separates neither from the other: consistent with the rank sets."""
+    beats = [set(b) for b in better]
+    return _groups(values, lambda a, b: b not in beats[a] and a not in beats[b], higher_is_better)
+
+
+def _groups(
+    values: Sequence[float], tied: Callable[[int, int], bool], higher_is_better: bool
+) -> list[list[int]]:
+    """Maximal runs of consecutive models in score order (best first) tied pairwise."""
+    sign = 1.0 if higher_is_better else -1.0
+    order = sorted(range(len(values)), key=lambda m: (-sign * values[m], m))
     groups: list[list[int]] = []
     for start in range(len(order)):
         end = start
@@ -145,9 +262,12 @@ def minimum_detectable_effect(
 ) -> float:
     """``(z_{1-alpha/2} + z_{power}) * sd / sqrt(n)``: the smallest true mean paired difference
     a two-sided test at level ``alpha`` finds with probability ``power`` (normal
-    approximation), with ``sd`` the standard deviation of the per-datapoint differences."""
+    approximation), with ``sd`` the standard deviation of the per-datapoint differences. NaN
+    when undefined: fewer than two datapoints, or no variation (sd 0 or NaN)."""
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
+    if n < 2 or not sd > 0:
+        return float("nan")
     normal = NormalDist()
     return float((normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)) * sd / sqrt(n))
 
@@ -173,18 +293,43 @@ def detectable_difference(
     metric: str,
     alpha: float = ALPHA,
     power: float = POWER,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """The minimum detectable effect on these models' datapoints: ``sd`` is the root mean square
     over all pairs of models of the standard deviation of their per-datapoint differences
-    (:func:`per_datapoint`); with ``n``, ``alpha``, ``power`` and the effect ``mde``."""
+    (:func:`per_datapoint`); with ``n``, ``alpha``, ``power`` and the effect ``mde``. And
+    ``adjacent``: per pair of models next to each other in score order (best first; indices
+    ``a``, ``b``), the pair's own ``sd`` and ``mde`` at ``alpha_corrected`` (``alpha`` divided
+    by the number of pairs: the first step of Holm's correction over all pairs)."""
     values = [per_datapoint(mode, metric, s) for s in stats]
     n = len(values[0])
-    variances = [np.var(a - b, ddof=1) if n > 1 else 0.0 for a, b in combinations(values, 2)]
-    sd = float(sqrt(np.mean(variances))) if variances else 0.0
+    pairs = list(combinations(range(len(values)), 2))
+    variances = [_variance(values[a] - values[b]) for a, b in pairs]
+    sd = float(sqrt(np.mean(variances))) if variances else float("nan")
+    corrected = alpha / max(len(pairs), 1)
+    means = [float(v.mean()) if n else float("nan") for v in values]
+    order = sorted(range(len(values)), key=lambda m: (-means[m], m))
+    adjacent = []
+    for a, b in zip(order, order[1:], strict=False):
+        pair_sd = float(sqrt(_variance(values[a] - values[b])))
+        adjacent.append(
+            {
+                "a": a,
+                "b": b,
+                "sd": pair_sd,
+                "mde": minimum_detectable_effect(pair_sd, n, corrected, power),
+            }
+        )
     return {
         "n": n,
         "sd": sd,
         "alpha": alpha,
         "power": power,
         "mde": minimum_detectable_effect(sd, n, alpha, power),
+        "alpha_corrected": corrected,
+        "adjacent": adjacent,
     }
+
+
+def _variance(values: np.ndarray) -> float:
+    """The sample variance (ddof 1); NaN below two values."""
+    return float(np.var(values, ddof=1)) if len(values) > 1 else float("nan")

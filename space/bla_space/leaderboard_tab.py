@@ -25,10 +25,10 @@ INTRO = (
 STATS_INTRO = (
     "Which differences are real? The runs of this Space that scored the same datapoints (the "
     "largest such group): per task the {metric} with its bootstrap 95% interval, the rank "
-    "(1 = best) with its 95% rank interval ({resamples} resamples of the datapoints drawn jointly "
-    "for all runs, seed 0) and tied groups (runs sharing a letter: no pair differs in a paired "
-    "bootstrap test, Holm-corrected, at 0.05). The same as `bla-eval compare RUN RUN ... "
-    "--metric {name}`."
+    "(1 = best) with its simultaneous 95% confidence set for the rank (all sets hold together; "
+    "{resamples} resamples of the datapoints drawn jointly for all runs, seed 0), whether a run "
+    "may be the best, and tied groups (runs sharing a letter: the step-down of the rank sets "
+    "separates no pair). The same as `bla-eval compare RUN RUN ... --metric {name}`."
 )
 STATS_RESAMPLES = 1000
 STATS_HEADERS = table_columns()
@@ -142,7 +142,7 @@ def build(config: SpaceConfig) -> LeaderboardTab:
             column_widths=views.pixel_widths(["task", "model", *STATS_HEADERS[2:]]),
         )
         stats_plot = gr.Image(
-            label="Scores with 95% intervals; rank [rank interval] tied group",
+            label="Scores with 95% intervals; rank [simultaneous rank set] tied group",
             show_label=False,
             type="pil",
             interactive=False,

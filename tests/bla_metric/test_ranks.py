@@ -59,6 +59,45 @@ def test_rank_interval_coverage_in_a_small_simulation() -> None:
     assert covered / total >= 0.85
 
 
+def _normal_draws(means: list[float], se: float, resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap-like draws of independent estimates around ``means`` (models, resamples)."""
+    rng = np.random.default_rng(seed)
+    return np.asarray(means)[:, None] + se * rng.standard_normal((len(means), resamples))
+
+
+def test_rank_sets_of_the_csranks_example() -> None:
+    """The example of R's csranks (Mogstad, Romano, Shaikh & Wilhelm): ten estimates evenly
+    from 1 to 3 with standard error 0.2 each. Neighbours (0.22 apart) cannot be told apart, the
+    two ends can; marginal sets are never wider than simultaneous ones."""
+    means = list(np.linspace(1, 3, 10))
+    draws = _normal_draws(means, 0.2, 4000, seed=3)
+    joint = ranks.rank_sets(np.array(means), draws)
+    marginal = ranks.rank_sets(np.array(means), draws, kind="marginal")
+    assert (joint[:, 0] <= marginal[:, 0]).all() and (marginal[:, 1] <= joint[:, 1]).all()
+    for model, (low, high) in enumerate(joint):
+        true_rank = 10 - model
+        assert low <= true_rank <= high and low < high  # neighbours overlap
+    assert joint[0, 0] > 1 and joint[9, 1] < 10  # the ends are told apart
+    assert ranks.best_set(joint) == [m for m in range(10) if joint[m, 0] == 1]
+    assert 9 in ranks.best_set(joint) and 0 not in ranks.best_set(joint)
+
+
+def test_rank_sets_equal_and_degenerate_models_are_never_separated() -> None:
+    equal = _normal_draws([0.5] * 6, 0.01, 1000, seed=1)
+    sets = ranks.rank_sets(equal.mean(axis=1), equal)
+    assert sets.tolist() == [[1, 6]] * 6
+    # one datapoint: every resample is the same, no difference varies
+    frozen = np.repeat(np.array([[1.0], [0.0], [0.5]]), 200, axis=1)
+    assert ranks.rank_sets(np.array([1.0, 0.0, 0.5]), frozen).tolist() == [[1, 3]] * 3
+    with pytest.raises(ValueError, match="rank sets 'joint'"):
+        ranks.rank_sets(np.zeros(2), np.zeros((2, 5)), kind="joint")
+
+
+def test_rank_set_groups_follow_the_step_down() -> None:
+    # 0 beats 2; 1 is tied with both
+    assert ranks.rank_set_groups([0.9, 0.8, 0.7], [[2], [], []]) == [[0, 1], [1, 2]]
+
+
 def test_holm_by_hand() -> None:
     assert ranks.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert ranks.holm([0.5, 0.9]) == [1.0, 1.0]
@@ -73,6 +112,14 @@ def test_minimum_detectable_effect_formula() -> None:
     found = ranks.detectable_difference([a, b], "ranking", "sentence_accuracy")
     sd = np.std(a["correct"] / 4 - b["correct"] / 4, ddof=1)
     assert found["sd"] == pytest.approx(sd) and found["mde"] == pytest.approx(z * sd / 500**0.5)
+    assert [(p["a"], p["b"]) for p in found["adjacent"]] == [(1, 0)]
+    assert found["adjacent"][0]["mde"] == pytest.approx(found["mde"])  # one pair: no correction
+    same = ranks.detectable_difference([a, a], "ranking", "sentence_accuracy")
+    assert np.isnan(same["mde"])  # no variation: undefined, not 0
+    one = ranks.detectable_difference(
+        [_stats(np.array([4])), _stats(np.array([0]))], "ranking", "sentence_accuracy"
+    )
+    assert np.isnan(one["mde"]) and np.isnan(one["sd"])
 
 
 def test_expected_calibration_error_by_hand() -> None:

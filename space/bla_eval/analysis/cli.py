@@ -64,8 +64,8 @@ def compare_main(argv: list[str] | None = None) -> int:
     p = _parser(
         "bla-eval compare",
         "Compare two or more runs on the same datapoints: paired tests (two runs), and a "
-        "leaderboard with bootstrap rank intervals, tied groups and the smallest detectable "
-        "difference.",
+        "leaderboard with confidence sets for ranks, the set of runs that may be best, tied groups "
+        "and the smallest detectable difference.",
     )
     p.add_argument("runs", nargs="+", metavar="RUN", help="folders of finished runs (two or more)")
     p.add_argument(
@@ -97,6 +97,13 @@ def compare_main(argv: list[str] | None = None) -> int:
         default=board.DEFAULT_METRIC,
         help=f"what the leaderboard ranks by (default {board.DEFAULT_METRIC})",
     )
+    p.add_argument(
+        "--rank-sets",
+        choices=board.RANK_SETS,
+        default=board.RANK_SETS[0],
+        help="confidence sets for ranks: simultaneous (all hold together, the default) or "
+        "marginal (each on its own)",
+    )
     args = p.parse_args(argv)
     if len(args.runs) < 2:
         p.error(f"compare needs at least two runs, got {len(args.runs)}")
@@ -105,7 +112,13 @@ def compare_main(argv: list[str] | None = None) -> int:
         from .compare import compare_many
 
         report, _ = compare_many(
-            args.runs, args.output, args.resamples, args.seed, args.table_format, args.metric
+            args.runs,
+            args.output,
+            args.resamples,
+            args.seed,
+            args.table_format,
+            args.metric,
+            args.rank_sets,
         )
         print(report, end="")
         return 0

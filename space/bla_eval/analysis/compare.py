@@ -194,12 +194,14 @@ def compare_many(
     seed: int = 0,
     table_format: str | None = None,
     metric: str = board.DEFAULT_METRIC,
+    rank_set: str = board.RANK_SETS[0],
 ) -> tuple[str, dict]:
     """Compare two or more run folders: (printed report, document). Two runs: the paired A/B
-    tables, then the leaderboard, ranked by ``metric`` (sentence or set accuracy); more: the
-    leaderboard. ``table_format`` (markdown, latex, csv) prints the tables with one number per
-    cell instead of the report. With ``output``, compare.md/.json/.csv, leaderboard.csv and
-    leaderboard.png are written there."""
+    tables, then the leaderboard, ranked by ``metric`` (sentence or set accuracy) with rank sets
+    of kind ``rank_set`` (simultaneous or marginal); more: the leaderboard. ``table_format``
+    (markdown, latex, csv) prints the tables with one number per cell instead of the report.
+    With ``output``, compare.md/.json/.csv, leaderboard.csv and leaderboard.png are written
+    there."""
     if len(paths) < 2:
         raise ValueError(f"compare needs at least two runs, got {len(paths)}")
     if table_format is not None and table_format not in TABLE_FORMATS:
@@ -208,12 +210,14 @@ def compare_many(
         )
     if metric not in board.METRICS:
         raise ValueError(f"--metric {metric!r}: expected one of {', '.join(board.METRICS)}")
+    if rank_set not in board.RANK_SETS:
+        raise ValueError(f"--rank-sets {rank_set!r}: expected one of {', '.join(board.RANK_SETS)}")
     if output is not None:
         check_replaceable(output, COMPARE_COMMAND)  # refused before the work
     runs = [load_run(p) for p in paths]
     check_all_same_datapoints(runs)
     paired = compare_runs(runs[0], runs[1], resamples, seed) if len(runs) == 2 else None
-    ranked = board.leaderboard(runs, resamples, seed, metric)
+    ranked = board.leaderboard(runs, resamples, seed, metric, rank_set)
     parts = [markdown_report(runs[0], runs[1], paired, resamples, seed)] if paired else []
     if not paired:
         names = ", ".join(f"`{r.model}` ({r.path})" for r in runs)

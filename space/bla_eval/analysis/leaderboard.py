@@ -1,11 +1,13 @@
 """A leaderboard with statistics over any number of runs on the same datapoints.
 
 Per task, on a ranking-view metric (sentence accuracy by default, or set accuracy): each run's score
-with its bootstrap 95% interval, its rank with a bootstrap rank interval (datapoints resampled
-jointly for all runs), the groups of statistically tied runs (paired bootstrap tests of every
-pair, Holm-corrected) and the smallest difference the task's datapoints can detect (paired test,
-alpha 0.05, power 0.8). The formulas are in :mod:`bla_metric.ranks`; this module builds the
-report, the table and the plot.
+with its bootstrap 95% interval, its rank with a 95% confidence set for it (simultaneous over all
+runs by default, marginal on request; datapoints resampled jointly for all runs), the confidence
+set for the best run, the groups of statistically tied runs (consistent with the simultaneous
+sets), the paired bootstrap tests of every pair (Holm-corrected) and the smallest difference the
+task's datapoints can detect (paired test, power 0.8; per adjacent pair at the corrected level).
+The formulas are in :mod:`bla_metric.ranks`; this module builds the report, the table and the
+plot.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ METRICS = ("sentence_accuracy", "set_accuracy")
 """The ranking-view metrics a leaderboard ranks by (higher is better)."""
 DEFAULT_METRIC = METRICS[0]
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+RANK_SETS = ranks.RANK_SETS
+"""The kinds of rank sets (simultaneous, the default, or marginal)."""
+SMALL_N = 30
+"""Below this many datapoints per task the report warns that the intervals are rough."""
 
 
 def run_label(run: Run) -> str:
@@ -49,13 +55,17 @@ def leaderboard(
     resamples: int = 2000,
     seed: int = 0,
     metric: str = DEFAULT_METRIC,
+    rank_set: str = RANK_SETS[0],
 ) -> dict[str, Any]:
-    """{task: {"metric", "n", "models": [per run: label, value, ci, rank, interval, groups],
-    "groups": [[labels]], "pairs": [{a, b, difference, p_value, p_holm}], "detectable": {...}}}
-    for runs already checked to score the same datapoints, ranked by ``metric`` (one of
-    :data:`METRICS`)."""
+    """{task: {"metric", "n", "rank_set", "models": [per run: label, value, ci, rank, interval,
+    best, groups], "best": [labels], "groups": [[labels]], "pairs": [{a, b, difference,
+    p_value, p_holm}], "detectable": {...}}} for runs already checked to score the same
+    datapoints, ranked by ``metric`` (one of :data:`METRICS`); ``interval`` is the rank set of
+    kind ``rank_set``, ``best`` and the groups come from the simultaneous sets."""
     if metric not in METRICS:
         raise ValueError(f"leaderboard metric {metric!r}: expected one of {', '.join(METRICS)}")
+    if rank_set not in RANK_SETS:
+        raise ValueError(f"--rank-sets {rank_set!r}: expected one of {', '.join(RANK_SETS)}")
     names = labels(runs)
     out: dict[str, Any] = {}
     for task in runs[0].tasks:
@@ -64,9 +74,14 @@ def leaderboard(
             significance.datapoint_stats([r["scores"] for r in run.records[task]], refs)
             for run in runs
         ]
-        rows = ranks.rank_intervals(stats, "ranking", metric, resamples, seed)
+        rows = ranks.rank_intervals(stats, "ranking", metric, resamples, seed, kind=rank_set)
         tests = ranks.pairwise_tests(stats, "ranking", metric, resamples, seed)
-        groups = ranks.tied_groups([row["value"] for row in rows], tests)
+        groups = ranks.rank_set_groups(
+            [row["value"] for row in rows], [row.pop("shown_better_than") for row in rows]
+        )
+        detectable = ranks.detectable_difference(stats, "ranking", metric)
+        for pair in detectable["adjacent"]:
+            pair["a"], pair["b"] = names[pair["a"]], names[pair["b"]]
         for m, row in enumerate(rows):
             row["model"] = names[m]
             row["groups"] = "".join(
@@ -75,10 +90,12 @@ def leaderboard(
         out[task] = {
             "metric": metric,
             "n": len(refs),
+            "rank_set": rank_set,
             "models": sorted(rows, key=lambda row: (row["rank"], row["model"])),
+            "best": [names[m] for m, row in enumerate(rows) if row["best"]],
             "groups": [[names[m] for m in group] for group in groups],
             "pairs": [{"a": names[i], "b": names[j], **test} for (i, j), test in tests.items()],
-            "detectable": ranks.detectable_difference(stats, "ranking", metric),
+            "detectable": detectable,
         }
     return out
 
@@ -105,6 +122,7 @@ def leaderboard_table(result: dict[str, Any]) -> Table:
                     row["rank"],
                     row["interval"][0],
                     row["interval"][1],
+                    "yes" if row["best"] else "no",
                     row["groups"],
                 ]
             )
@@ -123,22 +141,33 @@ def table_columns(metric: str = DEFAULT_METRIC) -> list[str]:
         "rank",
         "rank low",
         "rank high",
+        "may be best",
         "tied group",
     ]
 
 
 def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
-    """The leaderboard as a Markdown section: table, tied groups, detectable difference."""
+    """The leaderboard as a Markdown section: table, best set, tied groups, detectable
+    differences, a warning for small tasks."""
     from ..tables import markdown
 
-    metric = next(iter(result.values()))["metric"] if result else DEFAULT_METRIC
+    first = next(iter(result.values()), {})
+    metric = first.get("metric", DEFAULT_METRIC)
+    kind = first.get("rank_set", RANK_SETS[0])
+    held = (
+        "all rank sets hold together with probability 95%"
+        if kind == RANK_SETS[0]
+        else "each rank set holds on its own with probability 95%, not all together"
+    )
     lines = [
-        f"## Leaderboard with rank intervals ({metric.replace('_', ' ')})",
+        f"## Leaderboard with {kind} rank sets ({metric.replace('_', ' ')})",
         "",
         f"Per task: the score with its bootstrap 95% interval, the rank (1 = best) with its 95% "
-        f"rank interval ({resamples} resamples of the datapoints drawn jointly for all runs, seed "
-        f"{seed}), and tied groups: runs in score order whose every pair has a Holm-corrected "
-        "paired bootstrap p-value of at least 0.05 share a letter. Values in %.",
+        f"{kind} confidence set for the rank (Mogstad, Romano, Shaikh & Wilhelm 2024, step-down "
+        f"over the studentised paired differences; {held}; {resamples} resamples of the "
+        f"datapoints drawn jointly for all runs, seed {seed}), whether a run may be the best "
+        "(the 95% confidence set for the best run), and tied groups: runs in score order of "
+        "which the simultaneous step-down separates no pair share a letter. Values in %.",
         "",
         markdown(leaderboard_table(result)),
         "",
@@ -148,14 +177,33 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
         groups = "; ".join(
             f"{LETTERS[g % 26]}: " + ", ".join(members) for g, members in enumerate(board["groups"])
         )
-        lines.append(
-            f"- {task_label(task)} (n = {board['n']}): tied groups {groups}. Smallest "
-            "detectable difference "
-            f"{100 * d['mde']:.2f} points = (z(0.975) + z(0.8)) × sd / √n with sd "
-            f"{100 * d['sd']:.2f} points of the per-datapoint paired differences "
-            f"(alpha {d['alpha']}, power {d['power']})."
+        adjacent = ", ".join(
+            f"{p['a']} vs {p['b']} {_points(p['mde'])}" for p in d.get("adjacent", [])
         )
+        lines.append(
+            f"- {task_label(task)} (n = {board['n']}): may be best: {', '.join(board['best'])}. "
+            f"Tied groups {groups}. Smallest detectable difference {_points(d['mde'])} = "
+            f"(z(0.975) + z(0.8)) × sd / √n with sd {_points(d['sd'])} of the per-datapoint "
+            f"paired differences (alpha {d['alpha']}, power {d['power']}, root mean square over "
+            "all pairs)"
+            + (
+                f"; per adjacent pair at the corrected alpha {d['alpha_corrected']:.3g}: "
+                f"{adjacent}."
+                if adjacent
+                else "."
+            )
+        )
+        if board["n"] < SMALL_N:
+            lines.append(
+                f"- Warning: {task_label(task)} has {board['n']} datapoints (fewer than "
+                f"{SMALL_N}): bootstrap intervals are rough and most differences undetectable."
+            )
     return "\n".join(lines) + "\n"
+
+
+def _points(value: float) -> str:
+    """A proportion in points (NaN: undefined)."""
+    return "undefined" if value != value else f"{100 * value:.2f} points"
 
 
 def _short(name: str, width: int = 28) -> str:
@@ -196,7 +244,8 @@ def leaderboard_figure(result: dict[str, Any]) -> bytes:
         axis.set_xlabel(f"{board['metric'].replace('_', ' ')} (%)")
         axis.set_title(f"{task_label(task)} (n = {board['n']})", fontsize=10)
         axis.grid(axis="x", alpha=0.3)
-    figure.suptitle("Scores with 95% CIs; rank [rank interval] tied group", fontsize=10)
+    kind = next(iter(result.values()))["rank_set"]
+    figure.suptitle(f"Scores with 95% CIs; rank [{kind} rank set] tied group", fontsize=10)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")

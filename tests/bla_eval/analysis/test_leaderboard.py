@@ -69,6 +69,32 @@ def test_far_apart_runs_get_disjoint_rank_intervals_and_twins_are_tied(tmp_path:
     assert not (out / "compare.csv").exists()  # paired A/B tables only for two runs
 
 
+def _flipped(*flips: int):
+    """The recorded run's scores turned the other way on the datapoints ``flips``."""
+
+    def change(k: int, record: dict) -> list[float]:
+        scores = [float(s) for s in record["scores"]]
+        return [-s for s in scores] if k in flips else scores
+
+    return change
+
+
+def test_runs_in_one_tied_group_have_no_sure_first(tmp_path: Path, capsys) -> None:
+    runs = [_run(tmp_path, "base", display="base")] + [
+        _run(tmp_path, f"near{k}", _flipped(k, 40 + k), f"near{k}") for k in range(3)
+    ]
+    for kind in ("simultaneous", "marginal"):
+        _, document = compare_many(runs, None, resamples=100, seed=0, rank_set=kind)
+        for board in document["leaderboard"].values():
+            assert board["rank_set"] == kind and len(board["groups"]) == 1
+            assert len(board["best"]) == 4
+            assert all(row["interval"] != [1, 1] for row in board["models"])
+    assert compare_main([*map(str, runs), "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"\| 1 \| 1 \| (yes|no) \|", out)  # no rank set [1, 1]
+    assert "## Leaderboard with simultaneous rank sets" in out
+
+
 def test_table_formats_have_one_number_per_cell(tmp_path: Path, capsys) -> None:
     runs = [str(RUN), str(_run(tmp_path, "good", _good, "good"))]
     number = re.compile(r"^-?\d+(\.\d+)?$")
@@ -117,7 +143,7 @@ def test_the_leaderboard_ranks_by_set_accuracy_when_asked(tmp_path: Path, capsys
             assert row["value"] == results[row["model"]][task]["ranking"]["set_accuracy"]
         assert [row["model"] for row in board["models"]] == ["good", "base"]
     assert compare_main([*map(str, runs), "--resamples", "50", "--metric", "set_accuracy"]) == 0
-    assert "## Leaderboard with rank intervals (set accuracy)" in capsys.readouterr().out
+    assert "## Leaderboard with simultaneous rank sets (set accuracy)" in capsys.readouterr().out
     try:
         compare_main([*map(str, runs), "--metric", "set_error"])
     except SystemExit as stop:
