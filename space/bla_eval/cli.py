@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "export": "bla_eval.analysis.cli:export_main",
     "reproduce": "bla_eval.reproduce:main",
     "robustness": "bla_eval.analysis.robustness:main",
+    "sweep": "bla_eval.sweep.cli:main",
 }
 """Subcommand name -> ``module:function`` taking ``argv`` and returning an exit code."""
 

@@ -26,9 +26,11 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "gradio": ("gradio", "space"),
     "sentence_transformers": ("sentence-transformers", "builders"),
     "vllm": ("vllm", "vllm"),
+    "ray": ("ray", "sweep"),
+    "submitit": ("submitit", "sweep"),
 }
 """Top-level import name -> (distribution, the first extra of engine, analysis, space, builders,
-vllm that installs it)."""
+vllm, sweep that installs it)."""
 
 
 def install_hint(err: ModuleNotFoundError, extra: str | None = None) -> str | None:

@@ -13,7 +13,7 @@ from bla_eval.extras import DISTRIBUTION, EXTRA_OF_MODULE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN = REPO_ROOT / "tests" / "fixtures" / "runs" / "smollm2"
-USER_EXTRAS = ("engine", "analysis", "space", "builders", "vllm")
+USER_EXTRAS = ("engine", "analysis", "space", "builders", "vllm", "sweep")
 
 WITHOUT = """
 import sys

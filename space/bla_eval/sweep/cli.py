@@ -1,0 +1,152 @@
+"""``bla-eval sweep PLAN --output DIR``: every cell of a plan (models x benchmarks x protocols)
+as an ordinary ``bla-eval`` run folder under DIR, on local worker processes, Ray or Slurm; then
+the leaderboard of each benchmark and protocol.
+
+Exit status: 0 when every cell is finished; 2 for an error before any cell ran (one line); else
+10 + the number of failed cells (at most 110), each failure's line printed as it comes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..cli_common import OneLineParser, bounded_int, run_guarded
+from .slurm_executor import CLUSTERS
+
+EXECUTORS = ("local", "ray", "slurm")
+MAX_WORKERS = 1024
+MAX_FAILED_SHOWN = 100
+FAILED_BASE = 10
+"""Exit status of a sweep with failed cells: this plus their number (capped)."""
+DEFAULT_RESAMPLES = 1000
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineParser(
+        prog="bla-eval sweep",
+        description="Run every cell of a plan (models x benchmarks x protocols) as a bla-eval run "
+        "folder under --output, on local processes, Ray or Slurm; rerun to resume. Exit status "
+        f"{FAILED_BASE} + the number of failed cells when some failed.",
+    )
+    p.add_argument("plan", metavar="PLAN", help="the plan (YAML; see docs/sweeps.md)")
+    p.add_argument("--output", required=True, help="the sweep folder (new, empty or a sweep's)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local", help="default: local")
+    p.add_argument(
+        "--workers",
+        type=bounded_int(1, MAX_WORKERS),
+        default=1,
+        help=f"local: worker processes, each given one GPU in turn (default 1, at most "
+        f"{MAX_WORKERS})",
+    )
+    p.add_argument(
+        "--cpus-per-cell",
+        type=bounded_int(1, MAX_WORKERS),
+        default=1,
+        help="torch threads of each cell; Ray's num_cpus, Slurm's cpus-per-task (default 1)",
+    )
+    p.add_argument(
+        "--gpus-per-cell",
+        type=bounded_int(0, 64),
+        default=0,
+        help="ray: num_gpus of each task; slurm: GPUs of each job (default 0)",
+    )
+    p.add_argument(
+        "--address", help="ray: the cluster's address (default $RAY_ADDRESS, else a local instance)"
+    )
+    p.add_argument("--partition", help="slurm: the partition")
+    p.add_argument(
+        "--time",
+        type=bounded_int(1, 60 * 24 * 30),
+        default=60,
+        help="slurm: each job's time limit in minutes (default 60)",
+    )
+    p.add_argument(
+        "--cluster",
+        choices=CLUSTERS,
+        default="slurm",
+        help="slurm: submitit's cluster (local: the jobs as processes here, without Slurm)",
+    )
+    p.add_argument(
+        "--resamples",
+        type=bounded_int(1, 100_000),
+        default=DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples of the leaderboards (default {DEFAULT_RESAMPLES})",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    return p
+
+
+def sweep(args: argparse.Namespace) -> int:
+    """Run the plan's unfinished cells, print the leaderboards; the exit status."""
+    from .folder import SweepFolder
+    from .job import Job
+    from .plan import read_plan
+    from .progress import Events
+    from .report import leaderboards
+
+    plan = read_plan(args.plan)
+    folder = SweepFolder(args.output)
+    folder.check_output()
+    folder.path.mkdir(parents=True, exist_ok=True)
+    with folder.lock():
+        folder.check_plan(plan)
+        folder.record(plan)
+        todo = [c for c in plan.cells if not folder.finished(c)]
+        jobs = [
+            Job(
+                c.id,
+                str(folder.cell_path(c)),
+                c.settings,
+                folder.cell_path(c).exists(),
+                args.cpus_per_cell,
+            )
+            for c in todo
+        ]
+        events = Events(len(jobs), len(plan.cells) - len(jobs), show=not args.quiet)
+        try:
+            execute(args, jobs, events, folder.path)
+        finally:
+            events.close()
+        failed = len(events.failed)
+        print(
+            f"{len(plan.cells)} cells: {len(jobs) - failed} run now, "
+            f"{len(plan.cells) - len(jobs)} finished before, {failed} failed"
+        )
+        print(leaderboards(folder, plan.cells, args.resamples), end="")
+    return FAILED_BASE + min(failed, MAX_FAILED_SHOWN) if failed else 0
+
+
+def execute(args: argparse.Namespace, jobs: list, events, root: Path) -> None:
+    """Hand ``jobs`` to the executor ``args`` chose."""
+    if not jobs:
+        return
+    if args.executor == "ray":
+        from .ray_executor import run_ray
+
+        run_ray(jobs, events, args.address, args.cpus_per_cell, args.gpus_per_cell)
+    elif args.executor == "slurm":
+        from .folder import LOGS
+        from .slurm_executor import run_slurm
+
+        run_slurm(
+            jobs,
+            events,
+            root / LOGS,
+            args.cluster,
+            args.partition,
+            args.time,
+            args.cpus_per_cell,
+            args.gpus_per_cell,
+        )
+    else:
+        from .local_executor import run_local
+
+        run_local(jobs, events, args.workers)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``bla-eval sweep``."""
+    args = build_parser().parse_args(argv)
+    return run_guarded(lambda: sweep(args), args.debug, "bla-eval sweep")

@@ -1,0 +1,185 @@
+"""A sweep plan (YAML): models x benchmarks x protocols and shared settings, expanded into cells.
+
+Each model, benchmark and protocol entry is a mapping of ``RunConfig`` settings plus a ``name``
+(the cell folder's part; the model's also its display name); ``options`` holds the settings
+every cell shares. A cell is one ``RunConfig``: shared options, then the benchmark's, the
+protocol's and the model's (later ones win). Every error is one line naming the bad key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import RunConfig
+
+SECTIONS = ("models", "benchmarks", "protocols")
+"""The lists of a plan, in the order of a cell's path (benchmark/protocol/model)."""
+KEY_FIELD = {"models": "model", "benchmarks": "benchmark", "protocols": "protocol"}
+"""The ``RunConfig`` setting an entry may be given as a bare string."""
+NOT_IN_PLAN = ("output_dir", "resume", "table_format", "plot")
+"""Settings the sweep itself decides (the cell's folder, resuming) or that print (the report)."""
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$")
+FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
+HINTS = typing.get_type_hints(RunConfig)
+
+
+class PlanError(ValueError):
+    """A plan that cannot be run (the message names the file and the key)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the sweep: its path under the sweep folder and its settings."""
+
+    model: str
+    benchmark: str
+    protocol: str
+    settings: dict[str, Any]
+    """``RunConfig`` keyword arguments, ``output_dir`` excepted (JSON values)."""
+
+    @property
+    def id(self) -> str:
+        """``benchmark/protocol/model``: the cell's folder under the sweep folder."""
+        return f"{self.benchmark}/{self.protocol}/{self.model}"
+
+    def config(self, root: Path, resume: bool) -> RunConfig:
+        """The cell's ``RunConfig`` writing into ``root / id``."""
+        settings = {k: tuple(v) if isinstance(v, list) else v for k, v in self.settings.items()}
+        return RunConfig(output_dir=Path(root) / self.id, resume=resume, **settings)
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings that decide its scores (``resume`` in their metadata): a later plan
+        must give the same for a cell already started."""
+        return {k: v for k, v in self.settings.items() if FIELDS[k].metadata.get("resume")}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A parsed plan: its source text and its cells (in benchmark, protocol, model order)."""
+
+    text: str
+    cells: tuple[Cell, ...]
+
+
+def _value(where: str, key: str, value: Any) -> Any:
+    """``value`` of the setting ``key`` as ``RunConfig`` takes it (a list or comma string for a
+    tuple setting)."""
+    if key not in FIELDS or key in NOT_IN_PLAN:
+        raise PlanError(f"{where}: unknown key {key!r} (not a bla-eval run setting a plan sets)")
+    hint = HINTS[key]
+    if typing.get_origin(hint) is tuple:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise PlanError(f"{where}: {key} must be a list of names or a comma-separated string")
+        return [v.strip() for v in items if v.strip()]
+    allowed = typing.get_args(hint) or (hint,)
+    if hint is float or float in allowed:
+        allowed = (*allowed, int)
+    if not isinstance(value, tuple(a for a in allowed if isinstance(a, type))) or (
+        isinstance(value, bool) and bool not in allowed
+    ):
+        raise PlanError(f"{where}: {key} has the wrong type ({type(value).__name__}: {value!r})")
+    return value
+
+
+def _settings(where: str, mapping: Any) -> dict[str, Any]:
+    if not isinstance(mapping, dict):
+        raise PlanError(f"{where}: expected a mapping of run settings")
+    return {str(k): _value(f"{where}.{k}", str(k), v) for k, v in mapping.items()}
+
+
+def _default_name(section: str, settings: dict[str, Any]) -> str:
+    """The last part of a model id or path, a benchmark or protocol name, made a folder name."""
+    value = str(settings.get(KEY_FIELD[section], "zero-shot" if section == "protocols" else ""))
+    name = re.sub(r"[^A-Za-z0-9._+-]", "-", value.rstrip("/").split("/")[-1]).lstrip(".-_+")
+    return name[:80] or section[:-1]
+
+
+def _entries(source: str, doc: dict[str, Any], section: str) -> list[tuple[str, dict[str, Any]]]:
+    """(name, settings) of each entry of ``section``."""
+    entries = doc.get(section)
+    if section == "protocols" and entries is None:
+        entries = [{"name": "zero-shot"}]
+    if not isinstance(entries, list) or not entries:
+        raise PlanError(f"{source}: {section} must be a non-empty list")
+    out: list[tuple[str, dict[str, Any]]] = []
+    for k, entry in enumerate(entries):
+        where = f"{source}: {section}[{k}]"
+        if isinstance(entry, str):
+            entry = {KEY_FIELD[section]: entry}
+        if not isinstance(entry, dict):
+            raise PlanError(f"{where}: expected a name or a mapping")
+        entry = dict(entry)
+        name = entry.pop("name", None)
+        settings = _settings(where, entry)
+        if section == "models" and "model" not in settings:
+            raise PlanError(f"{where}: the key 'model' is missing")
+        name = str(name) if name is not None else _default_name(section, settings)
+        if not NAME_RE.match(name):
+            raise PlanError(
+                f"{where}.name: {name!r} is no folder name (letters, digits, . _ + -; at most 80)"
+            )
+        if section == "models" and "name" not in settings:
+            settings.setdefault("name", name)  # the display name in the leaderboard
+        if name in (n for n, _ in out):
+            raise PlanError(f"{where}.name: {name!r} is given twice: give each entry its own")
+        out.append((name, settings))
+    return out
+
+
+def _check(cell: Cell) -> None:
+    """Build the cell's settings and name its benchmark's tasks (as ``bla-eval`` does)."""
+    from ..benchmarks import get_benchmark
+
+    config = cell.config(Path("."), False)
+    bench = get_benchmark(config.benchmark)
+    for task in config.tasks:
+        bench.resolve_task(task)
+
+
+def parse_plan(text: str, source: str = "plan") -> Plan:
+    """The cells of a plan's YAML ``text`` (``source`` names it in errors); each cell's settings
+    are checked by building its ``RunConfig``."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise PlanError(f"{source}: not valid YAML{at}") from None
+    if not isinstance(doc, dict):
+        raise PlanError(f"{source}: expected a mapping with models, benchmarks and protocols")
+    unknown = sorted(set(doc) - {*SECTIONS, "options"})
+    if unknown:
+        raise PlanError(
+            f"{source}: unknown key {unknown[0]!r} (expected models, benchmarks, protocols, "
+            "options)"
+        )
+    shared = _settings(f"{source}: options", doc.get("options") or {})
+    lists = {s: _entries(source, doc, s) for s in SECTIONS}
+    cells = []
+    for bench, bench_settings in lists["benchmarks"]:
+        for protocol, protocol_settings in lists["protocols"]:
+            for model, model_settings in lists["models"]:
+                settings = {**shared, **bench_settings, **protocol_settings, **model_settings}
+                cell = Cell(model, bench, protocol, settings)
+                try:
+                    _check(cell)
+                except (ValueError, TypeError) as err:
+                    raise PlanError(f"{source}: cell {cell.id}: {err}") from None
+                cells.append(cell)
+    return Plan(text, tuple(cells))
+
+
+def read_plan(path: Path | str) -> Plan:
+    """The plan in the YAML file ``path``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"plan not found: {path}")
+    return parse_plan(path.read_text(encoding="utf-8"), str(path))
