@@ -59,6 +59,9 @@ class _Run:
     clock: dict[str, float] = field(default_factory=dict)
     twins: dict[tuple[str, str], Item] | None = None
     """(task, id) -> the item's control twin (``--control``; None without one)."""
+    recorded: dict[str, Any] | None = None
+    """A resumed run's ``results.json`` as it was, when it agreed with its scores: kept as the
+    run's record (timings, model revision, provenance) when nothing is left to score."""
 
     @property
     def out(self) -> Path:
@@ -96,6 +99,7 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
                 folder.check_resume(settings, config.resume)
                 if config.resume:  # every kept record, against the dataset, before any change
                     folder.check_scored(run.tasks, run.items)
+                    run.recorded = _recorded(folder)
             except Exception as err:  # noqa: BLE001  (raised below, on every process)
                 refusal = err
         run.procs.agree(refusal)  # the other processes stop too, instead of waiting
@@ -104,6 +108,15 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
             folder.start(settings, run.procs.world)  # only now is anything of the folder changed
         run.procs.barrier()
         return _evaluate(run, progress)
+
+
+def _recorded(folder: RunFolder) -> dict[str, Any] | None:
+    """The folder's ``results.json`` when it follows from its scores (None when there is none
+    or it disagrees: it is then computed again)."""
+    try:
+        return RunFolder.open(folder.path).results
+    except (OSError, ValueError):
+        return None
 
 
 def _prepare(config: RunConfig) -> _Run:
@@ -180,6 +193,10 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
     if not run.procs.main:
         run.procs.finish()
         return run.folder.read_results()
+    if run.recorded is not None and clock["pending"] == 0:  # a finished run resumed: a no-op
+        run.folder.write_results(run.recorded)
+        run.procs.finish()
+        return run.recorded
 
     by_task = run.folder.records(run.tasks, run.selected)
     records = [r for task in run.tasks for r in by_task[task]]

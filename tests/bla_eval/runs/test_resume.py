@@ -204,6 +204,22 @@ def test_a_resume_with_the_same_settings_completes_the_run(
     assert len(RunFolder.open(run).records["coordination"]) == LIMIT
 
 
+def test_a_finished_run_resumed_keeps_its_record(
+    co_run, tiny_clip, built_dataset, tmp_path, capsys
+):
+    run = copy_run(co_run, tmp_path)
+    path = run / "results.json"
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    recorded["timings"]["scoring_s"] = 4260.0  # a long run's clock, not measured again
+    path.write_text(json.dumps(recorded), encoding="utf-8")
+    argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT, "--resume")
+    assert call(bla_eval, argv, capsys)[0] == 0
+    assert json.loads(path.read_text(encoding="utf-8")) == recorded
+    write_lines(run / SCORES_FILE, lines_of(run / SCORES_FILE)[:1])  # two datapoints left
+    assert call(bla_eval, argv, capsys)[0] == 0
+    assert json.loads(path.read_text(encoding="utf-8"))["timings"]["datapoints_scored"] == 2
+
+
 # ----------------------------------------------------------------------------- a killed process
 def test_a_killed_run_resumed_equals_an_uninterrupted_one(tiny_clip, built_dataset, tmp_path):
     """SIGKILL a real ``bla-eval`` process mid-run, resume it, compare with a run never stopped."""
