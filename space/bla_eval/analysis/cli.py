@@ -158,30 +158,72 @@ def export_main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--repo-id", default=None, help="model repo for --push, e.g. ORG/MODEL")
     p.add_argument("--dry-run", action="store_true", help="with --push: print the call only")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="export a partial run (--limit, inspect's --limit or --sample-id); the notes say so",
+    )
+    p.add_argument(
+        "--scores",
+        default=None,
+        metavar="ORG/RESULTS",
+        help="Hub dataset repo of the run's per-datapoint scores, named in the notes; with "
+        "--push they are committed there too",
+    )
     args = p.parse_args(argv)
 
     def body() -> int:
+        from pathlib import Path
+
         from ..hub_auth import require_token
         from .export import PUSH_COMMAND, check_repo_id, export, push_call
+        from .hub_scores import scores_location, scores_push_call
+        from .rundata import load_run
 
         if args.push and not args.repo_id:
             raise ValueError("--push needs --repo-id (the model repo, e.g. ORG/MODEL)")
         if args.push:
             check_repo_id(args.repo_id)  # as the real call checks it, --dry-run included
+        if args.scores:
+            check_repo_id(args.scores, "--scores")
         token = require_token(PUSH_COMMAND) if args.push and not args.dry_run else None
-        path, text = export(args.run_dir, args.fmt, args.output, args.dataset_id, args.source_url)
+        location = scores_call = None
+        if (
+            args.scores
+            and Path(args.run_dir).is_dir()
+            and (Path(args.run_dir) / "results.json").exists()
+        ):
+            run = load_run(args.run_dir)
+            location = scores_location(args.scores, run.results)
+            scores_call = scores_push_call(args.scores, run.path, run.results)
+        path, text = export(
+            args.run_dir,
+            args.fmt,
+            args.output,
+            args.dataset_id,
+            args.source_url,
+            args.allow_partial,
+            location or args.scores,
+        )
         print(f"wrote {path}")
+        calls = [(f"scores to {args.scores}", scores_call)] if args.push and scores_call else []
         if args.push:
-            source, call = push_call(args.fmt, args.repo_id, text)
+            calls.append((args.repo_id, push_call(args.fmt, args.repo_id, text)))
+        for target, (source, call) in calls:
             if args.dry_run:
                 print(source)
-            else:
-                try:
-                    print(f"opened pull request {call(token)}")
-                except Exception as err:  # network, token or permission: one line, exit 2
-                    if args.debug:
-                        raise
-                    raise ValueError(f"push to {args.repo_id} failed: {err}") from None
+                continue
+            try:
+                done = call(token)
+            except Exception as err:  # network, token or permission: one line, exit 2
+                if args.debug:
+                    raise
+                raise ValueError(f"push to {target} failed: {err}") from None
+            print(
+                f"opened pull request {done}"
+                if target == args.repo_id
+                else f"pushed {target} ({done})"
+            )
         return 0
 
     return run_guarded(body, args.debug, "bla-eval export")

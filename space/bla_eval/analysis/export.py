@@ -6,11 +6,16 @@ framework that produced the value (``bla-eval <version>`` or ``inspect-ai <versi
 
 - ``--format eval-results`` (default): ``.eval_results/bla.yaml``, one entry per task of the
   dataset's ``eval.yaml`` (``builders/hub_eval.py`` writes that file): dataset id and revision,
-  task id (the config name), value (the headline metric of the benchmark spec's main view; BLA:
-  sentence accuracy of the ranking view, in %), date, source, and notes with the protocol.
-  Serialised with huggingface_hub's own ``eval_result_entries_to_yaml``.
+  task id (the config name), value (what that task computes: the yes/no answer accuracy per
+  sentence, a proportion in [0, 1], ``harnesses/answer_match.py``; a run without generated
+  answers is refused), date, source, and notes with the protocol, n, the value's bootstrap 95%
+  interval, BLA's headline (ranking sentence accuracy) with its interval, and where the
+  per-datapoint scores are (``--scores``, ``hub_scores.py``). A partial run (``--limit``) is
+  refused unless ``--allow-partial``, which the notes then say. Serialised with huggingface_hub's
+  own ``eval_result_entries_to_yaml``.
 - ``--format model-index``: the older ``model-index`` block of a model card's YAML header, from
-  huggingface_hub's ``EvalResult`` / ``eval_results_to_model_index``.
+  huggingface_hub's ``EvalResult`` / ``eval_results_to_model_index``: each metric is named
+  there, so it carries BLA's headline (ranking sentence accuracy, %).
 - ``--push --repo-id ORG/MODEL`` opens a pull request on the model repo (``HfApi.create_commit``
   with ``create_pr=True``, or ``metadata_update`` for the model card); ``--dry-run`` prints that
   exact call instead of running it.
@@ -23,9 +28,12 @@ from typing import Any
 
 import yaml
 
+from bla_metric import formulas
+
 from ..benchmarks import Benchmark, get_benchmark
+from ..harnesses import answer_match
 from ..hub_auth import require_token
-from ..outputs import write_marked_text
+from ..outputs import check_file_replaceable, write_marked_text
 from ..runs import protocol_name
 from .inspect_log import FRAMEWORK, is_log_folder, log_files, log_result
 from .rundata import Run, load_run
@@ -63,28 +71,46 @@ def dataset_id(results: dict[str, Any], override: str | None = None) -> str:
     return benchmark_of(results).hub_id
 
 
+def partial_reason(results: dict[str, Any]) -> str | None:
+    """Why the run scored only part of the benchmark (``--limit`` cut a task short), or None."""
+    protocol = results.get("protocol")
+    limit = protocol.get("limit") if isinstance(protocol, dict) else None
+    if limit is None:
+        return None
+    short = [t for t, v in results["tasks"].items() if v.get("n") is not None and v["n"] >= limit]
+    return f"--limit {limit} cut {', '.join(short)}" if short else None
+
+
+def check_whole(what: str, reason: str | None, allow_partial: bool) -> str | None:
+    """The note of a partial run exported with ``--allow-partial``; a ValueError without it."""
+    if reason is None:
+        return None
+    if not allow_partial:
+        raise ValueError(
+            f"{what} is a partial run ({reason}): the Hub ranks whole runs; export it anyway "
+            "with --allow-partial"
+        )
+    return f"PARTIAL RUN exported with --allow-partial: {reason}"
+
+
 def protocol_notes(results: dict[str, Any], task: str) -> str:
     """One line describing how the value was obtained."""
     protocol = results.get("protocol")
     protocol = protocol if isinstance(protocol, dict) else {}
-    view, metric = headline(results)
     parts = [
         f"bla-eval {results.get('bla_eval_version', '')}".strip(),
         f"protocol {protocol_name(results)}",
         f"kind {results.get('kind')}",
         f"split {results.get('split', 'test')}",
-        f"n {results['tasks'][task].get('n')}",
-        f"headline {metric} ({view} view, %)",
+        f"n {results['tasks'][task].get('n')} datapoints",
     ]
     if protocol.get("score"):
         parts.append(f"score {protocol['score']}")
-    if protocol.get("limit"):
-        parts.append(f"limit {protocol['limit']} (partial run)")
     return "; ".join(parts)
 
 
 def headline_value(results: dict[str, Any], task: str) -> float:
-    """The task's headline metric in percent, rounded to 2 decimals."""
+    """The task's headline metric in percent, rounded to 2 decimals (model-index)."""
     view, metric = headline(results)
     try:
         return round(100 * float(results["tasks"][task][view][metric]), 2)
@@ -92,30 +118,69 @@ def headline_value(results: dict[str, Any], task: str) -> float:
         raise ValueError(f"results.json has no {view} {metric} for {task}") from None
 
 
+def answers_of(run: Run, task: str) -> tuple[list, list]:
+    """(answers, labels) of the task's datapoints; a ValueError for a run without answers."""
+    records = run.records[task]
+    if not records or not all(isinstance(r.get("answers"), list) for r in records):
+        kind = run.results.get("kind")
+        raise ValueError(
+            f"{run.path}: the Hub's task ids rank the accuracy of generated yes/no answers "
+            f"(eval.yaml), and this run of kind {kind} generated none: export it with --format "
+            "model-index, or rerun with generated answers (--protocol paper)"
+        )
+    return [r["answers"] for r in records], [r["labels"] for r in records]
+
+
+def entry_notes(run: Run, task: str, partial: str | None, scores: str | None) -> str:
+    """The notes of a run's entry: protocol, n, the value's 95% interval, BLA's headline with
+    its interval, where the per-datapoint scores are, and a partial run's mark."""
+    answers, labels = answers_of(run, task)
+    low, high = answer_match.answer_interval(answers, labels)
+    view, metric = headline(run.results)
+    records = run.records[task]
+    ranking = formulas.compute(
+        [r["scores"] for r in records], labels, view, bootstrap=answer_match.RESAMPLES, seed=0
+    )
+    ci = ranking["ci"][metric]
+    parts = [
+        protocol_notes(run.results, task),
+        f"95% CI [{low:.4f}, {high:.4f}] (bootstrap over datapoints)",
+        f"BLA headline {view}.{metric} {ranking[metric]:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]",
+        f"per-datapoint scores: {scores or 'not published (bla-eval export --scores REPO)'}",
+    ]
+    return "; ".join(parts + ([partial] if partial else []))
+
+
 def eval_result_entries(
     run: Run,
     dataset: str | None = None,
     source_url: str | None = None,
     source_name: str | None = None,
+    partial: str | None = None,
+    scores: str | None = None,
 ) -> list:
-    """One ``huggingface_hub.EvalResultEntry`` per task of the run."""
+    """One ``huggingface_hub.EvalResultEntry`` per task of the run: the value of the dataset's
+    ``eval.yaml`` task of that id (yes/no answer accuracy per sentence, in [0, 1])."""
     from huggingface_hub import EvalResultEntry
 
     results = run.results
     hub_id = dataset_id(results, dataset)
-    return [
-        EvalResultEntry(
-            dataset_id=hub_id,
-            task_id=task,
-            value=headline_value(results, task),
-            dataset_revision=_revision(results),
-            date=results.get("created"),
-            source_url=source_url,
-            source_name=source_name if source_url else None,
-            notes=protocol_notes(results, task),
+    entries = []
+    for task in results["tasks"]:
+        answers, labels = answers_of(run, task)
+        entries.append(
+            EvalResultEntry(
+                dataset_id=hub_id,
+                task_id=task,
+                value=round(answer_match.answer_accuracy(answers, labels), 4),
+                dataset_revision=_revision(results),
+                date=results.get("created"),
+                source_url=source_url,
+                source_name=source_name if source_url else None,
+                notes=entry_notes(run, task, partial, scores),
+            )
         )
-        for task in results["tasks"]
-    ]
+    return entries
 
 
 def _revision(results: dict[str, Any]) -> str | None:
@@ -130,10 +195,12 @@ def eval_results_yaml(
     dataset: str | None = None,
     source_url: str | None = None,
     source_name: str | None = None,
+    partial: str | None = None,
+    scores: str | None = None,
 ) -> str:
     from huggingface_hub import eval_result_entries_to_yaml
 
-    entries = eval_result_entries(run, dataset, source_url, source_name)
+    entries = eval_result_entries(run, dataset, source_url, source_name, partial, scores)
     return yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
 
 
@@ -252,27 +319,30 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
 
 
 def inspect_results_yaml(
-    path: Path, dataset: str | None = None, source_url: str | None = None
+    path: Path, dataset: str | None = None, source_url: str | None = None, allow_partial=False
 ) -> str:
     """``.eval_results`` entries of inspect logs: one per log, each a different BLA task."""
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
-    results = [log_result(log, dataset) for log in log_files(path)]
-    configs = [r.config for r in results]
+    results = [(log, log_result(log, dataset)) for log in log_files(path)]
+    configs = [r.config for _, r in results]
     if len(set(configs)) != len(configs):
         raise ValueError(f"{path} holds more than one log of the same BLA task: give one log")
-    entries = [
-        EvalResultEntry(
-            dataset_id=r.dataset_id,
-            task_id=r.config,
-            value=r.value,
-            date=r.date,
-            source_url=source_url,
-            source_name=FRAMEWORK if source_url else None,
-            notes=r.notes,
+    entries = []
+    for log, r in results:
+        partial = check_whole(str(log), r.partial, allow_partial)
+        entries.append(
+            EvalResultEntry(
+                dataset_id=r.dataset_id,
+                task_id=r.config,
+                value=r.value,
+                dataset_revision=r.revision,
+                date=r.date,
+                source_url=source_url,
+                source_name=FRAMEWORK if source_url else None,
+                notes="; ".join([r.notes, *([partial] if partial else [])]),
+            )
         )
-        for r in results
-    ]
     return yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
 
 
@@ -282,10 +352,13 @@ def export(
     output: str | Path | None = None,
     dataset: str | None = None,
     source_url: str | None = None,
+    allow_partial: bool = False,
+    scores: str | None = None,
 ) -> tuple[Path, str]:
     """Write the file for the model repo into ``output`` (default: the run folder); returns
     (path written, its text). The file starts with a comment naming this command: an existing
-    file without it is never replaced."""
+    file without it is never replaced. A partial run is refused unless ``allow_partial``;
+    ``scores`` is where the run's per-datapoint scores are published (named in the notes)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     if dataset is not None:
@@ -294,16 +367,19 @@ def export(
     if source.is_file() or is_log_folder(source):
         if fmt != "eval-results":
             raise ValueError(f"--format {fmt} is written from a bla-eval run folder, not a log")
-        text = inspect_results_yaml(source, dataset, source_url)
+        if scores:
+            raise ValueError("--scores publishes a bla-eval run folder's scores, not a log's")
         base = Path(output) if output else (source.parent if source.is_file() else source)
-        path = base / EVAL_RESULTS_DIR / EVAL_RESULTS_FILE
+        path = check_file_replaceable(base / EVAL_RESULTS_DIR / EVAL_RESULTS_FILE, EXPORT_COMMAND)
+        text = inspect_results_yaml(source, dataset, source_url, allow_partial)
         return path, write_marked_text(path, EXPORT_COMMAND, text)
     run = load_run(run_dir)
     base = Path(output) if output else Path(run_dir)
+    name = f"{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}" if fmt == "eval-results" else MODEL_INDEX_FILE
+    path = check_file_replaceable(base / name, EXPORT_COMMAND)
+    partial = check_whole(str(run.path), partial_reason(run.results), allow_partial)
     if fmt == "eval-results":
-        text = eval_results_yaml(run, dataset, source_url, "bla-eval")
-        path = base / EVAL_RESULTS_DIR / EVAL_RESULTS_FILE
+        text = eval_results_yaml(run, dataset, source_url, "bla-eval", partial, scores)
     else:
         text = model_index_yaml(run, dataset, source_url)
-        path = base / MODEL_INDEX_FILE
     return path, write_marked_text(path, EXPORT_COMMAND, text)

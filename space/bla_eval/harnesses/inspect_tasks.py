@@ -8,7 +8,10 @@ log-probabilities, or, where the model's API returns none (``scoring="auto"`` de
 first request of the run, as ``bla-eval --endpoint`` does) or with ``scoring="generation"``, the
 generated answer classified by the authors' rule. The metrics are BLA's (ranking, binary,
 pairwise by caption type), computed by the benchmark's ``summarise`` with ``bla_metric`` over all
-datapoints, so a run gives the numbers ``bla-eval`` gives for the same model and endpoint.
+datapoints, so a run gives the numbers ``bla-eval`` gives for the same model and endpoint; with
+them ``answer_match`` (and its bootstrap interval), the value of the dataset's ``eval.yaml`` task
+of the same id (``answer_match.py``), which ``bla-eval export`` publishes. The dataset's location
+(``data``) is the log's ``eval.dataset.location``.
 
 Task parameters (``-T name=value``): ``data`` (dataset folder or Hub id; default as bla-eval's),
 ``scoring`` (auto, logprobs, generation), ``template`` (a prompt template's name),
@@ -43,6 +46,7 @@ from ..api.settings import MAX_TOP_LOGPROBS
 from ..benchmarks.bla import BENCHMARK, read_items
 from ..items import Item, encoded_image
 from ..protocols.templates import DEFAULT_TEMPLATE, get_template
+from . import answer_match
 
 SCORINGS = ("auto", "logprobs", "generation")
 RECORD = "bla_record"
@@ -183,13 +187,26 @@ def flat(summary: dict[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
+def hub_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
+    """The value of the dataset's ``eval.yaml`` task of the same id (``answer_match``: yes/no
+    answer accuracy per sentence) and its bootstrap 95% interval."""
+    if not records:
+        return {}
+    answers = [r["answers"] for r in records]
+    labels = [r["labels"] for r in records]
+    low, high = answer_match.answer_interval(answers, labels)
+    name = answer_match.METRIC
+    value = answer_match.answer_accuracy(answers, labels)
+    return {name: value, f"{name}_ci_low": low, f"{name}_ci_high": high}
+
+
 @metric
 def bla_metrics() -> Metric:
     """BLA's metrics of the task over every datapoint (the benchmark's ``summarise``)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         records = [s.score.metadata[RECORD] for s in scores if s.score.metadata]
-        return flat(BENCHMARK.summarise(records, True))
+        return flat(BENCHMARK.summarise(records, True)) | hub_metrics(records)
 
     return compute
 
@@ -221,9 +238,11 @@ def bla_task(
     """The inspect task of one BLA construction (split ``test``)."""
     ScoringPath(scoring, top_logprobs, max_answer_tokens)  # its errors before the data is read
     get_template(template)
-    items = read_items(data or BENCHMARK.default_data(), config)
+    data = data or BENCHMARK.default_data()
+    items = read_items(data, config)
+    samples = [sample(item, template) for item in items]
     return Task(
-        dataset=MemoryDataset([sample(item, template) for item in items], name=f"bla/{config}"),
+        dataset=MemoryDataset(samples, name=f"bla/{config}", location=data),
         solver=ask_each_sentence(template, scoring, top_logprobs, max_answer_tokens),
         scorer=bla_scorer(),
         metadata={"benchmark": "bla", "config": config, "template": template},

@@ -4,20 +4,20 @@ parsed back with huggingface_hub's own parsers."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 from bla_eval.analysis.cli import export_main
 from bla_eval.cli import main as bla_eval
-from bla_eval.runs import RESULTS_FILE
+from bla_eval.harnesses.answer_match import answer_accuracy, answer_interval, sentence_matches
+from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from huggingface_hub import parse_eval_result_entries
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from bla_metric.tasks import TASKS
 from builders.hub_eval import render_eval_yaml
-from tests.bla_eval.commands import call, copy_run, refused
+from tests.bla_eval.commands import call, copy_run, lines_of, refused, write_lines
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -37,26 +37,72 @@ def test_built_dataset_declares_one_task_per_construction(built_dataset: Path) -
     assert "eval.yaml" in manifest["files"]
 
 
-def test_eval_results_parse_with_huggingface_hub(tmp_path: Path, capsys) -> None:
-    assert export_main([str(RUN), "--output", str(tmp_path)]) == 0
+def answered_run(tmp_path: Path, name: str = "answered") -> Path:
+    """A copy of the recorded SmolLM2 run whose records carry generated answers ("Yes." for the
+    two best-scored sentences, else "No, it is not."): a whole run with yes/no answers."""
+    run = copy_run(RUN, tmp_path, name)
+    records = lines_of(run / SCORES_FILE)
+    for record in records:
+        top = sorted(record["scores"])[-2]
+        record["answers"] = ["Yes." if s >= top else "No, it is not." for s in record["scores"]]
+    write_lines(run / SCORES_FILE, records)
+    return run
+
+
+def test_eval_results_hold_what_the_hub_task_computes(tmp_path: Path, capsys) -> None:
+    run = answered_run(tmp_path)
+    assert export_main([str(run), "--output", str(tmp_path)]) == 0
     path = tmp_path / ".eval_results" / "bla.yaml"
     entries = parse_eval_result_entries(yaml.safe_load(path.read_text()))
-    results = json.loads((RUN / "results.json").read_text())
+    results = json.loads((run / "results.json").read_text())
+    records = lines_of(run / SCORES_FILE)
     task_ids = {t["id"] for t in yaml.safe_load(render_eval_yaml())["tasks"]}
     assert [e.task_id for e in entries] == list(results["tasks"])
     for entry in entries:
+        held = [r for r in records if r["task"] == entry.task_id]
+        answers, labels = [r["answers"] for r in held], [r["labels"] for r in held]
         assert entry.task_id in task_ids
         assert entry.dataset_id == "bla-benchmark/bla"
-        expected = results["tasks"][entry.task_id]["ranking"]["sentence_accuracy"]
-        assert entry.value == round(100 * expected, 2)
+        assert entry.value == round(answer_accuracy(answers, labels), 4)
+        assert 0 <= entry.value <= 1
         assert entry.date == results["created"]
+        low, high = answer_interval(answers, labels)
+        assert f"95% CI [{low:.4f}, {high:.4f}]" in entry.notes
+        assert f"n {len(held)} datapoints" in entry.notes
+        headline = results["tasks"][entry.task_id]["ranking"]["sentence_accuracy"]
+        assert f"BLA headline ranking.sentence_accuracy {headline:.4f} [" in entry.notes
+        assert "per-datapoint scores: not published" in entry.notes
         assert "zero-shot" in entry.notes and "kind text" in entry.notes
     assert f"wrote {path}" in capsys.readouterr().out
 
 
+def test_the_hub_metric_is_inspects_match_at_the_beginning() -> None:
+    answers = [["Yes.", " no, it is not", "Maybe", "nothing"], ["YES!", "...No", "yes", "No"]]
+    assert sentence_matches(answers, [[1, 0, 1, 0], [1, 0, 0, 1]]) == [[1, 1, 0, 1], [1, 1, 0, 0]]
+
+
+def test_a_run_without_answers_is_refused_for_the_task_ids(tmp_path: Path, capsys) -> None:
+    refused(export_main, [str(RUN), "--output", str(tmp_path)], capsys, "generated none")
+    assert not (tmp_path / ".eval_results").exists()
+
+
+def test_a_partial_run_is_refused_unless_allowed(tmp_path: Path, capsys) -> None:
+    run = answered_run(tmp_path)
+    results = json.loads((run / RESULTS_FILE).read_text())
+    results["protocol"]["limit"] = 654
+    (run / RESULTS_FILE).write_text(json.dumps(results))
+    argv = [str(run), "--output", str(tmp_path / "out")]
+    line = refused(export_main, argv, capsys, "is a partial run (--limit 654 cut coordination, ")
+    assert "--allow-partial" in line and not (tmp_path / "out").exists()
+    assert export_main([*argv, "--format", "model-index"]) == 2
+    assert export_main([*argv, "--allow-partial"]) == 0
+    text = (tmp_path / "out" / ".eval_results" / "bla.yaml").read_text()
+    entries = parse_eval_result_entries(yaml.safe_load(text))
+    assert all("PARTIAL RUN exported with --allow-partial: --limit 654" in e.notes for e in entries)
+
+
 def test_export_defaults_to_the_run_folder_and_model_index(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    shutil.copytree(RUN, run)
+    run = answered_run(tmp_path, "run")
     assert export_main([str(run)]) == 0
     assert (run / ".eval_results" / "bla.yaml").is_file()
     assert export_main([str(run), "--format", "model-index", "--dataset-id", "me/bla"]) == 0
@@ -70,13 +116,29 @@ def test_export_defaults_to_the_run_folder_and_model_index(tmp_path: Path) -> No
 
 
 def test_push_dry_run_prints_the_pull_request_call(tmp_path: Path, capsys) -> None:
-    argv = [str(RUN), "--output", str(tmp_path), "--push", "--repo-id", "me/model", "--dry-run"]
+    run = answered_run(tmp_path)
+    argv = [str(run), "--output", str(tmp_path), "--push", "--repo-id", "me/model", "--dry-run"]
     assert export_main(argv) == 0
     out = capsys.readouterr().out
     assert "HfApi().create_commit(" in out and "repo_id='me/model'" in out
     assert "create_pr=True" in out and "'.eval_results/bla.yaml'" in out
     assert export_main([str(RUN), "--push"]) == 2
     assert "--push needs --repo-id" in capsys.readouterr().err
+
+
+def test_scores_are_named_in_the_notes_and_pushed_with_the_entry(tmp_path: Path, capsys) -> None:
+    run = answered_run(tmp_path)
+    argv = [str(run), "--output", str(tmp_path), "--scores", "me/bla-results"]
+    assert export_main([*argv, "--push", "--repo-id", "me/model", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    folder = "SmolLM2-135M-Instruct.Q4_1.gguf-20261122011248"
+    assert f"'{folder}/scores.jsonl'" in out and f"'{folder}/results.json'" in out
+    assert "api.create_repo('me/bla-results', repo_type='dataset', exist_ok=True)" in out
+    text = (tmp_path / ".eval_results" / "bla.yaml").read_text()
+    location = f"per-datapoint scores: hf://datasets/me/bla-results/{folder}/scores.jsonl"
+    entries = parse_eval_result_entries(yaml.safe_load(text))
+    assert [location in e.notes for e in entries] == [True] * 3
+    refused(export_main, [*argv[:-1], "../x"], capsys, "--scores '../x' is not a Hub repo id")
 
 
 def test_bla_eval_dispatches_the_subcommands(tmp_path: Path, capsys) -> None:
@@ -89,10 +151,10 @@ def test_bla_eval_dispatches_the_subcommands(tmp_path: Path, capsys) -> None:
     assert main(["compare", str(RUN), str(tmp_path / "missing")]) == 2
 
 
-def test_export_labels_the_protocol_the_run_recorded(co_run, tmp_path, capsys):
+def test_export_labels_the_protocol_the_run_recorded(tmp_path, capsys):
     """The protocol's name is read with one accessor (``protocol.name``), so an in-context run
     is not labelled zero-shot."""
-    run = copy_run(co_run, tmp_path)
+    run = answered_run(tmp_path)
     results = json.loads((run / RESULTS_FILE).read_text())
     results["protocol"]["name"] = "icl-sd"  # the name an icl-sd run records
     (run / RESULTS_FILE).write_text(json.dumps(results))
@@ -105,7 +167,8 @@ def test_export_labels_the_protocol_the_run_recorded(co_run, tmp_path, capsys):
     ("fmt", "name"),
     [("eval-results", ".eval_results/bla.yaml"), ("model-index", "model-index.yaml")],
 )
-def test_export_replaces_only_a_file_it_wrote(fmt, name, co_run, tmp_path, capsys):
+def test_export_replaces_only_a_file_it_wrote(fmt, name, tmp_path, capsys):
+    co_run = answered_run(tmp_path)
     out = tmp_path / "repo"
     (out / name).parent.mkdir(parents=True)
     (out / name).write_text("my: own\n", encoding="utf-8")
@@ -121,8 +184,9 @@ def test_export_replaces_only_a_file_it_wrote(fmt, name, co_run, tmp_path, capsy
     assert call(bla_eval, argv, capsys)[0] == 0  # its own file: replaced
 
 
-def test_export_dry_run_checks_the_repo_id_as_the_real_call(co_run, tmp_path, capsys, monkeypatch):
+def test_export_dry_run_checks_the_repo_id_as_the_real_call(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    co_run = answered_run(tmp_path)
     argv = ["export", co_run, "--output", tmp_path / "out", "--push", "--dry-run"]
     refused(bla_eval, [*argv, "--repo-id", "../../etc/passwd"], capsys, "'../../etc/passwd'")
     refused(bla_eval, [*argv, "--repo-id", "org/a/b"], capsys, "'org/a/b'")
