@@ -3,9 +3,11 @@ existing run folder, against the published numbers of ``bla_metric.published``.
 
 Per task and metric it prints the published value, ours, the difference, the bootstrap 95%
 interval of ours (resampling datapoints; for improvements over zero-shot, paired over the
-datapoints both runs scored) and a verdict: within tolerance, outside tolerance, or cannot run
-here (and why). ``--list`` shows every row and whether the engine can run it. The exit code is 0
-when no checked number is outside its tolerance, 1 when one is, 2 for a bad argument.
+datapoints both runs scored) and a verdict: within tolerance, within the 95% interval of ours
+(the published value inside it, though farther from ours than the tolerance: a small run's
+sampling noise), outside tolerance (neither), or cannot run here (and why). ``--list`` shows every
+row and whether the engine can run it. The exit code is 0 when no checked number is outside, 1
+when one is, 2 for a bad argument.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from .runs import RunFolder, protocol_name
 
 PROG = "bla-eval reproduce"
 WITHIN, OUTSIDE = "within tolerance", "outside tolerance"
+COVERED = "within the 95% CI of ours"
+"""The verdict of a published value outside the tolerance but inside our interval."""
 
 
 @dataclass(frozen=True)
@@ -134,10 +138,18 @@ def _ours(run: Run, number: Published, baseline: Run | None) -> float | None:
     return None if base is None else value - base
 
 
-def _verdict(number: Published, ours: float | None, missing: str) -> str:
+def verdict(
+    number: Published, ours: float | None, missing: str, ci: tuple[float, float] | None = None
+) -> str:
+    """Within tolerance of ours; else inside the 95% interval of ours (``ci``); else outside
+    (``missing`` when the run has no number)."""
     if ours is None:
         return missing
-    return WITHIN if abs(ours - number.value) <= number.tolerance + 1e-9 else OUTSIDE
+    if abs(ours - number.value) <= number.tolerance + 1e-9:
+        return WITHIN
+    if ci is not None and ci[0] - 1e-9 <= number.value <= ci[1] + 1e-9:
+        return COVERED
+    return OUTSIDE
 
 
 def compare(
@@ -159,7 +171,7 @@ def compare(
         else:
             missing = "not in this run (task or metric not scored)"
         ci = _interval(run, number, baseline if setup.baseline else None, resamples, seed)
-        checks.append(Check(number, ours, ci, _verdict(number, ours, missing)))
+        checks.append(Check(number, ours, ci, verdict(number, ours, missing, ci)))
     return checks
 
 
@@ -191,7 +203,7 @@ def reproduced_rows(results: Mapping[str, Any]) -> list[str]:
         if setup.baseline is not None or setup.protocol != protocol:
             continue
         numbers = numbers_of(setup.name)
-        if numbers and all(_verdict(n, run.value(n), "") == WITHIN for n in numbers):
+        if numbers and all(verdict(n, run.value(n), "") == WITHIN for n in numbers):
             found.append(setup.name)
     return found
 
@@ -238,10 +250,11 @@ def render(setup: Setup, checks: Sequence[Check], where: str, remarks: Sequence[
             c.verdict,
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    counts = {v: sum(c.verdict == v for c in checks) for v in (WITHIN, OUTSIDE)}
+    counts = {v: sum(c.verdict == v for c in checks) for v in (WITHIN, COVERED, OUTSIDE)}
+    covered = f"{counts[COVERED]} within the 95% CI of ours only, " if counts[COVERED] else ""
     lines += [
         "",
-        f"{counts[WITHIN]} within tolerance, {counts[OUTSIDE]} outside, "
+        f"{counts[WITHIN]} within tolerance, {covered}{counts[OUTSIDE]} outside, "
         f"{len(checks) - sum(counts.values())} not checked (of {len(checks)})",
     ]
     return "\n".join(lines)

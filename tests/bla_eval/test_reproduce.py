@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from bla_eval.cli import main as bla_eval
-from bla_eval.reproduce import OUTSIDE, WITHIN, Run, compare, reproduced_rows
+from bla_eval.reproduce import COVERED, OUTSIDE, WITHIN, Run, compare, reproduced_rows, verdict
 from bla_eval.testing.generative import build_blip2_t5_generative
 
 from bla_metric.published import SETUPS, find_setup, numbers_of
@@ -50,7 +50,7 @@ def test_recorded_smollm2_run_checked_against_the_gpt2_row(capsys):
     assert ap[:5] == ["AP", "accuracy", "paper Appendix H", "50.08", "50.08"]
     low, high = (float(x) for x in ap[6].split(" – "))
     assert low <= 50.08 <= high
-    assert all(row[-1] in (WITHIN, OUTSIDE) for row in rows)
+    assert all(row[-1] in (WITHIN, COVERED, OUTSIDE) for row in rows)
     assert code == (1 if any(row[-1] == OUTSIDE for row in rows) else 0)
 
 
@@ -101,6 +101,23 @@ def test_a_run_matching_a_row_is_within_and_a_shifted_one_outside(tmp_path, caps
     code, out, _ = reproduce(capsys, "CLIP", "--run", str(shifted.folder), "--resamples", "0")
     assert code == 1 and "0 within tolerance, 18 outside" in out
     assert all(row[6] == "–" for row in table_rows(out))  # no CI without resamples
+
+
+def test_a_published_value_inside_the_interval_of_a_small_run_is_not_outside(tmp_path, capsys):
+    number = numbers_of("CLIP")[0]
+    far = number.value + number.tolerance + 0.05
+    assert verdict(number, far, "", (number.value - 0.01, far + 0.01)) == COVERED
+    assert verdict(number, far, "", (far - 0.01, far + 0.01)) == OUTSIDE
+    assert verdict(number, far, "") == OUTSIDE  # no interval (--resamples 0)
+    folder = constructed(tmp_path, "CLIP", 0.05, "openai/clip-vit-base-patch32")
+    records = [json.loads(line) for line in (folder / "scores.jsonl").read_text().splitlines()]
+    for i, record in enumerate(records):  # half right, half wrong: a wide interval
+        record["scores"] = [0.9, 0.8, 0.1, 0.2] if i % 2 else [0.1, 0.2, 0.9, 0.8]
+    (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, _ = reproduce(capsys, "CLIP", "--run", str(folder), "--resamples", "200")
+    rows = table_rows(out)
+    assert {row[-1] for row in rows} <= {WITHIN, COVERED} and COVERED in {r[-1] for r in rows}
+    assert code == 0 and " within the 95% CI of ours only, 0 outside" in out
 
 
 def test_a_row_the_engine_cannot_run_says_why(capsys):
@@ -160,7 +177,7 @@ def test_reproduce_runs_a_tiny_model_with_the_rows_protocol(
     assert "note: the authors ran float16, this run the default dtype" in text  # on a CPU
     rows = table_rows(text)
     assert len(rows) == len(numbers_of("BLIP2"))
-    assert all(row[-1] in (WITHIN, OUTSIDE) for row in rows)
+    assert all(row[-1] in (WITHIN, COVERED, OUTSIDE) for row in rows)
 
 
 def test_reproduce_runs_an_improvement_row_and_its_baseline(
@@ -178,5 +195,5 @@ def test_reproduce_runs_an_improvement_row_and_its_baseline(
         ["RC", "accuracy", "paper Table 4 (learned on coordination)"],
         ["CO", "accuracy", "paper Table 4 (learned on relative_clause)"],
     ]
-    assert all(row[3].startswith("+") and row[-1] in (WITHIN, OUTSIDE) for row in rows)
+    assert all(row[3].startswith("+") and row[-1] in (WITHIN, COVERED, OUTSIDE) for row in rows)
     shutil.rmtree(out)
