@@ -26,7 +26,9 @@ CONTROL = "control"
 CONDITION_KEYS = (PROMPTS, "sensitivity", CONTROL)
 """The parts of ``results.json`` a sweep or a control adds."""
 RESAMPLES = 2000
-"""Bootstrap resamples of the sensitivity and image-gain intervals in ``results.json``."""
+"""Bootstrap resamples of every interval in ``results.json`` (the tasks' intervals, sensitivity and
+image gain), all drawn with seed :data:`SEED`: one number has one interval in every table."""
+SEED = 0
 
 
 def sweep_queries(
@@ -150,21 +152,17 @@ def sensitivity(
     by_task: Mapping[str, Sequence[Mapping[str, Any]]], templates: Sequence[str], metric: str
 ) -> dict[str, Any]:
     """Per task, ``bla_metric.robustness.template_sensitivity`` of the ranking ``metric``; and
-    whether the order of the tasks by it changes across templates."""
-    per_task = {
-        task: robustness.template_sensitivity(
-            {t: [r[PROMPTS][t] for r in rs] for t in templates},
-            [r["labels"] for r in rs],
-            metric,
-            resamples=RESAMPLES,
-        )
-        for task, rs in by_task.items()
-        if rs
-    }
-    values = {
-        t: {task: s["templates"][t]["value"] for task, s in per_task.items()} for t in templates
-    }
-    return {"tasks": per_task, "task_order": robustness.task_order(values)}
+    the order of the tasks by it across templates (``robustness.sweep_sensitivity``)."""
+    return robustness.sweep_sensitivity(
+        {
+            task: ({t: [r[PROMPTS][t] for r in rs] for t in templates}, [r["labels"] for r in rs])
+            for task, rs in by_task.items()
+            if rs
+        },
+        metric,
+        resamples=RESAMPLES,
+        seed=SEED,
+    )
 
 
 def control_summary(
@@ -188,7 +186,7 @@ def control_summary(
             real = [r["scores"] if t is None else r[PROMPTS][t] for r in rs]
             control = [r[CONTROL]["scores"] if t is None else r[CONTROL][PROMPTS][t] for r in rs]
             gains[t or ""] = robustness.image_gain(
-                real, control, labels, metric, resamples=RESAMPLES
+                real, control, labels, metric, resamples=RESAMPLES, seed=SEED
             )
         tasks[task] = {
             "metrics": summarise(_view(rs, lambda r: r[CONTROL]["scores"]), probabilistic),

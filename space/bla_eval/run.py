@@ -19,7 +19,7 @@ from . import __version__
 from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
 from .benchmarks import Benchmark, get_benchmark, load_items
-from .conditions import Conditions, results_fields, sweep_queries
+from .conditions import RESAMPLES, SEED, Conditions, results_fields, sweep_queries
 from .config import RunConfig
 from .controls import control_items
 from .distributed import Processes
@@ -346,9 +346,9 @@ def _model_revision(scorer: Scorer | None) -> str | None:
     return getattr(config, "_commit_hash", None)
 
 
-CI_RESAMPLES = 1000
-"""Bootstrap resamples of the intervals in ``results.json`` (seed :data:`CI_SEED`)."""
-CI_SEED = 0
+CI_RESAMPLES, CI_SEED = RESAMPLES, SEED
+"""Bootstrap resamples and seed of ``confidence_intervals``: those of the sensitivity and image
+gain (``bla_eval.conditions``), so the same datapoints are drawn for both."""
 
 
 def _intervals(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from bla_eval.cli import main as bla_eval
+from bla_eval.conditions import RESAMPLES
 from bla_eval.provenance import environment_lock
 from PIL import Image
 
@@ -34,7 +35,7 @@ def test_name_tables_plot_intervals_and_provenance(named_run, capsys) -> None:
     results = json.loads((out / "results.json").read_text())
     assert results["display_name"] == "Tiny CLIP" and results["model"] != "Tiny CLIP"
     intervals = results["confidence_intervals"]
-    assert intervals["resamples"] == 1000 and intervals["level"] == 0.95
+    assert intervals["resamples"] == RESAMPLES and intervals["level"] == 0.95
     for task, views in results["tasks"].items():
         for view in ("ranking", "binary"):
             for metric, (low, high) in intervals["tasks"][task][view].items():

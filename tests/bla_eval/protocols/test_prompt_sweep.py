@@ -99,6 +99,9 @@ def test_a_sweep_equals_separate_runs_and_encodes_each_image_once(
     sensitivity = results["sensitivity"]["tasks"]["active_passive"]
     assert sensitivity["best"] in sensitivity["indistinguishable_from_best"]
     assert set(results["protocol"]["templates"]) == set(SWEEP)
+    # one number, one interval: the headline's in the main table is its template's in sensitivity
+    main = results["confidence_intervals"]["tasks"]["active_passive"]["ranking"]
+    assert main["sentence_accuracy"] == sensitivity["templates"]["bla"]["ci"]
     assert "prompts" not in plain_results and "prompts" not in plain[0]
 
 
