@@ -183,8 +183,16 @@ FILE_CASES: dict[str, Case] = {
         lambda s: link(s.root / "mine" / "model-index.yaml", s.root / "outside.txt"),
     ),
     "export-next-to-a-look-alike": Case(
-        lambda s: ["export", s.run, "--output", s.root / "parent"],
-        own=("parent/.eval_results",),
+        lambda s: [
+            "export",
+            s.run,
+            "--format",
+            "model-index",
+            "--allow-partial",
+            "--output",
+            s.root / "parent",
+        ],
+        own=("parent/model-index.yaml",),
     ),
     "analyze-into-a-link": Case(
         lambda s: ["analyze", s.run, "--output", s.root / "lnk", "--examples", "0"],
