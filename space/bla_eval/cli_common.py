@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from .extras import install_hint
+from .redact import ScrubbedStream, shown
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError)
 """Exceptions that carry a message for the user: a bad argument or record (``ValueError``), a
@@ -37,7 +38,7 @@ class OneLineParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(shown(message).split())}\n")
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
         """As argparse's, but unknown arguments are named by the subcommand that was chosen."""
@@ -136,7 +137,11 @@ def run_guarded(
     """Run ``fn``; one of ``errors`` prints one line and returns 2 (re-raised with ``debug``).
 
     A missing package of an extra names the extra to install (``extra``, else the first of the
-    project's extras that installs it)."""
+    project's extras that installs it). What ``fn`` prints on stdout and stderr is the place its
+    output leaves the process: known secrets and control sequences are removed there
+    (``bla_eval.redact.ScrubbedStream``)."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(sys.stdout), ScrubbedStream(sys.stderr)
     try:
         return fn()
     except BrokenPipeError:  # the reader of stdout stopped (``| head``): nothing to report
@@ -151,12 +156,15 @@ def run_guarded(
     except KeyboardInterrupt:
         say(f"{prog}: interrupted")
         return 130
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 def say(line: str) -> None:
-    """``line`` on stderr in one write: the processes of a multi-process run share the stream,
-    and a line written in two parts (text, then its newline) can be split by another's."""
-    sys.stderr.write(line + "\n")
+    """``line`` on stderr in one write (secrets and control sequences removed, whitespace made
+    single spaces): the processes of a multi-process run share the stream, and a line written in
+    two parts (text, then its newline) can be split by another's."""
+    sys.stderr.write(" ".join(shown(line).split()) + "\n")
     sys.stderr.flush()
 
 

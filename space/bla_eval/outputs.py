@@ -13,6 +13,7 @@
   working directory, its parents and symbolic links are refused (:func:`output_path`); no file
   is written through a symbolic link (:func:`open_own`, :func:`refuse_link`).
 - :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
+- Secrets: what the writers write has every secret the process knows masked (``bla_eval.redact``).
 
 Standard library only, besides the default protocol's name: the builders and the Space import
 this module.
@@ -30,6 +31,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from .redact import scrub, scrub_data
 
 FINETUNE_FILE = "finetune.json"
 OWNER_FILE = ".bla-output.json"
@@ -201,21 +204,23 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[Any]:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    """Write ``text`` to ``path`` through a temporary file and a rename (known secrets masked:
+    ``bla_eval.redact``)."""
     with atomic_file(path) as handle:
-        handle.write(text)
+        handle.write(scrub(text))
 
 
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
     """Write a JSON document (indented, UTF-8, final newline) through a temporary file."""
-    write_text_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(scrub_data(document), indent=2, ensure_ascii=False)
+    write_text_atomic(path, text + "\n")
 
 
 def write_lines_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """Write JSON lines (one record each) through a temporary file."""
     with atomic_file(path) as handle:
         for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.write(json.dumps(scrub_data(record), ensure_ascii=False) + "\n")
 
 
 # ----------------------------------------------------------------------------- ownership

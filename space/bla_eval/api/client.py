@@ -15,13 +15,13 @@ import contextlib
 import json
 import math
 import random
-import re
 import socket
 import threading
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..redact import shown
 from .response import Malformed, check_completion
 from .settings import CHAT_PATH, ApiSettings
 
@@ -42,9 +42,6 @@ ERROR_BODY_BYTES = 64 * 2**10
 
 MESSAGE_CHARS = 300
 """How much of a server's error message an error line quotes."""
-
-SECRET_RE = re.compile(r"(?i)(bearer|authorization|api[-_]?key)([\s:=\"']+)\S+")
-"""Header-like ``name: value`` text whose value is masked in anything shown."""
 
 
 class EndpointError(ValueError):
@@ -181,11 +178,9 @@ class ChatClient:
         return headers
 
     def scrub(self, text: str) -> str:
-        """``text`` on one line, shortened, with the key and header-like values masked."""
-        if self._key:
-            text = text.replace(self._key, "***")
-        text = SECRET_RE.sub(r"\1\2***", text)
-        text = " ".join(text.split())
+        """``text`` on one line, shortened, with the key, the endpoint's credentials and
+        credential-shaped values masked (``bla_eval.redact.shown``)."""
+        text = " ".join(shown(text).split())
         return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 3] + "..."
 
     def post(self, body: bytes) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """What a run asks of an OpenAI-compatible endpoint: where it is, how hard to push it, how to score.
 
 The API key is read from the environment when a request is made; it is never a setting, so it
-never reaches ``run.json``, ``results.json``, the cache or an error message.
+never reaches ``run.json``, ``results.json``, the cache or an error message. The key, the
+endpoint's credentials and its key-like query values are registered with ``bla_eval.redact``
+when they are read, which masks them in everything written or printed.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from ..redact import register, register_url, shown
 
 PROVIDERS: dict[str, tuple[str, str]] = {
     "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY"),
@@ -54,6 +58,7 @@ def resolve_endpoint(endpoint: str) -> tuple[str, str]:
     A URL ending in ``/chat/completions`` is cut back to its base; the request path is
     ``<base>/chat/completions`` (so ``http://127.0.0.1:8000/v1`` is the usual form).
     """
+    register_url(endpoint)
     if endpoint.lower() in PROVIDERS:
         return PROVIDERS[endpoint.lower()]
     parts = urlsplit(endpoint.strip())
@@ -62,7 +67,7 @@ def resolve_endpoint(endpoint: str) -> tuple[str, str]:
             f"endpoint {public_url(endpoint)!r} is not an http(s) URL such as "
             f"http://127.0.0.1:8000/v1 nor one of {', '.join(PROVIDERS)}"
         )
-    if "@" in parts.netloc:
+    if "@" in endpoint:  # a password holding "/" or "#" ends urlsplit's netloc before its "@"
         raise ValueError(
             f"endpoint {public_url(endpoint)!r} must not carry credentials (user:password@): "
             "put the key in an environment variable (--api-key-env)"
@@ -78,9 +83,14 @@ def resolve_endpoint(endpoint: str) -> tuple[str, str]:
 def public_url(url: str) -> str:
     """``url`` without user info, query or fragment (where keys are sometimes put): the form
     that is recorded and shown."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:  # credentials end at the last "@" (a password may hold "/" or "#")
+        url = f"{scheme}://{rest.rsplit('@', 1)[1]}"
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return shown(url.partition("?")[0].partition("#")[0])
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,7 @@ class ApiSettings:
                 f"${self.key_env} holds whitespace, control or non-ASCII characters inside the "
                 "API key: set it to the key alone"
             )
+        register(key)
         return key or None
 
     def scoring_record(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..items import Item, as_record_value
 from ..outputs import naming, open_own, read_records, refuse_link
+from ..redact import scrub_data
 
 
 def make_record(
@@ -65,7 +66,7 @@ class ScoreStore:
         fields: Mapping[str, Any] | None = None,
     ) -> None:
         """Append the item's record and flush it to disk."""
-        record = make_record(item, scores, answers, extra, fields)
+        record = scrub_data(make_record(item, scores, answers, extra, fields))
         with naming(self.path):  # a full disk names the scores file
             self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
             self._file.flush()

@@ -35,6 +35,7 @@ from ..api.vllm_server import yes_no_token_ids
 from ..protocols import get_protocol
 from ..protocols.templates import NO_WORDS, YES_WORDS, asked_with, run_template
 from ..queries import Query
+from ..redact import scrub_data
 from .base import Scored, Scorer, regroup
 from .registry import register_kind
 from .resolved_model import ResolvedModel
@@ -116,7 +117,7 @@ class OpenAIApiScorer(Scorer):
     def fetch(self, body: dict[str, Any]) -> dict[str, Any]:
         """The response to ``body``: from the cache, else sent (and then cached)."""
         data = request_bytes(body)
-        key = cache_key(self.settings.public_endpoint, data)
+        key = cache_key(self.settings.endpoint, data)  # the query string included
         doc = self.cache.get(key)
         if doc is not None:
             try:
@@ -124,8 +125,9 @@ class OpenAIApiScorer(Scorer):
             except Malformed:  # a damaged or edited entry: asked again
                 doc = None
         cached = doc is not None
-        if doc is None:
-            doc = self.client.post(data)
+        # the server's strings (model, fingerprint, answers) are kept and used scrubbed
+        doc = scrub_data(doc if cached else self.client.post(data), show=True)
+        if not cached:
             self.cache.put(key, self.settings.public_endpoint, doc)
         self.usage.add_response(doc, cached)
         self._tick()

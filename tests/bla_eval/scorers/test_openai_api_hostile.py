@@ -16,6 +16,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from bla_eval.api.client import MAX_RESPONSE_BYTES
@@ -257,6 +258,80 @@ def test_a_key_with_inner_whitespace_or_control_characters_is_refused(
         line = outcome(root, run_args(server.url, root / "out", built_dataset), capsys)[1]
     assert f"${KEY_ENV} holds whitespace" in line and server.requests == 0
     assert KEY[:10] not in line and KEY[10:] not in line
+
+
+# ----------------------------------------------------------------------------- secrets
+def leaked(root: Path, secrets: list[str], *texts: str) -> list[str]:
+    """Where any of ``secrets`` (in any case, or URL-encoded) is in ``texts`` or a file under
+    ``root``."""
+    forms = {f.lower() for s in secrets for f in (s, quote(s, safe=""))}
+    where = [f"text {i}" for i, t in enumerate(texts) for f in forms if f in t.lower()]
+    for name, data in snapshot(root).items():
+        text = data.decode("utf-8", "replace").lower()
+        where += [name for f in forms if f in text]
+    return where
+
+
+def test_a_key_echoed_in_another_case_is_not_printed(root, built_dataset, capsys):
+    echo = send_json({"error": {"message": f"Incorrect API key provided: {KEY.upper()}"}}, 401)
+    with HostileServer(echo) as server:
+        line = outcome(root, run_args(server.url, root / "out", built_dataset), capsys)[1]
+    assert "refused the API key" in line and not leaked(root, [KEY], line), line
+
+
+def test_a_key_in_the_servers_strings_is_not_kept(root, built_dataset, capsys):
+    answer = f"Yes. Debug: {KEY.upper()} \x1b[2J"
+    doc = completion(model=f"m-{KEY}", system_fingerprint=KEY.lower(), choice={"logprobs": None})
+    doc["choices"][0]["message"]["content"] = answer
+    out = root / "out"
+    with HostileServer(send_json(doc)) as server:
+        argv = run_args(server.url, out, built_dataset, "--api-scoring", "generation")
+        code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    assert (out / "api-cache").is_dir() and (out / "scores.jsonl").is_file()
+    assert not leaked(root, [KEY], err), leaked(root, [KEY], err)
+    assert "\x1b" not in (out / "scores.jsonl").read_text()
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "secret"),
+    [
+        ("{url}?api_key=QSECRET123", "QSECRET123"),
+        ("{url}?KEY=QSECRET123&route=a", "QSECRET123"),
+        ("{url}?token=Q%2FSECRET", "Q/SECRET"),
+    ],
+)
+def test_a_key_in_the_query_echoed_by_a_404_is_not_printed(
+    endpoint, secret, root, built_dataset, capsys
+):
+    def echo(handler: BaseHTTPRequestHandler) -> None:
+        send_json({"error": {"message": f"no route {handler.path}"}}, 404)(handler)
+
+    with HostileServer(echo) as server:
+        argv = run_args(endpoint.format(url=server.url), root / "out", built_dataset)
+        line = outcome(root, argv, capsys)[1]
+    assert "HTTP 404" in line and not leaked(root, [secret], line), line
+
+
+@pytest.mark.parametrize("password", ["pa/ss#word", "pa#ss", "p@ss/w?rd", "12/34"])
+def test_url_credentials_holding_separators_are_refused_unshown(
+    password, root, built_dataset, capsys
+):
+    with HostileServer(send_json(completion())) as server:
+        url = server.url.replace("http://", f"http://user:{password}@")
+        line = outcome(root, run_args(url, root / "out", built_dataset), capsys)[1]
+    assert "must not carry credentials" in line and server.requests == 0
+    assert not leaked(root, [password], line), line
+
+
+def test_the_cache_is_keyed_by_the_query_string(root, built_dataset, capsys):
+    out = root / "out"
+    with HostileServer(send_json(completion())) as server:
+        for route, new_requests in [("a", True), ("a", False), ("b", True)]:
+            before = server.requests
+            argv = run_args(f"{server.url}?route={route}", out, built_dataset)
+            assert call(bla_eval, argv, capsys)[0] == 0
+            assert (server.requests > before) == new_requests, route
 
 
 # ----------------------------------------------------------------------------- responses

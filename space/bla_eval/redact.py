@@ -1,0 +1,153 @@
+"""The secrets this process knows (the API key, an endpoint URL's credentials and key-like query
+values) and their removal from everything that leaves the process.
+
+A secret is registered where it is read (:func:`register`, :func:`register_url`) and masked in any
+case and in its common encodings (URL-encoded, base64). What is written to a file
+(``bla_eval.outputs``, the score store, the response cache) loses the registered secrets
+(:func:`scrub_data`); what is shown (an error line, a server's message, anything printed by a
+command: :func:`shown`, :class:`ScrubbedStream`) loses them too, and also anything shaped like a
+credential (an ``Authorization`` header, a ``?key=`` query value, URL credentials) and terminal
+control sequences.
+
+Standard library only: ``bla_eval.outputs`` and the command lines import it.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+from typing import Any, TextIO
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
+
+MASK = "***"
+MIN_SECRET_CHARS = 4
+"""Shorter values are not registered: masking them would mask ordinary text."""
+
+KEY_PARAM_RE = re.compile(
+    r"(?i)^(?:[\w.-]*[-_.])?(?:key|apikey|token|secret|password|passwd|pwd|sig|signature|auth|"
+    r"credentials?|code)$"
+)
+"""Query parameter names whose values are secrets (``key``, ``api_key``, ``access_token``, ...)."""
+
+HEADER_RE = re.compile(
+    r"(?i)\b(bearer|authorization|api[-_]?key|x-api-key)([\s:=\"']+(?:(?:bearer|basic)\s+)?)"
+    r"[^\s\"',;&]+"
+)
+"""Header-like ``name: value`` text (also ``api_key=value``) whose value is masked when shown."""
+QUERY_RE = re.compile(
+    r"(?i)([?&;](?:[\w.-]*[-_.])?(?:key|apikey|token|secret|password|passwd|pwd|sig|signature|"
+    r"auth|credentials?)=)[^&#\s\"']+"
+)
+"""A key-like query parameter in shown text (``?key=...``, ``&access_token=...``)."""
+USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s@]+@")
+"""URL credentials in shown text (``https://user:pass@host``, a password holding ``/`` or ``#``
+included: everything up to the last ``@`` before a space)."""
+CONTROL_RE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves, clear screen)
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (window title, hyperlinks)
+    r"|\x1b[@-_]?"  # other escapes
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"  # other C0/C1 controls (tab, newline, CR kept)
+)
+"""Terminal control sequences and control characters removed from what is printed."""
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+
+
+def encodings(secret: str) -> set[str]:
+    """``secret`` and its URL-encoded and base64 forms."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), unquote(secret)}
+    raw = secret.encode()
+    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = encoded.decode()
+        forms |= {text, text.rstrip("=")}
+    return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
+
+
+def register(*values: str | None) -> None:
+    """Mask ``values`` (in any case and encoding) from now on."""
+    global _pattern
+    new = {v for v in values if v and len(v) >= MIN_SECRET_CHARS}
+    with _lock:
+        if new <= _secrets:
+            return
+        _secrets.update(new)
+        forms = set().union(*(encodings(s) for s in _secrets))
+        ordered = sorted(forms, key=len, reverse=True)  # the longest form masked first
+        _pattern = re.compile("|".join(re.escape(f) for f in ordered), re.IGNORECASE)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets in ``url``: its credentials (read up to the last ``@`` of the authority, so
+    a password holding ``/``, ``?`` or ``#`` is whole) and key-like query values."""
+    found: list[str] = []
+    _, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        userinfo = rest.rsplit("@", 1)[0]
+        user, _, password = userinfo.partition(":")
+        found += [userinfo, user, password]
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        query = url.partition("?")[2]
+    found += [v for k, v in parse_qsl(query, keep_blank_values=True) if KEY_PARAM_RE.match(k)]
+    return [s for s in found if s]
+
+
+def register_url(url: str) -> None:
+    """Mask the credentials and key-like query values of ``url`` from now on."""
+    register(*url_secrets(url))
+
+
+def scrub(text: str) -> str:
+    """``text`` with every registered secret masked."""
+    pattern = _pattern
+    return text if pattern is None else pattern.sub(MASK, text)
+
+
+def shown(text: str) -> str:
+    """``text`` as it may be shown: registered secrets, credential-shaped values and control
+    sequences masked or removed."""
+    text = scrub(text)
+    text = HEADER_RE.sub(rf"\1\2{MASK}", text)
+    text = QUERY_RE.sub(rf"\1{MASK}", text)
+    text = USERINFO_RE.sub(rf"\1{MASK}@", text)
+    return CONTROL_RE.sub("", text)
+
+
+def scrub_data(value: Any, show: bool = False) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with every string scrubbed (``show``: as
+    :func:`shown`, for strings a server sent)."""
+    if _pattern is None and not show:
+        return value
+    clean = shown if show else scrub
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {
+            clean(k) if isinstance(k, str) else k: scrub_data(v, show) for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [scrub_data(v, show) for v in value]
+    return value
+
+
+class ScrubbedStream:
+    """A text stream that writes to ``stream`` what :func:`shown` leaves of each write (the
+    place a command's printed output leaves the process); anything else is ``stream``'s."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(shown(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)

@@ -1,0 +1,89 @@
+"""The process's known secrets masked in any case and encoding, credential-shaped text and
+terminal control sequences removed from what is shown, at the places output leaves the process:
+the writers of ``bla_eval.outputs`` and the streams of ``cli_common.run_guarded``."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from bla_eval import redact
+from bla_eval.cli_common import run_guarded, say
+from bla_eval.outputs import write_json_atomic, write_lines_atomic
+
+SECRET = "sk-Redact/Test#Secret-42"
+
+
+@pytest.fixture(autouse=True)
+def registered() -> None:
+    redact.register(SECRET)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        SECRET,
+        SECRET.upper(),
+        SECRET.lower(),
+        quote(SECRET, safe=""),
+        quote(SECRET, safe="").lower(),
+        base64.b64encode(SECRET.encode()).decode(),
+    ],
+)
+def test_a_known_secret_is_masked_in_any_case_and_encoding(form: str):
+    assert redact.scrub(f"got <{form}>") == "got <***>"
+
+
+@pytest.mark.parametrize(
+    ("url", "secrets"),
+    [
+        ("https://user:pa/ss#word@host/v1", ["user:pa/ss#word", "pa/ss#word"]),
+        ("http://host/v1?api_key=abcd1234&route=a", ["abcd1234"]),
+        ("http://host/v1?ACCESS_TOKEN=abcd1234", ["abcd1234"]),
+        ("http://host/v1?route=abcd1234", []),
+    ],
+)
+def test_the_secrets_of_a_url(url: str, secrets: list[str]):
+    found = redact.url_secrets(url)
+    assert all(s in found for s in secrets) and bool(found) == bool(secrets)
+
+
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [
+        ("Authorization: Bearer sk-unknown-xyz", "sk-unknown-xyz"),
+        ("see https://u:p/w#x@example.org/v1 now", "p/w#x"),
+        ("404 for /v1/chat?key=qqqq1111&x=1", "qqqq1111"),
+        ("red \x1b[31mtext\x1b[0m \x1b]0;title\x07 \x07bell", "\x1b"),
+    ],
+)
+def test_shown_text_loses_credential_shapes_and_control_sequences(text: str, gone: str):
+    assert gone not in redact.shown(text)
+
+
+def test_the_writers_mask_known_secrets(tmp_path: Path):
+    write_json_atomic(tmp_path / "a.json", {"model": SECRET.upper(), SECRET: [SECRET]})
+    write_lines_atomic(tmp_path / "b.jsonl", [{"answers": [f'"{SECRET}"']}])
+    for name in ("a.json", "b.jsonl"):
+        text = (tmp_path / name).read_text()
+        assert SECRET.lower() not in text.lower() and "***" in text
+    assert json.loads((tmp_path / "a.json").read_text())["model"] == "***"
+
+
+def test_what_a_command_prints_is_scrubbed(capsys):
+    def command() -> int:
+        print(f"table | {SECRET} \x1b[2J|")
+        sys.stderr.write(f"progress {quote(SECRET, safe='')}\n")
+        raise ValueError(f"bad \x1b]8;;http://x\x07 value {SECRET.lower()}")
+
+    assert run_guarded(command, debug=False, prog="bla-eval") == 2
+    out, err = capsys.readouterr()
+    assert out == "table | *** |\n"
+    assert err == "progress ***\nbla-eval: error: bad value ***\n"
+    assert sys.stdout is not None and not isinstance(sys.stdout, redact.ScrubbedStream)
+    say(f"\x1b[1m{SECRET}")
+    assert capsys.readouterr().err == "***\n"
