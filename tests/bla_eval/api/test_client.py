@@ -67,7 +67,7 @@ class DroppingServer:
                 conn.settimeout(2)
                 if not self.read_request(conn) or self.connections <= self.drops:
                     if self.how == "partial":
-                        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{\"id\"")
+                        conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{"id"')
                     continue  # closed by the with block
                 answer = completion()
                 conn.sendall(
