@@ -7,6 +7,9 @@
 - :func:`mcnemar_exact`: the exact McNemar test on a per-datapoint yes/no outcome (set accuracy):
   only the discordant datapoints count, and under "no difference" each of them is equally likely
   to favour A or B, so the two-sided p-value is a binomial tail with p = 1/2.
+- :func:`cochran_q`: Cochran's Q test that k conditions (templates) of the same datapoints have
+  the same rate of a yes/no outcome (statsmodels' ``cochrans_q``, written with numpy so that the
+  engine needs no statsmodels), its p-value from :func:`chi2_sf`.
 
 The metrics themselves come from :mod:`bla_metric.formulas` (its per-datapoint statistics and their
 aggregation, the ones its own bootstrap interval uses): no formula is written twice.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from math import comb
+from math import comb, erfc, exp, lgamma, log, sqrt
 from typing import Any
 
 import numpy as np
@@ -139,3 +142,38 @@ def mcnemar_exact(correct_a: Sequence[Any], correct_b: Sequence[Any]) -> dict[st
         "neither": int((~a & ~b).sum()),
         "p_value": float(p),
     }
+
+
+def cochran_q(outcomes: Any) -> dict[str, float]:
+    """Cochran's Q of ``outcomes`` (n datapoints x k conditions, 0/1): {"statistic", "df",
+    "p_value"}, Q = (k - 1) (k sum_j C_j^2 - N^2) / (k N - sum_i R_i^2) with C_j the column and
+    R_i the row sums, N the total, p from chi-square with k - 1 degrees of freedom. NaN where
+    undefined (fewer than two conditions, or no datapoint with mixed outcomes)."""
+    x = np.asarray(outcomes, dtype=float)
+    if x.ndim != 2 or not np.isin(x, (0, 1)).all():
+        raise ValueError(f"Cochran's Q needs a 0/1 matrix (datapoints x conditions), got {x.shape}")
+    k = x.shape[1]
+    rows, total = x.sum(axis=1), x.sum()
+    denominator = k * total - (rows**2).sum()
+    if k < 2 or denominator <= 0:
+        return {"statistic": float("nan"), "df": k - 1, "p_value": float("nan")}
+    q = (k - 1) * (k * (x.sum(axis=0) ** 2).sum() - total**2) / denominator
+    return {"statistic": float(q), "df": k - 1, "p_value": chi2_sf(float(q), k - 1)}
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(X >= x) for X chi-square with a whole number ``df`` >= 1 of degrees of freedom (the
+    closed forms of the regularised upper incomplete gamma function at half-integers)."""
+    if df < 1 or int(df) != df:
+        raise ValueError(f"degrees of freedom must be a whole number >= 1, got {df}")
+    if x <= 0:
+        return 1.0
+    half = x / 2
+    if df % 2 == 0:
+        terms = range(df // 2)  # exp(-x/2) sum_{i < df/2} (x/2)^i / i!
+        return float(min(1.0, sum(exp(-half + i * log(half) - lgamma(i + 1)) for i in terms)))
+    tail = erfc(sqrt(half))  # odd df: erfc(sqrt(x/2)) + exp(-x/2) sum (x/2)^(i-1/2) / G(i+1/2)
+    tail += sum(
+        exp(-half + (i - 0.5) * log(half) - lgamma(i + 0.5)) for i in range(1, (df - 1) // 2 + 1)
+    )
+    return float(min(1.0, tail))

@@ -62,3 +62,75 @@ def test_task_order_and_ranking_agreement() -> None:
     agreement = robustness.ranking_agreement(values)
     assert agreement["models"] == ["m1", "m2", "m3"]
     assert agreement["pairs"] == [{"a": "a", "b": "b", "tau": -1.0}]
+
+
+def test_cochran_q_and_chi2_tail_equal_statsmodels_and_scipy() -> None:
+    from statsmodels.stats.contingency_tables import cochrans_q
+
+    from bla_metric import significance
+
+    outcomes = np.random.default_rng(3).integers(0, 2, (80, 5))
+    ours, theirs = significance.cochran_q(outcomes), cochrans_q(outcomes)
+    assert ours["statistic"] == pytest.approx(theirs.statistic)
+    assert ours["p_value"] == pytest.approx(theirs.pvalue) and ours["df"] == 4
+    for df in (1, 2, 5, 12):
+        for x in (0.3, 4.0, 40.0):
+            assert significance.chi2_sf(x, df) == pytest.approx(stats.chi2.sf(x, df), rel=1e-9)
+    assert math.isnan(significance.cochran_q(np.ones((6, 3)))["p_value"])  # no mixed datapoint
+
+
+def test_equal_templates_are_not_told_apart_and_the_range_is_resampled_whole() -> None:
+    rng = np.random.default_rng(6)
+    equal = {f"t{k}": scores(rng, 1.0) for k in range(5)}
+    result = robustness.template_sensitivity(equal, LABELS, resamples=300)
+    assert set(result["indistinguishable_from_best"]) == set(equal)
+    assert not result["omnibus"]["templates_matter"] and result["omnibus"]["p_value"] > 0.05
+    low, high = result["spread"]["ci"]
+    assert low > 0 and high > result["spread"]["value"]  # the range of 5 noisy equals
+
+
+def test_image_gain_outcomes_follow_the_equivalence_test() -> None:
+    from statsmodels.stats.weightstats import ttost_paired
+
+    from bla_metric import ranks, significance
+
+    rng = np.random.default_rng(5)
+    labels = [[1, 1, 0, 0]] * 2000
+    base = rng.normal(size=(2000, 4)) + 1.0 * np.array([1, 1, 0, 0])
+    control = base.copy()
+    moved = rng.choice(2000, 300, replace=False)
+    control[moved] = control[rng.permutation(moved)]  # the same distribution, 15% rows moved
+    gain = robustness.image_gain(base.tolist(), control.tolist(), labels, resamples=400)
+    assert gain["outcome"] == "equivalent" and gain["from_priors"] and gain["margin"] == 0.02
+    # the t-based two one-sided tests of statsmodels reach the same verdict
+    per = [
+        ranks.per_datapoint(
+            "ranking", "sentence_accuracy", significance.datapoint_stats(x.tolist(), labels)
+        )
+        for x in (base, control)
+    ]
+    assert ttost_paired(per[0], per[1], -0.02, 0.02)[0] < 0.05
+    small = robustness.image_gain(base[:40].tolist(), control[:40].tolist(), labels[:40])
+    assert small["outcome"] == "inconclusive" and not small["from_priors"]
+    chance = rng.normal(size=(2000, 4)).tolist()
+    assert robustness.image_gain(base.tolist(), chance, labels, resamples=200)["outcome"] == "helps"
+    assert robustness.image_gain(chance, base.tolist(), labels, resamples=200)["outcome"] == "hurts"
+    with pytest.raises(ValueError, match="margin"):
+        robustness.image_gain(chance, chance, labels, resamples=10, margin=0)
+
+
+def test_task_order_and_tau_report_how_often_they_recur() -> None:
+    values = {"a": {"ap": 0.6, "co": 0.5}, "b": {"ap": 0.4, "co": 0.5}}
+    draws = {
+        "a": {"ap": np.array([0.6, 0.6, 0.4, 0.6]), "co": np.full(4, 0.5)},
+        "b": {"ap": np.array([0.4, 0.6, 0.4, 0.4]), "co": np.full(4, 0.5)},
+    }
+    order = robustness.task_order(values, draws)
+    assert order["changes"] and order["recurs"] == 0.5
+    models = {"a": {"m1": 0.5, "m2": 0.6}, "b": {"m1": 0.7, "m2": 0.6}}
+    resampled = {
+        "a": {"m1": np.array([0.5, 0.7, 0.5]), "m2": np.array([0.6, 0.6, 0.6])},
+        "b": {"m1": np.array([0.7, 0.7, 0.5]), "m2": np.array([0.6, 0.6, 0.6])},
+    }
+    (pair,) = robustness.ranking_agreement(models, resampled)["pairs"]
+    assert pair["tau"] == -1.0 and pair["sign_recurs"] == pytest.approx(1 / 3)

@@ -2,12 +2,16 @@
 and on the image.
 
 For each run scored with ``--prompts`` (a sweep): the metric of each template with its 95%
-bootstrap interval, the spread (best - worst), the templates indistinguishable from the best and
-whether the order of the tasks changes. For each run scored with ``--control``: the image gain
-per task with its paired interval, beside the text-only baseline when a run of the ``text`` kind
-is among the runs, and the flag of a model that answers from priors. With sweeps of two or more
-models: Kendall's tau between the model rankings of each pair of templates. The numbers are those
-``results.json`` holds (``bla_eval.conditions``); the formulas are ``bla_metric.robustness``'s.
+bootstrap interval, Cochran's Q test that the templates differ, the range (best - worst) with a
+bootstrap of the range, the templates that may be the best (a simultaneous 95% set) and the order
+of the tasks with the share of resamples that keep it. For each run scored with ``--control``:
+the image gain per task with its paired interval and the outcome of the equivalence test (helps,
+hurts, equivalent within the margin: answers from priors, inconclusive), beside the text-only
+baseline when a run of the ``text`` kind is among the runs; ``--margin`` recomputes the gains
+with another margin. With sweeps of two or more models: Kendall's tau between the model rankings
+of each pair of templates, with the share of resamples keeping its sign. The numbers are those
+``results.json`` holds (``bla_eval.conditions``), the resampled tau's are computed from the
+runs' records; the formulas are ``bla_metric.robustness``'s.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from bla_metric import formulas, robustness
+from bla_metric import formulas, robustness, significance
 
 from ..benchmarks import get_benchmark
 from ..cli_common import OneLineParser, run_guarded
@@ -63,13 +67,38 @@ def sensitivity_table(results: Mapping[str, Any]) -> str:
         f"{_pct(sweep['tasks'][t]['spread']['value'])} {_ci(sweep['tasks'][t]['spread']['ci'])}"
         for t in tasks
     ]
-    lines.append("| spread (best - worst) | " + " | ".join(spreads) + " |")
+    lines.append("| range (best - worst) | " + " | ".join(spreads) + " |")
+    tests = []
+    for t in tasks:
+        test = sweep["tasks"][t].get("omnibus")
+        if test:
+            verdict = "differ" if test["templates_matter"] else "not shown to differ"
+            tests.append(
+                f"{_label(t, results)}: Q = {test['statistic']:.2f}, df {test['df']}, "
+                f"p = {test['p_value']:.3g} ({verdict})"
+            )
+    lines.append("")
+    if tests:
+        lines.append(
+            "Do the templates matter? Cochran's Q on set accuracy (one 0/1 outcome per datapoint "
+            "and template, alpha 0.05): " + "; ".join(tests) + "."
+        )
     order = sweep["task_order"]
     changes = "changes" if order["changes"] else "does not change"
+    recurs = order.get("recurs")
+    kept = (
+        f" (every template keeps its observed order in {100 * recurs:.0f}% of bootstrap "
+        "resamples; a description, not a test)"
+        if recurs is not None and recurs == recurs
+        else ""
+    )
     lines += [
         "",
-        "\\* statistically indistinguishable from the task's best template. The order of the "
-        f"tasks {changes} across templates.",
+        "\\* may be the task's best template (95% confidence set for the best, simultaneous over "
+        "all pairs of templates). The range's interval is a bootstrap of the range itself (best "
+        "minus worst of each resample): it reaches above 0 even when the templates are equal, "
+        f"so Cochran's Q answers whether they differ. The order of the tasks {changes} across "
+        f"templates{kept}.",
     ]
     return "\n".join(lines)
 
@@ -82,8 +111,8 @@ def gain_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None = 
         return ""
     tasks = list(control["tasks"])
     metric = control["tasks"][tasks[0]]["image_gain"]["metric"].replace("_", " ")
-    head = "| task | real image | control | image gain [95% CI] | from priors |"
-    rule = "|---|---|---|---|---|"
+    head = "| task | real image | control | image gain [95% CI] | 90% CI | outcome |"
+    rule = "|---|---|---|---|---|---|"
     if baseline:
         head, rule = head + " text-only baseline |", rule + "---|"
     lines = [
@@ -97,15 +126,56 @@ def gain_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None = 
         gain = control["tasks"][task]["image_gain"]
         row = (
             f"| {_label(task, results)} | {_pct(gain['real'])} | {_pct(gain['control'])} | "
-            f"{_pct(gain['gain'])} {_ci(gain['ci'])} | {'yes' if gain['from_priors'] else 'no'} |"
+            f"{_pct(gain['gain'])} {_ci(gain['ci'])} | {_ci(gain['equivalence_ci'])} | "
+            f"{OUTCOMES[gain['outcome']]} |"
         )
         if baseline:
             text = baseline.get(task)
             row += f" {_pct(text['value'])} {_ci(text['ci'])} |" if text else " – |"
         lines.append(row)
+    margin = _pct(control["tasks"][tasks[0]]["image_gain"]["margin"])
+    lines += [
+        "",
+        "Outcome: *helps* / *hurts* when the 95% interval of the gain lies above / below 0; "
+        f"*equivalent* when the 90% interval lies within ±{margin} points (two one-sided tests at "
+        "0.05: the image makes no difference beyond the margin, the model answers from priors); "
+        "*inconclusive* otherwise (the data cannot tell).",
+    ]
     if control["answers_from_priors"]:
-        lines += ["", "The image made no detectable difference on any task: answers from priors."]
+        lines += ["", f"The gain is within ±{margin} points on every task: answers from priors."]
     return "\n".join(lines)
+
+
+OUTCOMES = {
+    "helps": "helps",
+    "hurts": "hurts",
+    "equivalent": "equivalent: answers from priors",
+    "inconclusive": "inconclusive",
+}
+
+
+def with_margin(run: Any, margin: float) -> dict[str, Any]:
+    """The run's results with the headline image gains recomputed at the equivalence ``margin``
+    (from its records)."""
+    results = dict(run.results)
+    control = dict(results["control"])
+    tasks = {}
+    for task, entry in control["tasks"].items():
+        recs = sorted(run.records[task], key=lambda r: str(r["id"]))
+        metric = entry["image_gain"]["metric"]
+        gain = robustness.image_gain(
+            [r["scores"] for r in recs],
+            [r["control"]["scores"] for r in recs],
+            [r["labels"] for r in recs],
+            metric,
+            resamples=RESAMPLES,
+            margin=margin,
+        )
+        tasks[task] = {**entry, "image_gain": gain}
+    control["tasks"] = tasks
+    control["answers_from_priors"] = all(t["image_gain"]["from_priors"] for t in tasks.values())
+    results["control"] = control
+    return results
 
 
 def baseline_of(records: Mapping[str, Sequence[Mapping[str, Any]]], metric: str) -> dict:
@@ -119,9 +189,16 @@ def baseline_of(records: Mapping[str, Sequence[Mapping[str, Any]]], metric: str)
     return out
 
 
-def agreement_table(sweeps: Sequence[Mapping[str, Any]]) -> str:
+def agreement_table(
+    sweeps: Sequence[Mapping[str, Any]],
+    records: Sequence[Mapping[str, Sequence[Mapping[str, Any]]]] | None = None,
+) -> str:
     """Kendall's tau between the model rankings of each pair of templates, from the sweeps of
-    several models (each model's metric: the mean over the tasks every run has)."""
+    several models (each model's metric: the mean over the tasks every run has); with the runs'
+    ``records`` (same datapoints, in the order of ``sweeps``), the share of resamples keeping
+    tau's sign."""
+    if records is not None:
+        records = [r for s, r in zip(sweeps, records, strict=True) if s.get("sensitivity")]
     sweeps = [s for s in sweeps if s.get("sensitivity")]
     if len(sweeps) < 2:
         return ""
@@ -144,17 +221,49 @@ def agreement_table(sweeps: Sequence[Mapping[str, Any]]) -> str:
         }
         for template in templates
     }
-    agreement = robustness.ranking_agreement(values)
+    draws = None
+    if records is not None:
+        metric = sweeps[0]["sensitivity"]["tasks"][tasks[0]]["metric"]
+        draws = {template: {} for template in templates}
+        for k, (s, recs) in enumerate(zip(sweeps, records, strict=True), 1):
+            for template, mean in _template_draws(recs, tasks, templates, metric).items():
+                draws[template][f"{s['model']} ({k})"] = mean
+    agreement = robustness.ranking_agreement(values, draws)
     lines = [
         f"Kendall's tau between the rankings of {len(agreement['models'])} models by each pair "
-        "of templates (mean over the tasks)",
+        "of templates (mean over the tasks)"
+        + (f", with the share of {RESAMPLES} resamples keeping its sign" if draws else ""),
         "",
-        "| template A | template B | tau |",
-        "|---|---|---|",
+        "| template A | template B | tau |" + (" sign kept |" if draws else ""),
+        "|---|---|---|" + ("---|" if draws else ""),
     ]
     for pair in agreement["pairs"]:
-        lines.append(f"| {pair['a']} | {pair['b']} | {pair['tau']:.3f} |")
+        kept = pair.get("sign_recurs")
+        cell = "" if kept is None else (" – |" if kept != kept else f" {100 * kept:.0f}% |")
+        lines.append(f"| {pair['a']} | {pair['b']} | {pair['tau']:.3f} |{cell}")
     return "\n".join(lines)
+
+
+def _template_draws(
+    records: Mapping[str, Sequence[Mapping[str, Any]]],
+    tasks: Sequence[str],
+    templates: Sequence[str],
+    metric: str,
+) -> dict[str, Any]:
+    """Per template, the ranking ``metric`` on bootstrap resamples (seed 0, datapoints in id
+    order, so runs of the same datapoints share the draws), averaged over ``tasks``."""
+    total: dict[str, Any] = {}
+    for task in tasks:
+        recs = sorted(records[task], key=lambda r: str(r["id"]))
+        labels = [r["labels"] for r in recs]
+        stats = [
+            significance.datapoint_stats([r["prompts"][t] for r in recs], labels) for t in templates
+        ]
+        for template, draw in zip(
+            templates, formulas.resampled("ranking", stats, RESAMPLES, 0), strict=True
+        ):
+            total[template] = total.get(template, 0) + draw[metric] / len(tasks)
+    return total
 
 
 def tables(results: Mapping[str, Any]) -> str:
@@ -167,8 +276,9 @@ def _ids(run: Any) -> dict[str, list[str]]:
     return {t: [str(r["id"]) for r in recs] for t, recs in run.records.items()}
 
 
-def report(paths: Sequence[str]) -> str:
-    """The Markdown report over finished runs (see the module's description)."""
+def report(paths: Sequence[str], margin: float | None = None) -> str:
+    """The Markdown report over finished runs (see the module's description); ``margin``: the
+    equivalence margin of the image gains (None: the one results.json holds)."""
     from .rundata import load_run
 
     runs = [load_run(p) for p in paths]
@@ -184,7 +294,8 @@ def report(paths: Sequence[str]) -> str:
                     metric = next(iter(run.results["control"]["tasks"].values()))["image_gain"]
                     baseline = baseline_of(text.records, metric["metric"])
                     break
-            blocks.append(gain_table(run.results, baseline))
+            results = run.results if margin is None else with_margin(run, margin)
+            blocks.append(gain_table(results, baseline))
     sweeps = [r for r in runs if r.results.get("sensitivity")]
     for other in sweeps[1:]:
         if _ids(other) != _ids(sweeps[0]):
@@ -192,13 +303,26 @@ def report(paths: Sequence[str]) -> str:
                 f"{other.path} and {sweeps[0].path} are sweeps of different datapoints: their "
                 "model rankings cannot be compared (run both with the same --tasks and --limit)"
             )
-    blocks.append(agreement_table([r.results for r in sweeps]))
+    blocks.append(agreement_table([r.results for r in sweeps], [r.records for r in sweeps]))
     blocks = [b for b in blocks if b]
     if not blocks:
         raise ValueError(
             "no run among the given ones was scored with --prompts or --control: nothing to report"
         )
     return "\n\n".join(blocks) + "\n"
+
+
+def _margin(text: str) -> float:
+    """A margin in points, 0 < margin < 100 (argparse type)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 100:
+        raise argparse.ArgumentTypeError(f"expected points above 0 and below 100, got {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -209,11 +333,19 @@ def main(argv: list[str] | None = None) -> int:
         "scored with --prompts or --control.",
     )
     p.add_argument("runs", nargs="+", help="folders of finished bla-eval runs")
+    p.add_argument(
+        "--margin",
+        type=_margin,
+        default=None,
+        help="equivalence margin of the image gain in points, above 0 and below 100 (default "
+        f"{100 * robustness.EQUIVALENCE_MARGIN:g}: a gain within it is no gain)",
+    )
     p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     args = p.parse_args(argv)
 
     def body() -> int:
-        print(report(args.runs), end="")
+        margin = None if args.margin is None else args.margin / 100
+        print(report(args.runs, margin), end="")
         return 0
 
     return run_guarded(body, args.debug, "bla-eval robustness")
