@@ -29,7 +29,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .redact import scrub, scrub_data
@@ -284,6 +284,17 @@ def files_under(folder: Path) -> list[str]:
     return sorted(found)
 
 
+def _foreign_folders(folder: Path, files: set[str]) -> list[str]:
+    """The folders under ``folder`` (not links) that hold none of the marked ``files``: a
+    user's, even when empty."""
+    holders = {parent.as_posix() for name in files for parent in PurePosixPath(name).parents}
+    found = []
+    for root, dirs, _ in os.walk(folder):
+        rel = Path(root).relative_to(folder)
+        found += [(rel / d).as_posix() for d in dirs if not (Path(root) / d).is_symlink()]
+    return [name for name in found if name not in holders]
+
+
 def shown(names: list[str]) -> str:
     more = len(names) - SHOWN
     return ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
@@ -313,7 +324,9 @@ def check_replaceable(target: Path | str, command: str | None = None) -> None:
             f"output {target} holds the output of `{marker['command']}`; `{command}` replaces "
             "only its own: choose another folder"
         )
-    unknown = sorted(set(files_under(path)) - set(marker["files"]) - {OWNER_FILE})
+    listed = set(marker["files"])
+    unknown = sorted(set(files_under(path)) - listed - {OWNER_FILE})
+    unknown += sorted(f"{name}/" for name in _foreign_folders(path, listed))
     if unknown:
         raise FileExistsError(
             f"output {target} holds files `{command}` did not write ({shown(unknown)}): "
@@ -328,17 +341,21 @@ def file_mark(command: str) -> str:
     return f"# Written by {command}; it replaces this file only while this line is here.\n"
 
 
-def check_file_replaceable(target: Path | str, command: str) -> Path:
+def check_file_replaceable(
+    target: Path | str, command: str, root: Path | str | None = None
+) -> Path:
     """Allow writing the file ``target`` when it is absent or starts with ``command``'s
     :func:`file_mark`; a symbolic link, a folder or any other file is refused (FileExistsError
-    naming it)."""
+    naming it), and so is a link on the way to it: its parent, and every folder from ``root``
+    (the folder the user named, when ``target`` lies under it) down to it."""
     path = Path(target)
     if path.is_symlink():
         raise FileExistsError(f"{target} is a symbolic link: {command} writes no file through one")
-    if path.parent.is_symlink():
-        raise FileExistsError(
-            f"{path.parent} is a symbolic link: {command} writes no file through one"
-        )
+    for folder in _folders_from(Path(root) if root is not None else path.parent, path):
+        if folder.is_symlink():
+            raise FileExistsError(
+                f"{folder} is a symbolic link: {command} writes no file through one"
+            )
     if not path.exists():
         return path
     if not path.is_file():
@@ -349,6 +366,15 @@ def check_file_replaceable(target: Path | str, command: str) -> Path:
             "another --output"
         )
     return path
+
+
+def _folders_from(root: Path, path: Path) -> list[Path]:
+    """The folders from ``root`` down to ``path``'s parent (only the parent when ``path`` does not
+    lie under ``root``)."""
+    parents = list(reversed(path.parents))
+    if root not in parents:
+        return [path.parent]
+    return parents[parents.index(root) :]
 
 
 def marked_by(path: Path) -> str | None:

@@ -12,6 +12,7 @@ import pytest
 from bla_eval import outputs
 from bla_eval.outputs import (
     OWNER_FILE,
+    check_file_replaceable,
     check_replaceable,
     read_json,
     read_records,
@@ -281,6 +282,31 @@ def test_foreign_content_is_refused_listing_what_is_there(tmp_path):
     with pytest.raises(FileExistsError), staged(user, "bla-finetune"):
         pass
     assert len(list(user.iterdir())) == 6 and file.read_text(encoding="utf-8") == "mine"
+
+
+def test_a_users_empty_folders_inside_an_own_output_are_refused(tmp_path):
+    with staged(tmp_path / "ours", "bla-eval compare") as stage:
+        (stage / "tables").mkdir()
+        (stage / "tables" / "compare.md").write_text("c", encoding="utf-8")
+    check_replaceable(tmp_path / "ours", "bla-eval compare")  # its own folders hold its files
+    (tmp_path / "ours" / "drafts" / "2026").mkdir(parents=True)
+    with pytest.raises(FileExistsError, match=r"did not write \(drafts/, drafts/2026/\)"):
+        check_replaceable(tmp_path / "ours", "bla-eval compare")
+    with pytest.raises(FileExistsError), staged(tmp_path / "ours", "bla-eval compare"):
+        pass
+    assert (tmp_path / "ours" / "drafts" / "2026").is_dir()
+
+
+def test_a_marked_file_is_not_written_through_a_link_on_the_way(tmp_path):
+    user = tmp_path / "user"
+    (user / ".eval_results").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(user)
+    target = link / ".eval_results" / "bla.yaml"
+    with pytest.raises(FileExistsError, match=f"{link} is a symbolic link"):
+        check_file_replaceable(target, "bla-eval export", root=link)
+    assert check_file_replaceable(target, "bla-eval export") == target  # no root: parent only
+    assert not (user / ".eval_results" / "bla.yaml").exists()
 
 
 @pytest.mark.parametrize("name", [".", "..", "sub/..", "/"])

@@ -177,6 +177,11 @@ FILE_CASES: dict[str, Case] = {
             (s.root / "mine" / ".eval_results" / "bla.yaml").write_text("mine: 1\n"),
         ),
     ),
+    "export-into-a-linked-output-folder": Case(
+        lambda s: ["export", s.run, "--output", s.root / "lnk", "--allow-partial"],
+        "{sandbox}/lnk is a symbolic link",
+        lambda s: link(s.root / "lnk", s.root / "mine"),
+    ),
     "export-model-index-through-a-link": Case(
         lambda s: ["export", s.run, "--format", "model-index", "--output", s.root / "mine"],
         "model-index.yaml is a symbolic link",
