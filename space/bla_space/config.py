@@ -22,7 +22,9 @@ class SpaceConfig:
     project's local build if there is one, else the Hub id), ``BLA_RESULTS_DIR``
     (folder of finished runs), ``BLA_RESULTS_REPO`` (Hub dataset repo the folder is synced with),
     ``BLA_MAX_PARAMS`` (model size cap, e.g. ``4e9``), ``BLA_ALLOW_LOCAL_MODELS`` (accept local
-    folders as model ids), ``BLA_DEFAULT_LIMIT``, ``BLA_BATCH_SIZE``, ``BLA_DEVICE``.
+    folders as model ids), ``BLA_DEFAULT_LIMIT``, ``BLA_BATCH_SIZE``, ``BLA_DEVICE``,
+    ``BLA_PUBLISHED_RESULTS`` (comma-separated Hub dataset repos of published per-datapoint
+    scores, ranked in the Leaderboard tab: ``published.py``).
     """
 
     dataset: str = hub_ids.DATASET
@@ -33,10 +35,13 @@ class SpaceConfig:
     default_limit: int = 20
     batch_size: int = 32
     device: str = "auto"
+    published_repos: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SpaceConfig:
         """Build the settings from ``env`` (default: ``os.environ``); unset keys keep defaults."""
+        from .published import VARIABLE, repo_ids
+
         env = os.environ if env is None else env
         base = cls()
         return cls(
@@ -48,6 +53,7 @@ class SpaceConfig:
             default_limit=int(_number(env, "BLA_DEFAULT_LIMIT", base.default_limit)),
             batch_size=int(_number(env, "BLA_BATCH_SIZE", base.batch_size)),
             device=env.get("BLA_DEVICE", base.device),
+            published_repos=repo_ids(env.get(VARIABLE)),
         )
 
 

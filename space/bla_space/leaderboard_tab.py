@@ -8,7 +8,7 @@ import gradio as gr
 from bla_eval.analysis.leaderboard import METRICS as LEADERBOARD_METRICS
 from bla_eval.analysis.leaderboard import table_columns
 
-from . import analysis_tab, results_store, views
+from . import analysis_tab, published_tab, results_store, views
 from .config import SpaceConfig
 from .evaluate_tab import VIEW_CHOICES
 
@@ -153,6 +153,7 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         """Rank intervals, ties and their plot for this Space's runs on the same datapoints."""
         return statistics(config, metric)
 
+    published_tab.build(config, stats_metric)
     stats_outputs = [stats_text, stats_table, stats_plot]
     view.change(refresh, view, table, api_name=False)
     stats_metric.change(refresh_statistics, stats_metric, stats_outputs, api_name=False)

@@ -7,14 +7,17 @@ from pathlib import Path
 
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-RUN = REPO_ROOT / "tests" / "fixtures" / "runs" / "smollm2"
+from tests.bla_eval.analysis.test_export import answered_run
+
 MODEL = "bla-org/tiny-model"
 CARD = b"---\nlicense: mit\n---\n\n# A tiny model\n"
 
 
 def _export(run_cli, tmp_path: Path, *extra: str, env: dict | None = None):
-    args = ["-m", "bla_eval", "export", str(RUN), "--output", str(tmp_path), *extra]
+    run = tmp_path / "answered"
+    if not run.exists():
+        answered_run(tmp_path)
+    args = ["-m", "bla_eval", "export", str(run), "--output", str(tmp_path), *extra]
     return run_cli(*args, "--push", "--repo-id", MODEL, env=env)
 
 

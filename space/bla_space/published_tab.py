@@ -1,0 +1,55 @@
+"""The Leaderboard tab's section of published scores (``published.py``): runs that model authors
+pushed with ``bla-eval export --scores``, ranked with rank intervals and tied groups."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import gradio as gr
+
+from . import published
+from .config import SpaceConfig
+
+RESAMPLES = 1000
+INTRO = (
+    "Runs whose per-datapoint scores model authors published (`bla-eval export RUN --scores "
+    "ORG/RESULTS --push`), from the results repos of `BLA_PUBLISHED_RESULTS`: every metric "
+    "recomputed from the scores, ranked with 95% rank intervals and tied groups over the runs "
+    "that scored the same datapoints."
+)
+
+
+def folder(config: SpaceConfig) -> Path:
+    """Where the published repos are pulled (beside the Space's own runs)."""
+    return Path(config.results_dir).parent / "published"
+
+
+def refresh(config: SpaceConfig, metric: str):
+    """(Markdown, table, image) of the published runs ranked by ``metric``."""
+    import pandas as pd
+    from PIL import Image
+
+    text, table, png = published.statistics(
+        config.published_repos, folder(config), metric, RESAMPLES
+    )
+    if table is None:
+        return text, pd.DataFrame(), None
+    frame = pd.DataFrame(table.rows, columns=table.columns).round(2)
+    return text, frame, Image.open(io.BytesIO(png))
+
+
+def build(config: SpaceConfig, metric: gr.Radio) -> None:
+    """Lay out the section (inside the Leaderboard tab); ``metric`` is the tab's rank-by radio."""
+    with gr.Accordion("Published scores", open=False, elem_id="leaderboard-published"):
+        gr.Markdown(INTRO)
+        button = gr.Button("Read the published results", size="sm")
+        text = gr.Markdown(elem_id="leaderboard-published-text")
+        table = gr.Dataframe(interactive=False, wrap=True, label="Published runs (%)")
+        plot = gr.Image(show_label=False, type="pil", interactive=False)
+
+    def handler(chosen: str):
+        """Pull the results repos and rank their runs."""
+        return refresh(config, chosen)
+
+    button.click(handler, metric, [text, table, plot], api_name=False)
