@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
+from bla_eval.bundled import BUNDLED_MODELS
 from bla_eval.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 from . import results_store, views
@@ -46,7 +47,8 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 label="Model",
                 placeholder="Hub model id, e.g. openai/clip-vit-base-patch32",
                 info="A Hub id organisation/name"
-                + (" or a local folder" if config.allow_local_models else "")
+                + (", a local folder" if config.allow_local_models else "")
+                + f" or a bundled short name ({', '.join(BUNDLED_MODELS)})"
                 + f"; models up to {human_count(config.max_params)} parameters.",
                 elem_id="model-id",
             )
@@ -59,7 +61,9 @@ def build(config: SpaceConfig) -> EvaluateTab:
             )
             detected = gr.Markdown("", elem_id="detected-kind")
             gr.Examples(
-                kind_examples(), inputs=[model, kind], label="Examples: one model of each kind"
+                kind_examples(config.max_params),
+                inputs=[model, kind],
+                label="Examples: one model of each kind this Space can load",
             )
         with gr.Column(scale=2):
             tasks = gr.CheckboxGroup(

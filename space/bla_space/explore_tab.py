@@ -58,9 +58,7 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
         )
     with gr.Row():
         previous = gr.Button("◀ Previous", size="sm", scale=1)
-        position = gr.Slider(
-            1, 2, value=1, step=1, label="Datapoint", scale=6, elem_id="explore-position"
-        )
+        position = gr.Slider(**position_settings(None), step=1, scale=6, elem_id="explore-position")
         following = gr.Button("Next ▶", size="sm", scale=1)
     with gr.Row(equal_height=False):
         image = gr.Image(
@@ -105,7 +103,10 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
     demo.load(newest_run, None, run, api_name=False).then(
         select, filters, selected, api_name=False
     ).then(show, [task, run, ids, position], shown, api_name=False)
-    position.release(show, [task, run, ids, position], shown, api_name=False)
+    # a drag, a click and a number typed into its box (Enter included) look the datapoint up
+    position.input(
+        show, [task, run, ids, position], shown, api_name=False, trigger_mode="always_last"
+    )
     previous.click(lambda p: max(1, int(p) - 1), position, position, api_name=False).then(
         show, [task, run, ids, position], shown, api_name=False
     )
@@ -139,16 +140,26 @@ def select_datapoints(config: SpaceConfig, task: str, run: str, verb: str, failu
         )
     except Exception as err:  # dataset unreachable: say so in the page
         gr.Warning(f"Cannot load the dataset {config.dataset!r}: {err}")
-        return gr.Dropdown(), [], gr.Slider(1, 2, value=1)
+        return gr.Dropdown(), [], gr.Slider(**position_settings(None))
     verb_box = gr.Dropdown(
         choices=verbs, value=verb if verb in verbs else ed.ALL_VERBS, visible=len(verbs) > 1
     )
-    # a slider needs maximum > minimum: one datapoint gets 1..2 (show_datapoint clamps)
-    return (
-        verb_box,
-        ids,
-        gr.Slider(1, max(2, len(ids)), value=1, step=1, label=f"Datapoint (of {len(ids)})"),
-    )
+    return verb_box, ids, gr.Slider(**position_settings(len(ids)))
+
+
+def position_settings(count: int | None) -> dict:
+    """The datapoint slider's settings for ``count`` matching datapoints (None: not loaded).
+    A slider needs maximum > minimum, so with fewer than two it is shown but not movable
+    (``show_datapoint`` clamps the position)."""
+    if count is None:
+        label = "Datapoint (loading the dataset)"
+    elif count == 0:
+        label = "Datapoint (none matches the filters)"
+    else:
+        label = f"Datapoint (of {count})"
+    movable = count is not None and count > 1
+    maximum = count if movable else 2
+    return {"minimum": 1, "maximum": maximum, "value": 1, "label": label, "interactive": movable}
 
 
 def show_datapoint(config: SpaceConfig, task: str, run: str, ids: list[str], position: float):

@@ -36,9 +36,15 @@ def kind_menu() -> list[tuple[str, str]]:
     return [("auto-detect", AUTO)] + [(f"{k}: {KIND_INFO[k].help}", k) for k in space_kinds()]
 
 
-def kind_examples() -> list[list[str]]:
-    """One example model id per offered kind that names one (the kind filled in with it)."""
-    return [[KIND_INFO[k].example, k] for k in space_kinds() if KIND_INFO[k].example]
+def kind_examples(max_params: float | None = None) -> list[list[str]]:
+    """One example model id per offered kind that names one (the kind filled in with it),
+    leaving out an example known to be larger than ``max_params``."""
+    infos = [KIND_INFO[k] for k in space_kinds() if KIND_INFO[k].example]
+    return [
+        [info.example, info.kind]
+        for info in infos
+        if max_params is None or info.example_params is None or info.example_params <= max_params
+    ]
 
 
 def kind_help(kind: str) -> str:

@@ -7,6 +7,9 @@ import re
 import struct
 from pathlib import Path
 
+from bla_eval.bundled import BUNDLED_MODELS
+from bla_eval.bundled import resolve_model as bundled_path
+
 HUB_PREFIX = "hf-hub:"
 _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
 HUB_ID = re.compile(rf"^{_PART}/{_PART}$")
@@ -22,13 +25,16 @@ class ModelRejected(ValueError):
 
 
 def validate_model_id(text: str, *, allow_local: bool = False) -> str:
-    """The cleaned model id (Hub ``org/name``, optionally ``hf-hub:``, or a local folder).
+    """The cleaned model id (Hub ``org/name``, optionally ``hf-hub:``, a bundled short name such
+    as ``smollm2``, or a local folder).
 
-    Raises ``ModelRejected`` naming the input when it is neither.
+    Raises ``ModelRejected`` naming the input when it is none of these.
     """
     model = (text or "").strip()
     if not model:
         raise ModelRejected("Enter a model id such as openai/clip-vit-base-patch32.")
+    if model in BUNDLED_MODELS and not Path(model).exists():  # a folder of that name wins
+        return model
     hub_name = model.removeprefix(HUB_PREFIX)
     if HUB_ID.match(hub_name) and "--" not in hub_name and ".." not in hub_name:
         if Path(model).exists():  # from_pretrained would read the local folder instead
@@ -52,9 +58,15 @@ def validate_model_id(text: str, *, allow_local: bool = False) -> str:
 def count_parameters(model: str) -> tuple[int | None, str]:
     """The number of parameters of ``model`` without loading it, and how it was counted.
 
-    Local folders: the safetensors headers (or weight file sizes). Hub ids: the safetensors metadata
-    from ``huggingface_hub`` (or weight file sizes). ``(None, reason)`` when it cannot be told.
+    Local folders: the safetensors headers (or weight file sizes). A bundled short name: its GGUF
+    file's tensors. Hub ids: the safetensors metadata from ``huggingface_hub`` (or weight file
+    sizes). ``(None, reason)`` when it cannot be told.
     """
+    if model in BUNDLED_MODELS and not Path(model).exists():
+        try:
+            return gguf_parameter_count(Path(bundled_path(model))), "GGUF tensors"
+        except ValueError as err:  # its package is not installed
+            return None, str(err)
     path = Path(model)
     if path.is_dir():
         return _count_local(path)
@@ -96,6 +108,13 @@ def safetensors_parameter_count(file: Path) -> int:
             count *= dim
         total += count
     return total
+
+
+def gguf_parameter_count(file: Path) -> int:
+    """Parameters stored in one GGUF file, from its tensor descriptions (memory-mapped)."""
+    from gguf import GGUFReader
+
+    return sum(int(tensor.n_elements) for tensor in GGUFReader(file).tensors)
 
 
 def _count_local(path: Path) -> tuple[int | None, str]:

@@ -94,6 +94,28 @@ def run_row(results: dict, view: str, source: str = THIS_RUN) -> dict:
     return row
 
 
+CI_SOURCE = "95% CI (bootstrap)"
+"""The source cell of the row that gives the run's intervals."""
+
+
+def interval_row(results: dict, view: str) -> dict | None:
+    """The run's bootstrap 95% interval of each metric in ``view`` as ``[low, high]`` (percent;
+    ``results.json``'s ``confidence_intervals``), or None for a run without them."""
+    intervals = ((results.get("confidence_intervals") or {}).get("tasks")) or {}
+    if not intervals:
+        return None
+    row = {**run_row(results, view), "source": CI_SOURCE}
+    bench = benchmark_of(results)
+    for task in table_tasks(bench, results):
+        cis = (intervals.get(task) or {}).get(view) or {}
+        for metric in view_metrics(bench, view):
+            ci = cis.get(metric)
+            row[column(bench, task, metric)] = (
+                f"[{percent(ci[0]):.2f}, {percent(ci[1]):.2f}]" if ci else None
+            )
+    return row
+
+
 def reference_row(bench: Benchmark, ref: ReferenceRow, view: str) -> dict | None:
     """One table row of a reference, or None when it has no numbers in ``view``."""
     if not ref.has_view(view):
@@ -119,14 +141,15 @@ def _frame(rows: Iterable[dict | None]) -> pd.DataFrame:
 
 
 def metrics_table(results: dict, view: str) -> pd.DataFrame:
-    """The run's metrics above the reference rows (chance, humans, paper, thesis) of ``view``.
+    """The run's metrics, their 95% intervals (a row below, where ``results.json`` has them),
+    then the reference rows (chance, humans, paper, thesis) of ``view``.
 
     Every task has its columns (empty for the run where it did not score that task), so the
     table keeps one shape.
     """
     bench = benchmark_of(results)
     refs = [reference_row(bench, r, view) for r in reference_rows(bench.name)]
-    table = _frame([run_row(results, view), *refs])
+    table = _frame([run_row(results, view), interval_row(results, view), *refs])
     return table.drop(columns=["datapoints", "kind", "protocol"])
 
 

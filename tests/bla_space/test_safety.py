@@ -77,3 +77,14 @@ def test_models_of_unknown_size_are_not_loaded(tmp_path):
     torch.save({"w": torch.zeros(100)}, tmp_path / "pytorch_model.bin")
     count, how = count_parameters(str(tmp_path))
     assert count >= 100 and how == "estimated from weight file sizes"
+
+
+def test_a_bundled_short_name_is_accepted_and_counted_from_its_gguf_tensors(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert validate_model_id(" smollm2 ") == "smollm2"
+    count, how = count_parameters("smollm2")
+    assert how == "GGUF tensors" and 1e8 < count < 2e8  # SmolLM2-135M
+    assert check_model_size("smollm2", 4e9) == count
+    (tmp_path / "smollm2").mkdir()  # a folder of that name wins, as in the engine: refused here
+    with pytest.raises(ModelRejected):
+        validate_model_id("smollm2")

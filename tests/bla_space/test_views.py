@@ -75,3 +75,14 @@ def test_leaderboard_keeps_the_most_complete_run_per_model_and_protocol():
     assert {"Chance", "CLIP", "Experts", "org/b"} <= set(board["model"])
     headline = board["AP sent. acc"].astype(float)
     assert list(headline) == sorted(headline, reverse=True)  # sorted by mean sentence accuracy
+
+
+def test_metrics_table_gives_the_runs_intervals_below_it():
+    results = results_document("org/a", 4, "2026")
+    ci = {"sentence_accuracy": [0.4, 0.5102], "set_accuracy": [0.1, 0.4]}
+    results["confidence_intervals"] = {"tasks": {"active_passive": {"ranking": ci}}}
+    table = views.metrics_table(results, "ranking")
+    assert list(table["source"][:2]) == [views.THIS_RUN, views.CI_SOURCE]
+    assert table.loc[1, "AP sent. acc"] == "[40.00, 51.02]"
+    assert table.loc[1, "AP set err"] is None and table.loc[1, "CO sent. acc"] is None
+    assert list(table.columns) == views.metrics_table_columns()

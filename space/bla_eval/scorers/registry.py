@@ -30,6 +30,8 @@ class KindInfo:
     """A Hub model of this kind (the Space's examples)."""
     remote: bool = False
     """The model runs behind an API endpoint (``--endpoint``); the Space does not offer it."""
+    example_params: float | None = None
+    """The example's parameter count, roughly (the Space offers only examples under its cap)."""
 
 
 BUILTIN_KINDS = (
@@ -38,30 +40,35 @@ BUILTIN_KINDS = (
         f"{PACKAGE}.itm",
         "image-text matching head: match probability",
         "Salesforce/blip-itm-base-coco",
+        example_params=2.2e8,
     ),
     KindInfo(
         "generative",
         f"{PACKAGE}.generative",
         "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
         "Salesforce/blip2-opt-2.7b",
+        example_params=3.7e9,
     ),
     KindInfo(
         "contrastive",
         f"{PACKAGE}.contrastive",
         "dual encoder (CLIP-like): image-sentence similarity",
         "openai/clip-vit-base-patch32",
+        example_params=1.5e8,
     ),
     KindInfo(
         "open_clip",
         f"{PACKAGE}.openclip",
         "open_clip dual encoder: image-sentence similarity",
         "hf-hub:laion/CLIP-ViT-B-32-laion2B-s34B-b79K",
+        example_params=1.5e8,
     ),
     KindInfo(
         "text",
         f"{PACKAGE}.text",
         "text-only language model (no image): sentence likelihood, a blind baseline",
         "openai-community/gpt2",
+        example_params=1.2e8,
     ),
     KindInfo(
         "vllm",
@@ -69,6 +76,7 @@ BUILTIN_KINDS = (
         "image-to-text or text-only model run by vLLM's engine (--kind vllm, the vllm extra): "
         "P(yes) from the exact yes/no log-probabilities; a text-only model as the text kind",
         "llava-hf/llava-1.5-7b-hf",
+        example_params=7.1e9,
     ),
     KindInfo(
         "openai-api",
