@@ -75,7 +75,7 @@ def _value(where: str, key: str, value: Any) -> Any:
     if typing.get_origin(hint) is tuple:
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-            raise PlanError(f"{where}: {key} must be a list of names or a comma-separated string")
+            raise PlanError(f"{where} must be a list of names or a comma-separated string")
         return [v.strip() for v in items if v.strip()]
     allowed = typing.get_args(hint) or (hint,)
     if hint is float or float in allowed:
@@ -83,7 +83,7 @@ def _value(where: str, key: str, value: Any) -> Any:
     if not isinstance(value, tuple(a for a in allowed if isinstance(a, type))) or (
         isinstance(value, bool) and bool not in allowed
     ):
-        raise PlanError(f"{where}: {key} has the wrong type ({type(value).__name__}: {value!r})")
+        raise PlanError(f"{where} has the wrong type ({type(value).__name__}: {value!r})")
     return value
 
 
