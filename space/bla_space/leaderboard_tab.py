@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import gradio as gr
@@ -82,13 +83,26 @@ def statistics(config: SpaceConfig, metric: str = LEADERBOARD_METRICS[0]):
     frame = pd.DataFrame(table.rows, columns=table.columns).round(2)
     lines = [intro, ""]
     for task, stats in result.items():
-        d = stats["detectable"]
         lines.append(
-            f"- **{task_label(task)}** (n = {stats['n']}): smallest detectable difference "
-            f"{100 * d['mde']:.1f} points (paired test, alpha 0.05, power 0.8)."
+            f"- **{task_label(task)}** (n = {stats['n']}): {detectable_text(stats['detectable'])}"
         )
     plot = Image.open(io.BytesIO(board.leaderboard_figure(result)))
     return "\n".join(lines), frame, plot
+
+
+def detectable_text(detectable: dict) -> str:
+    """The smallest detectable difference as a sentence; undefined when the runs' per-datapoint
+    differences do not vary (runs that agree on every datapoint give no spread to measure)."""
+    mde, sd = detectable.get("mde"), detectable.get("sd")
+    if not sd or mde is None or not math.isfinite(mde):
+        return (
+            "smallest detectable difference undefined: the runs' paired differences do not "
+            "vary (they agree on every datapoint)."
+        )
+    return (
+        f"smallest detectable difference {100 * mde:.1f} points (paired test, alpha 0.05, "
+        "power 0.8)."
+    )
 
 
 @dataclass
