@@ -132,6 +132,7 @@ def check_agreement(
 
     bench = get_benchmark(str(results.get("benchmark") or "bla"))
     probabilistic = is_probabilistic(results)
+    check_binary_view(results_path, path, results, records)
     for task, stored in results["tasks"].items():
         held = records.get(task, [])
         if stored.get("n") != len(held):
@@ -156,6 +157,47 @@ def check_agreement(
                 f"but {derived} from the scores"
             )
     check_conditions(results_path, path, results, records, bench, probabilistic)
+
+
+BINARY_VIEWS = ("threshold 0.5", "top-k")
+"""The binary views a run records (``protocol.binary_view``): P(yes) thresholded, or top-k."""
+
+
+def check_binary_view(
+    results_path: Path,
+    path: Path,
+    results: Mapping[str, Any],
+    records: Mapping[str, list[dict[str, Any]]],
+) -> None:
+    """Refuse a binary view that is not one of :data:`BINARY_VIEWS`, and a thresholded view of
+    scores that are not probabilities (a score outside [0, 1]): the view decides the binary
+    metrics, so it must follow from the scores, not only agree with numbers edited beside it."""
+    protocol = results.get("protocol")
+    if not isinstance(protocol, dict) or "binary_view" not in protocol:
+        return
+    view = protocol["binary_view"]
+    if view not in BINARY_VIEWS:
+        raise ValueError(
+            f"{results_path}: protocol.binary_view is {view!r}; expected one of "
+            f"{', '.join(map(repr, BINARY_VIEWS))}"
+        )
+    if view != BINARY_VIEWS[0]:
+        return
+    for task, held in records.items():
+        for record in held:
+            outside = [s for s in _flat(record.get("scores")) if not 0.0 <= s <= 1.0]
+            if outside:
+                raise ValueError(
+                    f"{results_path} thresholds P(yes) at 0.5, but {path} holds a score of "
+                    f"{outside[0]} (not a probability) for {task} datapoint {record.get('id')!r}"
+                )
+
+
+def _flat(scores: Any) -> list[float]:
+    """The numbers of a flat or nested score list (anything else is left to other checks)."""
+    if isinstance(scores, (list, tuple)):
+        return [value for item in scores for value in _flat(item)]
+    return [float(scores)] if _number(scores) else []
 
 
 def check_conditions(

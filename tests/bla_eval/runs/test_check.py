@@ -150,3 +150,19 @@ def test_readers_refuse_a_run_whose_results_do_not_follow_from_its_scores(
     main, argv = READERS[reader](run, clean, built_dataset, tmp_path)
     refused(main, argv, capsys, *fragments)
     assert not (tmp_path / "analysis").exists() and not (tmp_path / "export").exists()
+
+
+def test_a_binary_view_that_does_not_follow_from_the_scores_is_refused(tmp_path):
+    from bla_eval.runs.check import check_binary_view
+
+    results = tmp_path / "results.json"
+    ranker = {"coordination": [{"id": "1", "scores": [24.5, 20.1, 19.0, 18.2]}]}
+    probabilities = {"coordination": [{"id": "1", "scores": [[0.9, 0.2], [0.4, 1.0]]}]}
+    check_binary_view(results, PATH, {"protocol": {"binary_view": "top-k"}}, ranker)
+    check_binary_view(results, PATH, {"protocol": {"binary_view": "threshold 0.5"}}, probabilities)
+    check_binary_view(results, PATH, {"protocol": "zero-shot"}, ranker)  # older runs record none
+    forged = {"protocol": {"binary_view": "threshold 0.5"}}
+    with pytest.raises(ValueError, match=r"holds a score of 24.5 \(not a probability\) for co"):
+        check_binary_view(results, PATH, forged, ranker)
+    with pytest.raises(ValueError, match="binary_view is 'majority'; expected one of"):
+        check_binary_view(results, PATH, {"protocol": {"binary_view": "majority"}}, ranker)
