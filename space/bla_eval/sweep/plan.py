@@ -3,7 +3,8 @@
 Each model, benchmark and protocol entry is a mapping of ``RunConfig`` settings plus a ``name``
 (the cell folder's part; the model's also its display name); ``options`` holds the settings
 every cell shares. A cell is one ``RunConfig``: shared options, then the benchmark's, the
-protocol's and the model's (later ones win). Every error is one line naming the bad key.
+protocol's and the model's (later ones win); a model's ``protocols`` lists the protocol entries
+it runs (default: all). Every error is one line naming the bad key.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ KEY_FIELD = {"models": "model", "benchmarks": "benchmark", "protocols": "protoco
 """The ``RunConfig`` setting an entry may be given as a bare string."""
 NOT_IN_PLAN = ("output_dir", "resume", "table_format", "plot")
 """Settings the sweep itself decides (the cell's folder, resuming) or that print (the report)."""
+ONLY = "protocols"
+"""A model entry's key: the protocol entries it runs (default: all)."""
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$")
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
 HINTS = typing.get_type_hints(RunConfig)
@@ -100,8 +103,22 @@ def _default_name(section: str, settings: dict[str, Any]) -> str:
     return name[:80] or section[:-1]
 
 
-def _entries(source: str, doc: dict[str, Any], section: str) -> list[tuple[str, dict[str, Any]]]:
-    """(name, settings) of each entry of ``section``."""
+def _only(where: str, names: Any, known: list[str]) -> list[str]:
+    """A model's ``protocols``: names of protocol entries of the plan."""
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise PlanError(f"{where} must be a non-empty list of the plan's protocol names")
+    for name in names:
+        if name not in known:
+            shown = ", ".join(known)
+            raise PlanError(f"{where}: {name!r} is none of the plan's protocols ({shown})")
+    return names
+
+
+def _entries(
+    source: str, doc: dict[str, Any], section: str, known: list[str] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """(name, settings) of each entry of ``section``; a model's ``protocols`` (kept under
+    :data:`ONLY`) must name entries of ``known``."""
     entries = doc.get(section)
     if section == "protocols" and entries is None:
         entries = [{"name": "zero-shot"}]
@@ -116,7 +133,10 @@ def _entries(source: str, doc: dict[str, Any], section: str) -> list[tuple[str, 
             raise PlanError(f"{where}: expected a name or a mapping")
         entry = dict(entry)
         name = entry.pop("name", None)
+        only = entry.pop("protocols", None) if section == "models" else None
         settings = _settings(where, entry)
+        if only is not None:
+            settings[ONLY] = _only(f"{where}.protocols", only, known or [])
         if section == "models" and "model" not in settings:
             raise PlanError(f"{where}: the key 'model' is missing")
         name = str(name) if name is not None else _default_name(section, settings)
@@ -162,11 +182,15 @@ def parse_plan(text: str, source: str = "plan") -> Plan:
             "options)"
         )
     shared = _settings(f"{source}: options", doc.get("options") or {})
-    lists = {s: _entries(source, doc, s) for s in SECTIONS}
+    lists = {s: _entries(source, doc, s) for s in ("benchmarks", "protocols")}
+    lists["models"] = _entries(source, doc, "models", [n for n, _ in lists["protocols"]])
     cells = []
     for bench, bench_settings in lists["benchmarks"]:
         for protocol, protocol_settings in lists["protocols"]:
             for model, model_settings in lists["models"]:
+                model_settings = dict(model_settings)
+                if protocol not in model_settings.pop(ONLY, [protocol]):
+                    continue
                 settings = {**shared, **bench_settings, **protocol_settings, **model_settings}
                 cell = Cell(model, bench, protocol, settings)
                 try:

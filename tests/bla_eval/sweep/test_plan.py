@@ -47,6 +47,8 @@ def test_a_plan_expands_into_cells_with_the_later_settings_winning() -> None:
     }
     assert "batch_size" not in cell.recorded() and cell.recorded()["limit"] == 4
     assert cell.config(Path("/sweep"), True).output_dir == Path("/sweep/bla/shuffled/b")
+    only = parse_plan(PLAN.replace("name: b,", "name: b, protocols: [shuffled],"))
+    assert [c.id for c in only.cells if c.model == "b"] == ["bla/shuffled/b", "valse/shuffled/b"]
 
 
 @pytest.mark.parametrize(
@@ -61,6 +63,7 @@ def test_a_plan_expands_into_cells_with_the_later_settings_winning() -> None:
         (("name: b,", "name: ../b,"), "models[1].name: '../b' is no folder name"),
         (("control: shuffled", "resume: true"), "protocols[1].resume: unknown key 'resume'"),
         (("options:", "option:"), "plan: unknown key 'option'"),
+        (("name: b,", "name: b, protocols: [paper],"), "models[1].protocols: 'paper' is none"),
         (("models:", "models: []\nx:"), "plan: unknown key 'x'"),
     ],
 )
