@@ -220,7 +220,8 @@ def log_result(path: Path, dataset: str | None = None) -> LogResult:
             low, high = max(0.0, value - 1.96 * stderr), min(1.0, value + 1.96 * stderr)
             notes.append(f"95% CI [{low:.4f}, {high:.4f}] (normal, inspect's stderr)")
     else:
-        notes.append(f"n {metrics.get('n', n)} datapoints")
+        count = metrics.get("n", n)
+        notes.append(f"n {int(count) if count is not None else None} datapoints")
         low, high = metrics.get(f"{OWN_METRIC}_ci_low"), metrics.get(f"{OWN_METRIC}_ci_high")
         if low is not None and high is not None:
             notes.append(f"95% CI [{low:.4f}, {high:.4f}] (bootstrap over datapoints)")
