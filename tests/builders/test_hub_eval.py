@@ -104,3 +104,36 @@ def test_publish_refuses_a_build_without_the_sentence_configs(
     assert main([*argv, "--source", str(copy), "--dry-run"]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert "evaluation_framework 'bla-eval', which the Hub refuses" in line
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tasks: [\n", "is not YAML ("),
+        ("- evaluation_framework: inspect-ai\n", "is a YAML list, not a mapping"),
+        ("inspect-ai\n", "is a YAML str, not a mapping"),
+        ("evaluation_framework: inspect-ai\ntasks: coordination\n", "'tasks' must be a non-empty"),
+        ("evaluation_framework: inspect-ai\ntasks: {id: x}\n", "'tasks' must be a non-empty list"),
+        ("evaluation_framework: inspect-ai\ntasks: [coordination]\n", "task 1 is not a mapping"),
+        (
+            "evaluation_framework: inspect-ai\ntasks: [{id: x, config: [a]}]\n",
+            "task 'x' runs on config ['a'], which this build lacks",
+        ),
+    ],
+)
+def test_publish_refuses_an_eval_yaml_of_the_wrong_shape_in_one_line(
+    text: str, message: str, built_dataset: Path, tmp_path: Path, capsys
+) -> None:
+    copy = tmp_path / "bla"
+    shutil.copytree(built_dataset, copy, copy_function=os.link)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "eval.yaml").unlink()
+    (copy / "eval.yaml").write_text(text)
+    manifest["files"]["eval.yaml"]["sha256"] = sha256_file(copy / "eval.yaml")
+    (copy / "manifest.json").unlink()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    argv = ["publish", "--repo-id", "bla-org/bla", "--tag", f"v{DATASET_VERSION}"]
+    assert main([*argv, "--source", str(copy), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    [line] = err.splitlines()
+    assert message in line and "Traceback" not in err, line
