@@ -28,6 +28,7 @@ from .outputs import read_json
 from .protocols import ProtocolPlan, get_protocol, get_template
 from .provenance import provenance
 from .runs import SCORES_FILE, RunFolder
+from .runs.kept import Asked
 from .runs.settings import resume_settings
 from .scorers import LoadOptions, ResolvedModel, Scorer, load_scorer, resolve, scorer_class
 from .scoring import Progress, score_items, zero_shot_queries
@@ -98,7 +99,8 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
                 folder.check_parts()  # a part file the marker does not list is refused
                 folder.check_resume(settings, config.resume)
                 if config.resume:  # every kept record, against the dataset, before any change
-                    folder.check_scored(run.tasks, run.items)
+                    asked = Asked(config.prompts, config.control, run.twins or {})
+                    folder.check_scored(run.tasks, run.items, asked)
                     run.recorded = _recorded(folder)
             except Exception as err:  # noqa: BLE001  (raised below, on every process)
                 refusal = err

@@ -46,7 +46,7 @@ from .files import (
     RUN_FILES,
     SCORES_FILE,
 )
-from .kept import check_kept
+from .kept import Asked, check_kept
 from .scores import ScoreStore
 from .settings import changed_settings
 
@@ -202,16 +202,19 @@ class RunFolder:
         datapoints of ``tasks``, each once (an error names the file and line)."""
         return check_records(self.scores_path, read_numbered(self.scores_path), tasks, selected)
 
-    def check_scored(self, tasks: Collection[str], items: Sequence[Item]) -> None:
+    def check_scored(
+        self, tasks: Collection[str], items: Sequence[Item], asked: Asked | None = None
+    ) -> None:
         """Before anything is loaded or changed: every record a resumed run keeps (in
         ``scores.jsonl`` and in this run's parts) is whole, of a datapoint the run selects,
-        there once per file, and agrees with the dataset's item (``bla_eval.runs.kept``)."""
+        there once per file, agrees with the dataset's item and holds the conditions the run
+        ``asked`` (``bla_eval.runs.kept``)."""
         by_key = {(i.task, i.id): i for i in items}
         try:
             for path in [self.scores_path, *self.part_files()]:
                 numbered = read_numbered(path)
                 for line, record in numbered:
-                    check_kept(path, line, record, by_key)
+                    check_kept(path, line, record, by_key, asked)
                 check_records(path, numbered, tasks, by_key.keys())
         except ValueError as err:
             raise ValueError(

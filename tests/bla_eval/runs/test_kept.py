@@ -229,3 +229,85 @@ def test_fuzzed_kept_records_resume_consistently_or_are_refused(
         assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
         assert str(run / SCORES_FILE) in lines[0], lines[0]
         assert snapshot(root) == before
+
+
+# ----------------------------------------------------------------------------- sweeps and controls
+CONDITIONS = ("--tasks", "ap", "--limit", "3", "--prompts", "bla,mme", "--control", "shuffled")
+
+
+@pytest.fixture(scope="module")
+def conditions_run(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    """(model, finished run, each datapoint's own image key) of a tiny blind LLaVA with a sweep
+    of two templates and the shuffled control."""
+    import torch
+    from bla_eval.benchmarks import get_benchmark, load_items
+    from bla_eval.testing.generative import build_blind_llava
+
+    items = load_items(get_benchmark("bla"), str(built_dataset), ["active_passive"], "test", 3)
+    root = tmp_path_factory.mktemp("kept_conditions")
+    torch.manual_seed(0)
+    build_blind_llava(root / "blind", [c for i in items for c in i.captions] + ["Question"] * 5)
+    run = root / "run"
+    assert bla_eval(eval_args(root / "blind", built_dataset, run, *CONDITIONS)) == 0
+    return root / "blind", run, {i.id: i.images[0].key for i in items}
+
+
+def _lose_template(r: dict, own: str) -> dict:
+    control = {**r["control"], "prompts": {"bla": r["control"]["prompts"]["bla"]}}
+    return {**r, "prompts": {"bla": r["prompts"]["bla"]}, "control": control}
+
+
+def _other_headline(r: dict, own: str) -> dict:
+    return {**r, "scores": r["prompts"]["mme"]}
+
+
+def _own_image(r: dict, own: str) -> dict:
+    return {**r, "control": {**r["control"], "images": [own]}}
+
+
+def _foreign_template(r: dict, own: str) -> dict:
+    return {**r, "prompts": {**r["prompts"], "vqa": r["prompts"]["bla"]}}
+
+
+def _other_image(r: dict, own: str) -> dict:
+    return {**r, "control": {**r["control"], "images": [f"blank:{own}"]}}
+
+
+def _no_control(r: dict, own: str) -> dict:
+    return {k: v for k, v in r.items() if k != "control"}
+
+
+@pytest.mark.parametrize(
+    ("edit", "every_row", "fragment"),
+    [
+        (_lose_template, True, "prompts lacks the scores of template 'mme'"),
+        (_other_headline, False, "scores differ from the scores of the sweep's first template"),
+        (_own_image, False, "control.images names the datapoint's own image"),
+        (_foreign_template, False, "holds template 'vqa', which the run does not ask"),
+        (_other_image, False, "but the dataset's control of this datapoint shows"),
+        (_no_control, False, "control must be an object with kind, images and scores"),
+    ],
+    ids=["lost-template", "headline", "own-image", "foreign-template", "other-image", "no-ctrl"],
+)
+def test_an_edited_sweep_or_control_record_is_refused(
+    edit, every_row, fragment, conditions_run, built_dataset, tmp_path, capsys
+):
+    model, finished, own = conditions_run
+    run = copy_run(finished, tmp_path)
+    records = lines_of(run / SCORES_FILE)
+    edited = [edit(r, own[r["id"]]) if every_row or n == 1 else r for n, r in enumerate(records)]
+    write_lines(run / SCORES_FILE, edited)
+    (run / "results.json").unlink()  # as a killed run leaves it
+    line = 1 if every_row else 2
+    argv = eval_args(model, built_dataset, run, *CONDITIONS, "--resume")
+    assert_refused_unchanged(tmp_path, argv, capsys, f"{run / SCORES_FILE}: line {line}", fragment)
+
+
+def test_a_whole_sweep_and_control_run_resumes(conditions_run, built_dataset, tmp_path, capsys):
+    model, finished, _ = conditions_run
+    run = copy_run(finished, tmp_path)
+    write_lines(run / SCORES_FILE, lines_of(run / SCORES_FILE)[:2])  # one datapoint lost
+    (run / "results.json").unlink()
+    argv = eval_args(model, built_dataset, run, *CONDITIONS, "--resume")
+    assert call(bla_eval, argv, capsys)[0] == 0
+    assert lines_of(run / SCORES_FILE)[:2] == lines_of(finished / SCORES_FILE)[:2]
