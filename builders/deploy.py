@@ -12,6 +12,7 @@ import argparse
 import importlib.metadata
 import re
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,32 +69,44 @@ def add_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def run(args: argparse.Namespace, deployment: Deployment) -> int:
-    """Write the folder, then print the push (``--dry-run``) or make it (``--push``)."""
+    """Write the folder, then make the push (``--push``); or, with ``--dry-run``, assemble the
+    folder in a temporary one, print the push and remove it (``--out`` is left untouched)."""
     if (args.push or args.dry_run) and not args.repo_id:
         raise ValueError("--push and --dry-run need --repo-id ORG/NAME (the Space)")
     if args.repo_id and not (args.push or args.dry_run):
         raise ValueError("--repo-id is used with --push or --dry-run")
     if args.repo_id:
         check_repo_id(args.repo_id)
-    token = require_token(deployment.command) if args.push and not args.dry_run else None
+    if args.dry_run:
+        with tempfile.TemporaryDirectory(prefix="bla-dry-run-") as scratch:
+            folder = Path(scratch) / (args.out.name or "repo")
+            push = _push(
+                args, deployment, folder, write_folder(folder, deployment.files, deployment.command)
+            )
+            calls = push.calls() + variable_calls(args.repo_id, deployment.variables)
+            print_plan(f"Pushing {args.out} to the Space {args.repo_id}", push, calls)
+        print(f"{args.out} was not written (a dry run writes nothing)")
+        return 0
+    token = require_token(deployment.command) if args.push else None
     names = write_folder(args.out, deployment.files, deployment.command)
     print(f"wrote {args.out}: {', '.join(names)}")
-    if not args.repo_id:
-        return 0
-    push = FolderPush(
+    if args.repo_id:
+        send(_push(args, deployment, args.out, names), deployment.variables, token)
+    return 0
+
+
+def _push(
+    args: argparse.Namespace, deployment: Deployment, folder: Path, names: list[str]
+) -> FolderPush:
+    """The push of ``folder`` (holding ``names``) to the Space ``--repo-id``."""
+    return FolderPush(
         repo_id=args.repo_id,
         repo_type="space",
-        folder=args.out,
+        folder=folder,
         files=tuple(names),
         message=deployment.message,
         create={"space_sdk": "gradio", "private": args.private},
     )
-    calls = push.calls() + variable_calls(args.repo_id, deployment.variables)
-    if args.dry_run:
-        print_plan(f"Pushing {args.out} to the Space {args.repo_id}", push, calls)
-        return 0
-    send(push, deployment.variables, token)
-    return 0
 
 
 def variable_calls(repo_id: str, variables: dict[str, str]) -> list[HubCall]:

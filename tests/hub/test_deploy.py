@@ -129,6 +129,7 @@ def test_dry_run_prints_the_files_and_calls_and_sends_nothing(hub, run_cli, tmp_
         assert f"HfApi().{call}(" in out
     assert "  bla.py  " in out and "  app.py  " in out
     assert hub.calls == []
+    assert not (tmp_path / "bla").exists()  # a dry run leaves no folder in the clone
 
 
 @pytest.mark.parametrize("command", ["space", "metric-space"])
