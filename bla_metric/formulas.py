@@ -638,3 +638,17 @@ def rank_positions(scores: Sequence[float], labels: Sequence[int]) -> list[int]:
     for position, i in enumerate(order, 1):
         ranks[i] = position
     return ranks
+
+
+def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> list[float]:
+    """Wilson's score interval of a proportion (statsmodels' ``proportion_confint(...,
+    method="wilson")``): it stays inside [0, 1] and keeps its width at 0 or n successes, where
+    the percentile bootstrap collapses to a point. [NaN, NaN] without datapoints."""
+    if n < 1:
+        return [float("nan"), float("nan")]
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    centre = (successes + z * z / 2) / (n + z * z)
+    half = z / (n + z * z) * np.sqrt(successes * (n - successes) / n + z * z / 4)
+    return [float(max(0.0, centre - half)), float(min(1.0, centre + half))]

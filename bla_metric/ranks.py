@@ -44,6 +44,8 @@ ALPHA = 0.05
 POWER = 0.8
 
 
+PROPORTIONS = ("set_accuracy", "set_error")
+"""Ranking-view metrics that are a share of datapoints (0/1 each): their interval is Wilson's."""
 RANK_SETS = ("simultaneous", "marginal")
 """The kinds of confidence sets for ranks :func:`rank_sets` computes (the first is the default)."""
 
@@ -137,7 +139,8 @@ def rank_intervals(
     :func:`rank_sets` of ``kind``, which ``rank_set`` names), ``best`` (in the confidence set
     for the best model) and ``shown_better_than`` (the models it beats), both from the
     simultaneous step-down, and ``ci`` [low, high] of the metric itself
-    (95% percentile interval)."""
+    (95%: Wilson's score interval for the 0/1 metrics of :data:`PROPORTIONS`, else the
+    percentile interval of the same draws)."""
     if len(stats) < 2:
         raise ValueError("rank intervals need at least two models")
     resamples = significance._check_resamples(resamples)
@@ -152,7 +155,11 @@ def rank_intervals(
     point = _ranks(observed[:, None])[:, 0]
     out = []
     for m in range(len(stats)):
-        ci_low, ci_high = np.percentile(sign * draws[m], [2.5, 97.5])
+        if mode == "ranking" and metric in PROPORTIONS:
+            outcomes = np.asarray(stats[m][metric], float)
+            ci_low, ci_high = formulas.wilson_interval(float(outcomes.sum()), len(outcomes))
+        else:
+            ci_low, ci_high = np.percentile(sign * draws[m], [2.5, 97.5])
         out.append(
             {
                 "value": float(sign * observed[m]),

@@ -135,3 +135,16 @@ def test_expected_calibration_error_by_hand() -> None:
     assert calibration.expected_calibration_error([[1.0, 0.0]], [[1, 0]]) == 0
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         calibration.expected_calibration_error([[1.5, 0.0]], [[1, 0]])
+
+
+def test_set_accuracy_intervals_are_wilson_and_keep_their_width_at_zero() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(2)
+    never, often = _stats(np.zeros(40, int)), _stats(rng.binomial(4, 0.9, 40))
+    rows = ranks.rank_intervals([never, often], "ranking", "set_accuracy", 100, seed=0)
+    assert rows[0]["value"] == 0.0 and rows[0]["ci"][0] == 0.0 < rows[0]["ci"][1]
+    hits = int(often["set_accuracy"].sum())
+    assert rows[1]["ci"] == pytest.approx(list(proportion_confint(hits, 40, method="wilson")))
+    sentence = ranks.rank_intervals([never, often], "ranking", "sentence_accuracy", 100, seed=0)
+    assert sentence[0]["ci"] == [0.0, 0.0]  # percentile interval: unchanged

@@ -1,13 +1,13 @@
 """A leaderboard with statistics over any number of runs on the same datapoints.
 
 Per task, on a ranking-view metric (sentence accuracy by default, or set accuracy): each run's score
-with its bootstrap 95% interval, its rank with a 95% confidence set for it (simultaneous over all
-runs by default, marginal on request; datapoints resampled jointly for all runs), the confidence
-set for the best run, the groups of statistically tied runs (consistent with the simultaneous
-sets), the paired bootstrap tests of every pair (Holm-corrected) and the smallest difference the
-task's datapoints can detect (paired test, power 0.8; per adjacent pair at the corrected level).
-The formulas are in :mod:`bla_metric.ranks`; this module builds the report, the table and the
-plot.
+with its 95% interval (percentile bootstrap; Wilson's for set accuracy), its rank with a 95%
+confidence set for it (simultaneous over all runs by default, marginal on request; datapoints
+resampled jointly for all runs), the confidence set for the best run, the groups of statistically
+tied runs (consistent with the simultaneous sets), the paired bootstrap tests of every pair
+(Holm-corrected) and the smallest difference the task's datapoints can detect (paired test, power
+0.8; per adjacent pair at the corrected level). The formulas are in :mod:`bla_metric.ranks`; this
+module builds the report, the table and the plot.
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ from typing import Any
 
 from bla_metric import ranks, significance
 
-from ..tables import Table
+from ..tables import Table, group_label, group_marks, plain
 from .rundata import Run
 
 METRICS = ("sentence_accuracy", "set_accuracy")
 """The ranking-view metrics a leaderboard ranks by (higher is better)."""
 DEFAULT_METRIC = METRICS[0]
-LETTERS = "abcdefghijklmnopqrstuvwxyz"
 RANK_SETS = ranks.RANK_SETS
 """The kinds of rank sets (simultaneous, the default, or marginal)."""
 SMALL_N = 30
@@ -32,12 +31,13 @@ SMALL_N = 30
 
 
 def run_label(run: Run) -> str:
-    """The run's display name (``--name``), else the last part of its model id."""
+    """The run's display name (``--name``), else the last part of its model id (one line,
+    without control characters: ``tables.plain``)."""
     name = run.results.get("display_name")
     if name:
-        return str(name)
+        return plain(str(name))
     model = run.model.rstrip("/").split("/")[-1]
-    return model[:-5] if model.endswith(".gguf") else model
+    return plain(model[:-5] if model.endswith(".gguf") else model)
 
 
 def labels(runs: Sequence[Run]) -> list[str]:
@@ -84,8 +84,8 @@ def leaderboard(
             pair["a"], pair["b"] = names[pair["a"]], names[pair["b"]]
         for m, row in enumerate(rows):
             row["model"] = names[m]
-            row["groups"] = "".join(
-                LETTERS[g % 26] for g, members in enumerate(groups) if m in members
+            row["groups"] = group_marks(
+                (g for g, members in enumerate(groups) if m in members), len(groups)
             )
         out[task] = {
             "metric": metric,
@@ -162,7 +162,8 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
     lines = [
         f"## Leaderboard with {kind} rank sets ({metric.replace('_', ' ')})",
         "",
-        f"Per task: the score with its bootstrap 95% interval, the rank (1 = best) with its 95% "
+        "Per task: the score with its 95% interval (percentile bootstrap; Wilson's score "
+        f"interval for set accuracy), the rank (1 = best) with its 95% "
         f"{kind} confidence set for the rank (Mogstad, Romano, Shaikh & Wilhelm 2024, step-down "
         f"over the studentised paired differences; {held}; {resamples} resamples of the "
         f"datapoints drawn jointly for all runs, seed {seed}), whether a run may be the best "
@@ -175,7 +176,7 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
     for task, board in result.items():
         d = board["detectable"]
         groups = "; ".join(
-            f"{LETTERS[g % 26]}: " + ", ".join(members) for g, members in enumerate(board["groups"])
+            f"{group_label(g)}: " + ", ".join(members) for g, members in enumerate(board["groups"])
         )
         adjacent = ", ".join(
             f"{p['a']} vs {p['b']} {_points(p['mde'])}" for p in d.get("adjacent", [])

@@ -1,0 +1,32 @@
+"""``python -m bla_eval.performance.coverage`` with tiny settings: its three tables."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from bla_eval.performance import coverage
+
+
+def test_the_simulation_prints_its_three_tables(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(coverage, "CALIBRATION_DRAWS", 2000)
+    monkeypatch.setattr(coverage, "RANK_SCENARIOS", {"3 equal models": ([0.7] * 3, 60)})
+    monkeypatch.setattr(coverage, "TEMPLATE_SCENARIOS", ((3, 40),))
+    monkeypatch.setattr(coverage, "GAINS", (0.0, 0.03))
+    monkeypatch.setattr(coverage, "GAIN_N", 40)
+    assert coverage.main(["--benchmarks", "2", "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    share = r"\d+\.\d%"
+    for method in ("simultaneous", "marginal", "percentile"):
+        row = rf"^\| 3 equal models \(n = 60\) \| {method} \| {share} \| {share} \| \d+\.\d\d \|$"
+        assert re.search(row, out, re.M), method
+    assert re.search(rf"^\| 3 templates, n = 40 \| {share} \| {share} \|$", out, re.M)
+    for gain in ("0", "3"):
+        assert re.search(rf"^\| {gain} points( \| {share}){{5}} \|$", out, re.M)
+    assert "| helps | hurts | equivalent | inconclusive | from priors (old rule) |" in out
+
+
+def test_true_ranks_and_percentile_intervals() -> None:
+    assert coverage.true_ranks([0.5, 0.7, 0.7, 0.6]).tolist() == [4, 1, 1, 3]
+    draws = np.array([[0.1, 0.2, 0.3], [0.3, 0.1, 0.2]])
+    assert coverage.percentile_sets(draws).tolist() == [[1, 2], [1, 2]]
