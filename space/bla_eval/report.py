@@ -11,7 +11,7 @@ from typing import Any
 
 from .benchmarks import Benchmark, get_benchmark
 from .protocols import DEFAULT_PROTOCOL
-from .tables import Table
+from .tables import Table, markdown_cell, plain
 
 CHANCE = "Chance"
 
@@ -104,8 +104,9 @@ def _interval_row(results: dict[str, Any], tasks: Sequence[str], view: str, keys
 
 
 def display_name(results: dict[str, Any]) -> str:
-    """The run's display name (``--name``), else its model id."""
-    return str(results.get("display_name") or results["model"])
+    """The run's display name (``--name``), else its model id: one line without control
+    characters (``tables.plain``; each format escapes it further)."""
+    return plain(str(results.get("display_name") or results["model"]))
 
 
 def markdown_table(results: dict[str, Any]) -> str:
@@ -114,7 +115,7 @@ def markdown_table(results: dict[str, Any]) -> str:
     tasks = list(results["tasks"])
     header = "| model | " + " | ".join(bench.task_label(t) for t in tasks) + " |"
     rule = "|---|" + "---|" * len(tasks)
-    name = f"**{display_name(results)}** ({results['kind']})"
+    name = f"**{markdown_cell(display_name(results))}** ({markdown_cell(str(results['kind']))})"
     blocks = []
     for view, (keys, title) in bench.views.items():
         model_row = _row(name, [results["tasks"][t].get(view) for t in tasks], keys)
