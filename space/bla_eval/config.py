@@ -21,6 +21,7 @@ from .api.settings import (
     DEFAULT_CONCURRENCY,
     MAX_ANSWER_TOKENS,
     MAX_CONCURRENCY,
+    MAX_PRICE_USD,
     MAX_REQUEST_TIMEOUT_S,
     MAX_RETRIES,
     MAX_TOP_LOGPROBS,
@@ -250,9 +251,14 @@ class RunConfig:
         False, "endpoint: send the question without the image (text-only models)"
     )
     price_input: float | None = option(
-        help="endpoint: US dollars per million prompt tokens (the cost in results.json)"
+        help="endpoint: US dollars per million prompt tokens (the cost in results.json; at most "
+        f"{MAX_PRICE_USD:g})",
+        type=bounded_float(0, MAX_PRICE_USD),
     )
-    price_output: float | None = option(help="endpoint: US dollars per million completion tokens")
+    price_output: float | None = option(
+        help=f"endpoint: US dollars per million completion tokens (at most {MAX_PRICE_USD:g})",
+        type=bounded_float(0, MAX_PRICE_USD),
+    )
     name: str | None = option(
         help="the model's display name in tables, plots and comparisons (results.json's "
         "display_name; default: the model id)"

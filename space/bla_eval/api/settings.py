@@ -42,6 +42,10 @@ MIN_REQUEST_TIMEOUT_S = 0.001
 MAX_REQUEST_TIMEOUT_S = 86_400
 """The longest ``--request-timeout`` (a day)."""
 
+MAX_PRICE_USD = 1_000_000.0
+"""The highest ``--price-input`` / ``--price-output`` (US dollars per million tokens): a cost
+stays finite in ``results.json``."""
+
 MAX_ANSWER_TOKENS = 100_000
 """The most tokens of one generated answer (``--max-answer-tokens``)."""
 
@@ -184,8 +188,11 @@ def check_api_fields(config: Any) -> None:
         )
     for name in ("price_input", "price_output"):
         value = getattr(config, name)
-        if value is not None and not (_number(value) and value >= 0):
-            raise ValueError(f"{name} must be a number >= 0 (US dollars per million tokens)")
+        if value is not None and not (_number(value) and 0 <= value <= MAX_PRICE_USD):
+            raise ValueError(
+                f"{name} must be a number from 0 to {MAX_PRICE_USD:g} (US dollars per million "
+                f"tokens), got {value!r}"
+            )
     if config.api_key_env is not None and not str(config.api_key_env).strip():
         raise ValueError("api_key_env must name an environment variable")
 

@@ -25,7 +25,7 @@ from bla_eval.runs import RunFolder
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.bla_eval.commands import call, snapshot, user_folder
+from tests.bla_eval.commands import call, refused, snapshot, user_folder
 
 MODEL = "hostile-vlm"
 KEY = "sk-hostile-0123456789abcdef-SECRET"
@@ -448,3 +448,16 @@ def test_a_request_timeout_beyond_its_bounds_is_named_in_python(value) -> None:
     assert str(error.value).startswith(
         "request_timeout must be a number of seconds from 0.001 to 86400, got "
     ), error.value
+
+
+@pytest.mark.parametrize("option", ["--price-input", "--price-output"])
+@pytest.mark.parametrize("value", ["1e308", "inf", "nan", "-1", "1000001"])
+def test_a_price_that_would_make_the_cost_infinite_is_refused(option, value, tmp_path, capsys):
+    from bla_eval.config import RunConfig
+
+    argv = run_args("http://127.0.0.1:1/v1", tmp_path / "out", tmp_path, option, value)
+    line = refused(bla_eval, argv, capsys, f"argument {option}: must be a number from 0 to 1e+06")
+    assert value in line and not (tmp_path / "out").exists()
+    name = option.removeprefix("--").replace("-", "_")
+    with pytest.raises(ValueError, match=f"{name} must be a number from 0 to 1e"):
+        RunConfig("m", "out", endpoint="http://127.0.0.1:1/v1", **{name: float(value)})
