@@ -276,6 +276,19 @@ def _ids(run: Any) -> dict[str, list[str]]:
     return {t: [str(r["id"]) for r in recs] for t, recs in run.records.items()}
 
 
+def missing_baseline(run: Any, text_runs: int) -> str:
+    """The line that says why a control run's table has no text-only baseline column."""
+    why = (
+        f"none of the {text_runs} run(s) of the `text` kind given scored the same datapoints"
+        if text_runs
+        else "no run of the `text` kind is among the runs given"
+    )
+    return (
+        f"No text-only baseline column for {run.path}: {why} (add one with the same --tasks "
+        "and --limit, e.g. of --model smollm2)."
+    )
+
+
 def report(paths: Sequence[str], margin: float | None = None) -> str:
     """The Markdown report over finished runs (see the module's description); ``margin``: the
     equivalence margin of the image gains (None: the one results.json holds)."""
@@ -296,6 +309,8 @@ def report(paths: Sequence[str], margin: float | None = None) -> str:
                     break
             results = run.results if margin is None else with_margin(run, margin)
             blocks.append(gain_table(results, baseline))
+            if baseline is None:
+                blocks.append(missing_baseline(run, len(text_runs)))
     sweeps = [r for r in runs if r.results.get("sensitivity")]
     for other in sweeps[1:]:
         if _ids(other) != _ids(sweeps[0]):

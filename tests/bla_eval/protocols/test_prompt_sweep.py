@@ -134,8 +134,13 @@ def test_a_blind_model_gains_nothing_from_the_image_and_is_flagged(
     gain = results["control"]["tasks"]["active_passive"]["image_gain"]
     assert gain["gain"] == 0.0 and gain["ci"] == [0.0, 0.0] and gain["from_priors"]
     assert results["control"]["answers_from_priors"] is True
-    code, err = call(bla_eval, ["robustness", str(tmp_path / "blind")], capsys)
-    assert code == 0, err
+    capsys.readouterr()
+    assert bla_eval(["robustness", str(tmp_path / "blind")]) == 0
+    omitted = [line for line in capsys.readouterr().out.splitlines() if "text-only" in line]
+    assert omitted == [  # the baseline column left out, in one line that says why
+        f"No text-only baseline column for {tmp_path / 'blind'}: no run of the `text` kind is "
+        "among the runs given (add one with the same --tasks and --limit, e.g. of --model smollm2)."
+    ]
     analysis = tmp_path / "analysis"
     argv = ["analyze", str(tmp_path / "blind"), "--output", str(analysis)]
     code, err = call(bla_eval, argv, capsys)
@@ -159,7 +164,8 @@ def test_the_text_kind_asked_a_template_gives_p_yes_without_the_image(
     assert all(r["control"]["images"][0].startswith("blank:") for r in blind)
     capsys.readouterr()
     assert bla_eval(["robustness", str(tmp_path / "blind"), str(tmp_path / "text")]) == 0
-    assert "| text-only baseline |" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "| text-only baseline |" in out and "No text-only baseline" not in out
 
 
 def test_the_shuffled_control_never_shows_a_datapoint_its_own_image(built_dataset) -> None:
