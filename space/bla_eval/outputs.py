@@ -47,6 +47,9 @@ TEMP_MARKER = ".bla-temporary.json"
 when the folder is created, it proves the folder ours (:func:`is_temporary`)."""
 SHOWN = 5
 """Names an error lists before "and N more"."""
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of a JSON document or record read (a run's documents nest a few levels);
+deeper is refused before any reader walks it."""
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -61,11 +64,29 @@ def read_json(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as err:
         raise ValueError(f"{path} is not UTF-8 text (byte {err.start + 1})") from None
     try:
-        document = json.loads(text)
+        document = parse_json(text)
     except ValueError as err:
         raise ValueError(f"{path} is not valid JSON: {err}") from None
     if not isinstance(document, dict):
         raise ValueError(f"{path} is not a JSON object")
+    return document
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` of ``text``, refusing (ValueError) a document nested deeper than
+    :data:`MAX_JSON_DEPTH` (one nested 100,000 deep included: no RecursionError)."""
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    level: list[tuple[Any, int]] = [(document, 1)]
+    while level:
+        value, depth = level.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+            children = value.values() if isinstance(value, dict) else value
+            level += [(child, depth + 1) for child in children if isinstance(child, (dict, list))]
     return document
 
 
@@ -127,7 +148,7 @@ def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
             f"{path}: line {number} is not UTF-8 text (byte {err.start + 1} of the line)"
         ) from None
     try:
-        record = json.loads(text)
+        record = parse_json(text)
     except ValueError as err:
         raise ValueError(f"{path}: line {number} is not a score record: {err}") from None
     if not isinstance(record, dict) or any(key not in record for key in RECORD_KEYS):

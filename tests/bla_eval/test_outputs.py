@@ -366,3 +366,20 @@ def test_read_records_rejects_a_broken_middle_line(tmp_path):
     path.write_text(good + "not json\n" + good, encoding="utf-8")
     with pytest.raises(ValueError, match="line 2"):
         read_records(path)
+
+
+@pytest.mark.parametrize("depth", [64, 100_000])
+def test_json_nested_too_deep_is_refused_naming_the_file(tmp_path: Path, depth: int):
+    deep = "[" * depth + "]" * depth  # inside an object: one level more than the limit
+    (tmp_path / "results.json").write_text('{"a": ' + deep + "}", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"results.json is not valid JSON: nested deeper than 64"):
+        read_json(tmp_path / "results.json")
+    line = '{"task": "t", "id": "1", "scores": ' + deep + "}\n"
+    (tmp_path / "scores.jsonl").write_text(line, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"scores.jsonl: line 1 is not a score record: nested"):
+        read_records(tmp_path / "scores.jsonl")
+
+
+def test_json_nested_to_the_limit_is_read(tmp_path: Path):
+    (tmp_path / "doc.json").write_text('{"a": ' + "[" * 63 + "]" * 63 + "}", encoding="utf-8")
+    assert "a" in read_json(tmp_path / "doc.json")

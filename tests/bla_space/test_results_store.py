@@ -59,3 +59,11 @@ def test_run_folder_names_are_safe_and_unique():
     first = results_store.run_folder_name("/tmp/x/tiny clip")
     assert first.startswith("tiny_clip-") and "/" not in first
     assert results_store.run_folder_name("org/name") != results_store.run_folder_name("org/name")
+
+
+def test_a_results_json_nested_100000_deep_is_skipped_and_the_store_still_lists(tmp_path):
+    run = tmp_path / "deep"
+    run.mkdir()
+    (run / "results.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    (run / "scores.jsonl").write_text("", encoding="utf-8")
+    assert results_store.list_runs(tmp_path) == []
