@@ -9,12 +9,15 @@ Exit status: 0 when every cell is finished; 2 for an error before any cell ran (
 from __future__ import annotations
 
 import argparse
+import importlib
 from pathlib import Path
 
 from ..cli_common import OneLineParser, bounded_int, run_guarded
 from .slurm_executor import CLUSTERS
 
 EXECUTORS = ("local", "ray", "slurm")
+ENGINES = {"ray": "ray", "slurm": "submitit"}
+"""Executor -> the package of the ``sweep`` extra it needs."""
 MAX_WORKERS = 1024
 MAX_FAILED_SHOWN = 100
 FAILED_BASE = 10
@@ -86,6 +89,8 @@ def sweep(args: argparse.Namespace) -> int:
     from .progress import Events
     from .report import leaderboards
 
+    if args.executor in ENGINES:  # a missing engine is named before anything is written
+        importlib.import_module(ENGINES[args.executor])
     plan = read_plan(args.plan)
     folder = SweepFolder(args.output)
     folder.check_output()

@@ -11,6 +11,7 @@ from bla_eval.sweep.folder import SweepFolder
 from bla_eval.sweep.plan import PlanError, parse_plan
 
 from tests.bla_eval.commands import refused, user_folder
+from tests.bla_eval.test_extras import run_without
 
 PLAN = """
 models:
@@ -100,3 +101,19 @@ def test_the_command_refuses_a_bad_plan_a_foreign_folder_and_a_changed_cell(
     )
     (out / "notes.txt").write_text("mine\n", encoding="utf-8")
     refused(bla_eval, ["sweep", plan, "--output", out], capsys, "did not write (notes.txt)")
+
+
+@pytest.mark.parametrize(("executor", "module"), [("ray", "ray"), ("slurm", "submitit")])
+def test_an_executor_without_its_package_names_the_sweep_extra(
+    executor: str, module: str, tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(PLAN, encoding="utf-8")
+    out = tmp_path / "sweep"
+    argv = ["sweep", str(plan), "--output", str(out), "--executor", executor]
+    result = run_without([module], "bla_eval.cli", argv)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1] == (
+        f'bla-eval sweep: error: {module} is missing: pip install "bla-benchmark[sweep]"'
+    )
+    assert not out.exists()
