@@ -75,3 +75,65 @@ def expected_calibration_error(
             row["n"] / total * abs(row["accuracy"] - row["confidence"]) for row in table if row["n"]
         )
     )
+
+
+def brier_score(probabilities: Sequence[Sequence[float]], labels: Sequence[Sequence[int]]) -> float:
+    """Mean squared difference between P(yes) and the label over all sentences (0 = perfect; 0.25
+    for P(yes) = 0.5 everywhere)."""
+    p, y = _flat(probabilities, labels)
+    return float(np.mean((p - y) ** 2))
+
+
+def calibration_summary(
+    probabilities: Sequence[Sequence[float]],
+    labels: Sequence[Sequence[int]],
+    bins: int = DEFAULT_BINS,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``ece`` with ``ci`` (95% percentile interval over bootstrap resamples of the datapoints,
+    shifted by the bootstrap's bias and clipped at 0: resampling inflates ECE, so the plain
+    percentile interval would sit above it),
+    ``floor`` (the mean ECE of perfectly calibrated labels: each sentence true with its own
+    P(yes), over ``resamples`` // 5 draws; an ECE near it is no evidence of miscalibration) and
+    the Brier score ``brier``."""
+    p, y = _flat(probabilities, labels)
+    rows = np.repeat(np.arange(len(probabilities)), [len(row) for row in probabilities])
+    index = np.minimum((p * bins).astype(int), bins - 1)
+    cell = rows * bins + index  # (datapoint, bin)
+    shape = len(probabilities) * bins
+    per = np.stack(  # per datapoint and bin: sentences, sum of P(yes), true sentences
+        [np.bincount(cell, weights=w, minlength=shape) for w in (np.ones_like(p), p, y)], axis=1
+    ).reshape(len(probabilities), bins, 3)
+    rng = np.random.default_rng(seed)
+    draws = []
+    block = max(1, 200_000 // max(len(probabilities), 1))
+    for start in range(0, resamples, block):
+        picks = rng.integers(0, len(probabilities), (min(block, resamples - start), len(per)))
+        draws.append(_ece_of(per[picks].sum(axis=1)))
+    floors = []
+    for _ in range(max(1, resamples // 5)):
+        fake = (rng.random(p.size) < p).astype(float)
+        sums = np.stack(
+            [np.bincount(index, weights=w, minlength=bins) for w in (np.ones_like(p), p, fake)],
+            axis=1,
+        )
+        floors.append(_ece_of(sums[None])[0])
+    ece = float(_ece_of(per.sum(axis=0)[None])[0])
+    resampled = np.concatenate(draws)
+    low, high = np.percentile(resampled, [2.5, 97.5]) - (resampled.mean() - ece)
+    return {
+        "ece": ece,
+        "ci": [float(max(0.0, low)), float(max(0.0, high))],
+        "floor": float(np.mean(floors)),
+        "brier": brier_score(probabilities, labels),
+        "bins": bins,
+        "resamples": resamples,
+    }
+
+
+def _ece_of(sums: np.ndarray) -> np.ndarray:
+    """ECE per row of ``sums`` (rows, bins, 3: sentences, sum of P(yes), true sentences)."""
+    count, confidence, true = sums[..., 0], sums[..., 1], sums[..., 2]
+    gap = np.abs(true - confidence)  # n_b |accuracy_b - confidence_b|
+    return gap.sum(axis=1) / count.sum(axis=1)

@@ -148,3 +148,14 @@ def test_set_accuracy_intervals_are_wilson_and_keep_their_width_at_zero() -> Non
     assert rows[1]["ci"] == pytest.approx(list(proportion_confint(hits, 40, method="wilson")))
     sentence = ranks.rank_intervals([never, often], "ranking", "sentence_accuracy", 100, seed=0)
     assert sentence[0]["ci"] == [0.0, 0.0]  # percentile interval: unchanged
+
+
+def test_calibration_summary_has_an_interval_a_floor_and_the_brier_score() -> None:
+    rng = np.random.default_rng(4)
+    p = rng.random((300, 4))
+    y = (rng.random((300, 4)) < p).astype(int)  # calibrated by construction
+    found = calibration.calibration_summary(p.tolist(), y.tolist(), resamples=200)
+    assert found["ece"] == pytest.approx(calibration.expected_calibration_error(p, y))
+    assert found["ci"][0] <= found["ece"] <= found["ci"][1]
+    assert found["ece"] < 2.5 * found["floor"]  # calibrated: near the floor, not at 0
+    assert found["brier"] == pytest.approx(np.mean((p - y) ** 2))

@@ -366,22 +366,35 @@ def calibration_figure(frames: dict[str, pd.DataFrame], errors: dict[str, float]
 
 def calibration_section(run: Run, out: Analysis) -> None:
     """Calibration tables, figure and report section of a probabilistic run."""
-    frames, errors = {}, {}
+    frames, errors, summaries = {}, {}, {}
     for config in run.tasks:
         frames[config], errors[config] = calibration_table(run, config)
+        scores, labels, _ = _arrays(run, config)
+        summaries[config] = calibration.calibration_summary(scores, labels)
         out.tables[f"calibration_{config}"] = frames[config]
     out.facts["ece"] = errors
+    out.facts["calibration"] = summaries
     out.figures["calibration"] = calibration_figure(frames, errors)
     lines = [
         "## Calibration of P(yes)",
         "",
         "The model's probability that a sentence is true, in 10 equal-width bins: mean P(yes) "
         "against the share of true sentences. Expected calibration error ECE = Σ_b (n_b / N) "
-        "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`).",
+        "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`) with a 95% interval over "
+        "1,000 bootstrap resamples of the datapoints; the floor is the mean ECE of labels drawn "
+        "true with the model's own P(yes) (perfect calibration scores about this much on this "
+        "many sentences: an ECE near it shows no miscalibration). BLA has two true and two false "
+        "sentences per image, so a model saying 0.5 to everything has ECE 0: read ECE beside the "
+        "Brier score (mean (P(yes) − label)², 0.25 for a constant 0.5).",
         "",
-        "| task | ECE (%) |",
-        "|---|---|",
-        *[f"| {task_abbreviation(c)} | {100 * e:.2f} |" for c, e in errors.items()],
+        "| task | ECE (%) | 95% CI | floor (%) | Brier |",
+        "|---|---|---|---|---|",
+        *[
+            f"| {task_abbreviation(c)} | {100 * e:.2f} | [{100 * summaries[c]['ci'][0]:.2f}, "
+            f"{100 * summaries[c]['ci'][1]:.2f}] | {100 * summaries[c]['floor']:.2f} | "
+            f"{summaries[c]['brier']:.3f} |"
+            for c, e in errors.items()
+        ],
         "",
         "![calibration](calibration.png)",
     ]

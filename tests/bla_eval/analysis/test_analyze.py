@@ -183,6 +183,9 @@ def test_calibration_of_a_probabilistic_run_has_the_known_ece(tmp_path: Path) ->
     out = Analysis(run=loaded, label="p")
     calibration_section(loaded, out)
     assert out.facts["ece"] == pytest.approx({t: 0.15 for t in loaded.tasks})
+    summary = out.facts["calibration"]["active_passive"]
+    assert summary["ece"] == pytest.approx(0.15) and summary["ci"] == pytest.approx([0.15, 0.15])
+    assert summary["brier"] == pytest.approx(0.15**2) and 0 < summary["floor"] < 0.05
     table = out.tables["calibration_active_passive"]
     assert table.loc["0.8-0.9", "true (%)"] == 100 and table.loc["0.1-0.2", "true (%)"] == 0
     assert out.figures["calibration"][:4] == b"\x89PNG"
