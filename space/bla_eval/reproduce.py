@@ -26,6 +26,7 @@ from .cli_common import OneLineParser, bounded_int, run_guarded
 from .config import MAX_BATCH_SIZE, MAX_LIMIT
 from .protocols import get_protocol
 from .runs import RunFolder, protocol_name
+from .runs.check import protocol_record
 
 PROG = "bla-eval reproduce"
 WITHIN, OUTSIDE = "within tolerance", "outside tolerance"
@@ -184,10 +185,10 @@ def notes(setup: Setup, run: Run) -> list[str]:
     protocol = protocol_name(results)
     if protocol != setup.protocol:
         out.append(f"the run's protocol is {protocol!r}, the row's {setup.protocol!r}")
-    dtype, ran = setup.settings.get("dtype"), (results.get("protocol") or {}).get("dtype")
+    dtype, ran = setup.settings.get("dtype"), protocol_record(results).get("dtype")
     if dtype and ran != dtype:
         out.append(f"the authors ran {dtype}, this run {ran or 'the default dtype'}")
-    limit = (results.get("protocol") or {}).get("limit")
+    limit = protocol_record(results).get("limit")
     if limit:
         out.append(f"the run scored only the first {limit} datapoints of each task (--limit)")
     return out

@@ -21,6 +21,7 @@ import pandas as pd
 from bla_metric import formulas, significance
 
 from ..outputs import check_replaceable, staged
+from ..runs.check import protocol_record
 from ..tables import TABLE_FORMATS, Table, render
 from . import leaderboard as board
 from .rundata import Run, load_run
@@ -71,7 +72,7 @@ def binary_labels(run: Run, task: str) -> list[list[int]]:
     """The run's binary-view labels, as its results document made them (threshold or top k)."""
     scores = [r["scores"] for r in run.records[task]]
     labels = [r["labels"] for r in run.records[task]]
-    view = str((run.results.get("protocol") or {}).get("binary_view", "top-k"))
+    view = str(protocol_record(run.results).get("binary_view", "top-k"))
     if view.startswith("threshold"):
         return formulas.threshold_labels(scores, float(view.split()[-1]))
     return formulas.top_k_labels(scores, labels)

@@ -33,6 +33,7 @@ from ..cli_common import OneLineParser, run_guarded
 from ..outputs import FINETUNE_FILE, read_json, staged
 from ..protocols import PROTOCOLS, Protocol
 from ..runs import RESULTS_FILE, RunFolder, protocol_name
+from ..runs.check import protocol_record
 
 FIGURE_FILE = "figure3_accuracy.png"
 REPORT_COMMAND = "bla-eval learning-report"
@@ -83,7 +84,7 @@ class EvalRun:
 
     @property
     def probabilistic(self) -> bool:
-        return (self.results.get("protocol") or {}).get("binary_view") == "threshold 0.5"
+        return protocol_record(self.results).get("binary_view") == "threshold 0.5"
 
     def by_task(self, config: str) -> dict[str, dict]:
         return {r["id"]: r for r in self.records if r["task"] == config}
@@ -159,7 +160,7 @@ def icl_rows(evals: Sequence[EvalRun]) -> tuple[list[Row], list[str]]:
         if run.spec is None or not run.spec.in_context:
             continue
         model = run.results["model"]
-        partners = (run.results.get("protocol") or {}).get("partner_configs", {})
+        partners = protocol_record(run.results).get("partner_configs", {})
         for config in run.results.get("tasks", {}):
             base = zero.get((model, config))
             if base is None:

@@ -54,20 +54,39 @@ class FinishedRun:
         return is_probabilistic(self.results)
 
 
+def protocol_record(results: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What a run's ``results.json`` records of its protocol, as an object: ``protocol`` itself,
+    ``{"name": ...}`` for an older run that records only the name, ``{}`` for none (anything
+    else is refused by :func:`check_protocol` when the run is opened). The one accessor every
+    reader reads the protocol's fields with."""
+    protocol = results.get("protocol")
+    if isinstance(protocol, dict):
+        return protocol
+    return {"name": protocol} if isinstance(protocol, str) and protocol else {}
+
+
+def check_protocol(results_path: Path, results: Mapping[str, Any]) -> None:
+    """Refuse a ``protocol`` that is neither an object, a protocol name nor absent."""
+    protocol = results.get("protocol")
+    if protocol is not None and not isinstance(protocol, (dict, str)):
+        shown = "a list" if isinstance(protocol, list) else repr(protocol)
+        raise ValueError(
+            f"{results_path}: protocol must be an object (or a protocol name), not {shown}"
+        )
+    name = protocol_record(results).get("name")
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f"{results_path}: protocol.name must be a string, not {name!r}")
+
+
 def protocol_name(results: Mapping[str, Any]) -> str:
     """The protocol a run's ``results.json`` records (``protocol.name``; runs that record none
     are zero-shot runs). The one accessor every reader labels a run with."""
-    protocol = results.get("protocol")
-    if isinstance(protocol, dict):
-        return str(protocol.get("name") or DEFAULT_PROTOCOL)
-    return str(protocol or DEFAULT_PROTOCOL)
+    return str(protocol_record(results).get("name") or DEFAULT_PROTOCOL)
 
 
 def is_probabilistic(results: Mapping[str, Any]) -> bool:
     """The run's binary view thresholds probabilities (else: the top-k rule of rankers)."""
-    protocol = results.get("protocol")
-    view = protocol.get("binary_view", "") if isinstance(protocol, dict) else ""
-    return str(view).startswith("threshold")
+    return str(protocol_record(results).get("binary_view", "")).startswith("threshold")
 
 
 def record_key(record: Mapping[str, Any]) -> Key:
@@ -131,6 +150,7 @@ def check_agreement(
     from ..benchmarks import get_benchmark
 
     bench = get_benchmark(str(results.get("benchmark") or "bla"))
+    check_protocol(results_path, results)
     probabilistic = is_probabilistic(results)
     check_binary_view(results_path, path, results, records)
     for task, stored in results["tasks"].items():
@@ -172,8 +192,8 @@ def check_binary_view(
     """Refuse a binary view that is not one of :data:`BINARY_VIEWS`, and a thresholded view of
     scores that are not probabilities (a score outside [0, 1]): the view decides the binary
     metrics, so it must follow from the scores, not only agree with numbers edited beside it."""
-    protocol = results.get("protocol")
-    if not isinstance(protocol, dict) or "binary_view" not in protocol:
+    protocol = protocol_record(results)
+    if "binary_view" not in protocol:
         return
     view = protocol["binary_view"]
     if view not in BINARY_VIEWS:

@@ -166,3 +166,34 @@ def test_a_binary_view_that_does_not_follow_from_the_scores_is_refused(tmp_path)
         check_binary_view(results, PATH, forged, ranker)
     with pytest.raises(ValueError, match="binary_view is 'majority'; expected one of"):
         check_binary_view(results, PATH, {"protocol": {"binary_view": "majority"}}, ranker)
+
+
+def test_the_protocol_record_of_every_shape():
+    from bla_eval.runs.check import check_protocol, protocol_record
+
+    assert protocol_record({"protocol": "paper"}) == {"name": "paper"}
+    assert protocol_record({}) == {} == protocol_record({"protocol": ["a"]})
+    check_protocol(PATH, {"protocol": "paper"})  # older runs record the name alone
+    for bad, shown in ((["zero-shot"], "a list"), (7, "not 7"), ({"name": 3}, "name must")):
+        with pytest.raises(ValueError, match=shown):
+            check_protocol(PATH, {"protocol": bad})
+
+
+@pytest.mark.parametrize(
+    ("protocol", "fragment"),
+    [("zero-shot", None), (["zero-shot"], "protocol must be an object"), (True, "not True")],
+)
+def test_compare_of_a_run_whose_protocol_is_a_string_or_a_list(
+    protocol, fragment, co_run, tmp_path, capsys
+):
+    import json
+
+    run, clean = copy_run(co_run, tmp_path, "edited"), copy_run(co_run, tmp_path, "clean")
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    results["protocol"] = protocol
+    (run / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    argv = ["compare", run, clean, "--resamples", "20"]
+    if fragment is None:
+        assert bla_eval([str(a) for a in argv]) == 0
+    else:
+        refused(bla_eval, argv, capsys, str(run / "results.json"), fragment)
