@@ -200,14 +200,16 @@ class ChatClient:
                 raise Stopped
         raise AssertionError("unreachable")
 
-    def exchange(self, method: str, url: str, body: bytes | None) -> tuple[int, Any, bytes]:
-        """(status, headers, body) of one request within the deadline: the body of a success
-        up to :data:`MAX_RESPONSE_BYTES` (more is :class:`_TooLarge`), of an error its first
-        :data:`ERROR_BODY_BYTES`. A passed deadline is :class:`_Expired`; ``httpx`` errors
-        pass."""
+    def exchange(
+        self, method: str, url: str, body: bytes | None, seconds: float | None = None
+    ) -> tuple[int, Any, bytes]:
+        """(status, headers, body) of one request within the deadline (``seconds``, else
+        ``--request-timeout``): the body of a success up to :data:`MAX_RESPONSE_BYTES` (more is
+        :class:`_TooLarge`), of an error its first :data:`ERROR_BODY_BYTES`. A passed deadline
+        is :class:`_Expired`; ``httpx`` errors pass."""
         import httpx
 
-        seconds = self.settings.timeout
+        seconds = self.settings.timeout if seconds is None else seconds
         with _Deadline(seconds) as deadline:
             try:
                 with self.http.stream(
@@ -347,14 +349,21 @@ class ChatClient:
             "unknown model, or not an API base URL such as http://127.0.0.1:8000/v1)"
         )
 
-    def read_json(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
+    def read_json(
+        self,
+        method: str,
+        url: str,
+        body: dict[str, Any] | None = None,
+        seconds: float | None = None,
+    ) -> Any:
         """The JSON answer of one request outside the chat route (a model list, vLLM's
-        ``/tokenize``), within the same deadline and body limit; None when it fails."""
+        ``/tokenize``), within the same deadline (or ``seconds``) and body limit; None when it
+        fails."""
         import httpx
 
         data = None if body is None else json.dumps(body).encode()
         try:
-            status, _, raw = self.exchange(method, url, data)
+            status, _, raw = self.exchange(method, url, data, seconds)
             return json.loads(raw) if status == 200 else None
         except (httpx.HTTPError, _Expired, _TooLarge, ValueError, RecursionError):
             return None  # RecursionError: a JSON document nested too deep
