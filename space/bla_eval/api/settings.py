@@ -177,8 +177,7 @@ def check_api_fields(config: Any) -> None:
         resolve_endpoint(config.endpoint)
     _whole(config.concurrency, "concurrency", 1, MAX_CONCURRENCY)
     _whole(config.max_retries, "max_retries", 0, MAX_RETRIES)
-    _whole(config.top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
-    _whole(config.max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
+    check_answer_settings(config.top_logprobs, config.max_answer_tokens)
     _seconds(
         config.request_timeout, "request_timeout", MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S
     )
@@ -195,6 +194,14 @@ def check_api_fields(config: Any) -> None:
             )
     if config.api_key_env is not None and not str(config.api_key_env).strip():
         raise ValueError("api_key_env must name an environment variable")
+
+
+def check_answer_settings(top_logprobs: Any, max_answer_tokens: Any) -> None:
+    """ValueError naming a ``top_logprobs`` outside 1 to :data:`MAX_TOP_LOGPROBS` or a
+    ``max_answer_tokens`` outside 1 to :data:`MAX_ANSWER_TOKENS` (the endpoint kind's settings
+    and the inspect tasks' ``-T`` parameters)."""
+    _whole(top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
+    _whole(max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
 
 
 def _number(value: Any) -> bool:
