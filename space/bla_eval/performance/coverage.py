@@ -1,6 +1,6 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
-Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 500] [--seed 0]``
+Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]``
 (a few minutes on two cores). Three Markdown tables:
 
 - rank sets: for equal models, near ties and separated models (per-datapoint sentence accuracy
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         "outcomes of the image-gain test, by simulation.",
     )
     p.add_argument("--benchmarks", type=int, default=400, help="simulated benchmarks (400)")
-    p.add_argument("--resamples", type=int, default=500, help="bootstrap resamples (500)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     p.add_argument("--seed", type=int, default=0, help="seed (0)")
     args: Any = p.parse_args(argv)
     if args.benchmarks < 1 or args.resamples < 10:
