@@ -51,3 +51,20 @@ def test_nothing_that_ships_imports_the_testing_package():
         and any(m.startswith("bla_eval.testing") for m in imported_modules(path))
     ]
     assert importers == []
+
+
+def test_one_command_builds_a_tiny_vision_language_model_that_bla_eval_runs_offline(
+    built_dataset, tmp_path, capsys, monkeypatch
+):
+    from bla_eval.cli import main as bla_eval
+    from bla_eval.testing.__main__ import main as build_tiny
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = tmp_path / "tiny-llava"
+    assert build_tiny(["--out", str(folder)]) == 0
+    assert f"wrote a tiny random-weight llava model to {folder}" in capsys.readouterr().out
+    out = tmp_path / "run"
+    argv = ["--model", folder, "--output", out, "--data", built_dataset, "--device", "cpu"]
+    assert bla_eval([str(a) for a in [*argv, "--tasks", "co", "--limit", "1"]]) == 0
+    assert '"kind": "generative"' in (out / "results.json").read_text(encoding="utf-8")
+    assert build_tiny(["--out", str(out)]) == 2  # a run folder is not this command's output

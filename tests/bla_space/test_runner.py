@@ -14,3 +14,14 @@ def test_no_example_is_larger_than_the_spaces_cap():
     assert "llava-hf/llava-1.5-7b-hf" not in {m for m, _ in kind_examples(4e9)}
     assert "Salesforce/blip2-opt-2.7b" not in {m for m, _ in kind_examples(1e9)}
     assert "llava-hf/llava-1.5-7b-hf" in {m for m, _ in kind_examples()}  # no cap: every kind
+
+
+def test_the_tiny_model_of_the_offline_first_try_is_accepted_as_a_local_folder(tmp_path):
+    from bla_eval.testing.__main__ import build
+    from bla_space.config import SpaceConfig
+    from bla_space.runner import AUTO, resolve_model
+
+    folder = build(tmp_path / "tiny-llava")
+    config = SpaceConfig.from_env({"BLA_ALLOW_LOCAL_MODELS": "1", "BLA_RESULTS_DIR": str(tmp_path)})
+    model, kind, n_params = resolve_model(config, str(folder), AUTO)
+    assert (model, kind) == (str(folder.resolve()), "generative") and 0 < n_params < 1e6
