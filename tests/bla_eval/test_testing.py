@@ -57,7 +57,7 @@ def test_one_command_builds_a_tiny_vision_language_model_that_bla_eval_runs_offl
     built_dataset, tmp_path, capsys, monkeypatch
 ):
     from bla_eval.cli import main as bla_eval
-    from bla_eval.testing.__main__ import main as build_tiny
+    from bla_eval.testing.tiny import main as build_tiny
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     folder = tmp_path / "tiny-llava"

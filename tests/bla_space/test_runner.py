@@ -17,7 +17,7 @@ def test_no_example_is_larger_than_the_spaces_cap():
 
 
 def test_the_tiny_model_of_the_offline_first_try_is_accepted_as_a_local_folder(tmp_path):
-    from bla_eval.testing.__main__ import build
+    from bla_eval.testing.tiny import build
     from bla_space.config import SpaceConfig
     from bla_space.runner import AUTO, resolve_model
 

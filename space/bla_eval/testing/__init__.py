@@ -2,9 +2,9 @@
 
 No command imports this package: the tests build their models here, ``bla_eval.performance``
 times the engine with its full-size shapes (``save_random_clip`` with the default ``CLIPConfig``,
-``save_smolvlm_shaped``) without downloading a model, and ``python -m bla_eval.testing --out DIR``
-(``__main__``) saves a tiny LLaVA or CLIP for an offline first try of ``bla-eval`` and the Space.
-It needs the ``engine`` extra.
+``save_smolvlm_shaped``) without downloading a model, and ``python -m bla_eval.testing.tiny
+--out DIR`` (:mod:`.tiny`) saves a tiny LLaVA or CLIP for an offline first try of ``bla-eval`` and
+the Space. It needs the ``engine`` extra.
 
 Each builder saves a model the way a Hub repository holds it (weights, config, processor or
 tokenizer) into a folder, so that the engine loads it back by path as it loads a real model. The

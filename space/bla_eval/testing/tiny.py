@@ -1,4 +1,4 @@
-"""``python -m bla_eval.testing --out DIR``: a tiny random-weight model of a real architecture
+"""``python -m bla_eval.testing.tiny --out DIR``: a tiny random-weight model of a real architecture
 saved into ``DIR``, for an offline first try of ``bla-eval --model DIR`` and of the Space (a local
 folder with ``BLA_ALLOW_LOCAL_MODELS=1``).
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from ..cli_common import OneLineParser, run_guarded
 from ..outputs import staged
 
-PROG = "python -m bla_eval.testing"
+PROG = "python -m bla_eval.testing.tiny"
 SENTENCES = (
     "the woman feeds the man",
     "the man is fed by the woman",
@@ -74,7 +74,7 @@ def build_parser() -> OneLineParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m bla_eval.testing``."""
+    """Entry point of ``python -m bla_eval.testing.tiny``."""
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
 
     def run() -> int:
