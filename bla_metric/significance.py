@@ -7,6 +7,9 @@
 - :func:`mcnemar_exact`: the exact McNemar test on a per-datapoint yes/no outcome (set accuracy):
   only the discordant datapoints count, and under "no difference" each of them is equally likely
   to favour A or B, so the two-sided p-value is a binomial tail with p = 1/2.
+- :func:`sign_flip`: the paired sign-flip (permutation) test of a mean difference, exact by
+  enumeration for up to :data:`EXACT_FLIPS` non-zero differences: valid at any n, where the
+  bootstrap p-value is not (one datapoint gives a bootstrap p of 1 / (B + 1)).
 - :func:`cochran_q`: Cochran's Q test that k conditions (templates) of the same datapoints have
   the same rate of a yes/no outcome (statsmodels' ``cochrans_q``, written with numpy so that the
   engine needs no statsmodels), its p-value from :func:`chi2_sf`.
@@ -177,3 +180,34 @@ def chi2_sf(x: float, df: int) -> float:
         exp(-half + (i - 0.5) * log(half) - lgamma(i + 0.5)) for i in range(1, (df - 1) // 2 + 1)
     )
     return float(min(1.0, tail))
+
+
+EXACT_FLIPS = 16
+"""Up to this many non-zero paired differences :func:`sign_flip` enumerates every sign pattern."""
+
+
+def sign_flip(differences: Sequence[float], draws: int = 20_000, seed: int = 0) -> dict[str, Any]:
+    """Two-sided sign-flip test that paired ``differences`` (one per datapoint) have mean 0:
+    {"n", "p_value", "exact"}. Under the null each difference is as likely with either sign; p
+    is the share of sign patterns whose |sum| reaches the observed one: all 2^m patterns of the m
+    non-zero differences when m <= :data:`EXACT_FLIPS`, else ``draws`` random ones
+    ((1 + hits) / (draws + 1)). No non-zero difference gives p = 1."""
+    d = np.asarray(differences, dtype=float)
+    if d.ndim != 1 or not np.isfinite(d).all():
+        raise ValueError("sign_flip needs one finite difference per datapoint")
+    nonzero = d[d != 0]
+    observed = abs(nonzero.sum())
+    tolerance = 1e-9 * max(1.0, float(np.abs(nonzero).sum()))
+    m = len(nonzero)
+    if m == 0:
+        return {"n": len(d), "p_value": 1.0, "exact": True}
+    if m <= EXACT_FLIPS:
+        patterns = 1 - 2 * ((np.arange(2**m)[:, None] >> np.arange(m)) & 1)
+        sums = np.abs(patterns @ nonzero)
+        return {"n": len(d), "p_value": float(np.mean(sums >= observed - tolerance)), "exact": True}
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, draws, 2000):
+        signs = rng.choice((-1.0, 1.0), (min(2000, draws - start), m))
+        hits += int((np.abs(signs @ nonzero) >= observed - tolerance).sum())
+    return {"n": len(d), "p_value": float((1 + hits) / (draws + 1)), "exact": False}

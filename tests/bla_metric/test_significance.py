@@ -30,3 +30,21 @@ def test_a_large_allowed_bootstrap_keeps_its_memory_and_time_bounded():
     assert peaks[100_000] < 40e6
     with pytest.raises(ValueError, match="at most 100000"):
         significance.paired_bootstrap(a, b, labels, resamples=100_001)
+
+
+def test_the_sign_flip_test_is_exact_where_the_bootstrap_is_not() -> None:
+    import numpy as np
+    from scipy import stats
+
+    from bla_metric import significance
+
+    one = significance.sign_flip([0.5])
+    assert one["p_value"] == 1.0 and one["exact"]  # the bootstrap p here is 1 / (B + 1)
+    assert significance.sign_flip([0.25, 0.25, 0.25])["p_value"] == 0.25
+    x = np.random.default_rng(1).normal(0.5, 1, 10)
+    exact = stats.permutation_test(
+        (x,), np.sum, permutation_type="samples", n_resamples=10**6
+    ).pvalue
+    assert significance.sign_flip(x)["p_value"] == pytest.approx(exact)
+    many = significance.sign_flip(np.random.default_rng(2).normal(0, 1, 40), draws=4000)
+    assert not many["exact"] and 0 < many["p_value"] <= 1

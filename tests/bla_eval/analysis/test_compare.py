@@ -48,6 +48,8 @@ def test_identical_runs_differ_by_zero_with_p_one(tmp_path: Path) -> None:
                 assert stats["difference"] == 0 and stats["p_value"] == 1
                 assert stats["ci"] == [0, 0]
         assert task["mcnemar_set_accuracy"]["p_value"] == 1
+        flip = task["sign_flip_sentence_accuracy"]
+        assert flip == {"n": task["n"], "p_value": 1.0, "exact": True}
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
         OWNER_FILE,
         "compare.md",
