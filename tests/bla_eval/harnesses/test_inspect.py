@@ -329,3 +329,30 @@ def test_bla_task_takes_p_yes_from_log_probabilities_as_bla_eval(
         summary["ranking"]["sentence_accuracy"]
     )
     assert metrics["binary.accuracy"] == pytest.approx(summary["binary"]["accuracy"])
+
+
+REGISTERED = (
+    "from inspect_ai._util.entrypoints import ensure_entry_points\n"
+    "from inspect_ai._util.registry import _registry\n"
+    "ensure_entry_points()\n"
+    "print(sorted(k for k in _registry if k.startswith('task:')))\n"
+)
+"""Print the task names inspect registers from the installed entry points."""
+
+
+def test_the_tasks_are_prefixed_only_from_a_site_packages_install(inspect_site, tmp_path):
+    """docs/harnesses.md: a regular install (its files under ``site-packages``) gives
+    ``bla_eval/<task>``; the same files elsewhere (the clone on ``PYTHONPATH``, an editable
+    install) give the plain task names."""
+    python, site = inspect_site
+    plain = install_project(python, tmp_path / "plain")
+    names = {}
+    for where, path in (("site", site), ("plain", plain)):
+        env = dict(os.environ, PYTHONPATH=str(path))
+        done = subprocess.run(
+            [str(python), "-c", REGISTERED], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        names[where] = done.stdout.strip().splitlines()[-1]
+    assert "'task:bla_eval/coordination'" in names["site"]
+    assert "'task:coordination'" in names["plain"] and "bla_eval/" not in names["plain"]
