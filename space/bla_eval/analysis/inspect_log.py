@@ -12,13 +12,13 @@ of the task as typed, ``-T revision=...`` or ``eval.dataset.revision``.
 A log is an ``.eval`` file (a zip of JSON files, compressed with zstd: read through
 ``zipfile_zstd``, which inspect-ai installs) or a ``.json`` log. Its header is read within caps
 (the zip member's declared size before anything is inflated, then a capped stream; nesting
-depth) and schema-checked (``log_schema.py``): types, finite numbers, proportions in [0, 1].
+depth: ``outputs.parse_json``) and schema-checked (``log_schema.py``): types, finite numbers,
+proportions in [0, 1].
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import zipfile
 from dataclasses import dataclass
@@ -29,7 +29,8 @@ from bla_metric.tasks import TASKS
 
 from ..benchmarks.bla import BENCHMARK
 from ..harnesses.answer_match import METRIC as OWN_METRIC
-from .log_schema import check_depth, checked_header, proportion
+from ..outputs import parse_json
+from .log_schema import checked_header, proportion
 
 LOG_SUFFIXES = (".eval", ".json")
 FRAMEWORK = "inspect-ai"
@@ -85,14 +86,11 @@ def read_header(path: Path) -> dict[str, Any]:
 
 
 def _parse(path: Path, data: bytes) -> Any:
+    """The JSON document of a log (``parse_json``: nesting depth capped)."""
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except RecursionError:
-        raise ValueError(f"{path} is nested too deeply to be an inspect log") from None
+        return parse_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise ValueError(f"{path} is not an inspect log: {err}") from None
-    check_depth(path, doc)
-    return doc
 
 
 def _eval_header(path: Path) -> bytes:

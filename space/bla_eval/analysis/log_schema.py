@@ -2,8 +2,9 @@
 
 Checked before any value is used: the types of ``eval`` (task, model, dataset, config, task
 arguments), ``status`` and ``results`` (counts, scorers and their metrics), every metric a finite
-real number (not a boolean) and not negative, the exported ones in [0, 1], and the document's
-nesting depth. Each failure is a ValueError naming the file and the field.
+real number (not a boolean) and not negative, the exported ones in [0, 1] (the nesting depth
+is capped where the JSON is parsed, ``outputs.parse_json``). Each failure is a ValueError
+naming the file and the field.
 """
 
 from __future__ import annotations
@@ -11,21 +12,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any
-
-MAX_DEPTH = 64
-"""The deepest nesting a log may have (inspect's own logs stay under 20)."""
-
-
-def check_depth(path: Path, doc: Any) -> None:
-    """A ValueError when ``doc`` nests deeper than :data:`MAX_DEPTH` (checked without recursion)."""
-    stack = [(doc, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise ValueError(f"{path} nests deeper than {MAX_DEPTH} levels")
-        children = node.values() if isinstance(node, dict) else node
-        if isinstance(node, (dict, list)):
-            stack.extend((child, depth + 1) for child in children)
 
 
 def _fail(path: Path, where: str, what: str, value: Any) -> None:

@@ -180,12 +180,11 @@ def test_a_log_that_lies_is_refused_in_one_line(doc, message, tmp_path, capsys):
 def test_depth_and_size_are_capped_before_reading(tmp_path, capsys, monkeypatch):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
-    refused(export_main, [str(deep)], capsys, "nested too deeply")
+    refused(export_main, [str(deep)], capsys, "nested deeper than 64 levels")
     nested = copy.deepcopy(header())
     nested["eval"]["metadata"] = json.loads("[" * 70 + "]" * 70)
-    refused(
-        export_main, [str(write_log(tmp_path / "nested.eval", nested))], capsys, "deeper than 64"
-    )
+    nested_log = write_log(tmp_path / "nested.eval", nested)
+    refused(export_main, [str(nested_log)], capsys, "nested deeper than 64 levels")
     monkeypatch.setattr(inspect_log, "MAX_HEADER_BYTES", 4096)
     big = tmp_path / "big.eval"
     with zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as archive:
