@@ -23,13 +23,13 @@ from bla_eval.run import evaluate
 
 from bla_metric.tasks import TASKS
 from builders.hub_eval import ANSWER_TOKENS
-from tests.bla_eval.harnesses.test_inspect import run_inspect
-from tests.harness_envs import harness_python, install_project
+from tests.bla_eval.harnesses.test_inspect import inspect_site, run_inspect
 from tests.hub import test_olah_roundtrip as olah_tests
 from tests.hub.test_olah_roundtrip import ORG, serve_as_git_repo
 
 pytestmark = pytest.mark.slow
 olah = olah_tests.olah
+inspect_site = inspect_site  # the inspect environment and the project installed for it
 DATAPOINTS = 2
 HUB = f"hf/{ORG}/bla"
 VARIANTS = """
@@ -59,12 +59,6 @@ for source, target, options in json.loads(sys.argv[1]):
         out.append("error: " + str(err))
 print(json.dumps(out))
 """
-
-
-@pytest.fixture(scope="module")
-def inspect_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    python = harness_python("inspect")
-    return python, install_project(python, tmp_path_factory.mktemp("inspect") / "site-packages")
 
 
 def small_build(built: Path, out: Path) -> Path:
