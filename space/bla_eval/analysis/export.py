@@ -126,7 +126,8 @@ def answers_of(run: Run, task: str) -> tuple[list, list]:
         raise ValueError(
             f"{run.path}: the Hub's task ids rank the accuracy of generated yes/no answers "
             f"(eval.yaml), and this run of kind {kind} generated none: export it with --format "
-            "model-index, or rerun with generated answers (--protocol paper)"
+            "model-index (and publish its scores with --scores), or rerun a model that answers "
+            "(e.g. --protocol paper)"
         )
     return [r["answers"] for r in records], [r["labels"] for r in records]
 
@@ -370,13 +371,14 @@ def export(
         if scores:
             raise ValueError("--scores publishes a bla-eval run folder's scores, not a log's")
         base = Path(output) if output else (source.parent if source.is_file() else source)
-        path = check_file_replaceable(base / EVAL_RESULTS_DIR / EVAL_RESULTS_FILE, EXPORT_COMMAND)
+        target = base / EVAL_RESULTS_DIR / EVAL_RESULTS_FILE
+        path = check_file_replaceable(target, EXPORT_COMMAND, root=base)
         text = inspect_results_yaml(source, dataset, source_url, allow_partial)
         return path, write_marked_text(path, EXPORT_COMMAND, text)
     run = load_run(run_dir)
     base = Path(output) if output else Path(run_dir)
     name = f"{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}" if fmt == "eval-results" else MODEL_INDEX_FILE
-    path = check_file_replaceable(base / name, EXPORT_COMMAND)
+    path = check_file_replaceable(base / name, EXPORT_COMMAND, root=base)
     partial = check_whole(str(run.path), partial_reason(run.results), allow_partial)
     if fmt == "eval-results":
         text = eval_results_yaml(run, dataset, source_url, "bla-eval", partial, scores)
