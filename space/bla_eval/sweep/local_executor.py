@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
@@ -31,6 +32,7 @@ def visible_gpus() -> list[str]:
 
 def _serve(conn: Connection, gpu: str | None) -> None:
     """A worker: run the jobs sent until None comes (its GPU set before torch is imported)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the sweep, which ends us
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     while (job := conn.recv()) is not None:
@@ -74,9 +76,14 @@ def run_local(jobs: Sequence[Job], events: Events, workers: int = 1) -> None:
                     w.process.join()
                     code = w.process.exitcode
                     outcome = Outcome(w.job.id, f"its worker process died (exit code {code})")
-                    pool[k] = _Worker(context, w.gpu)
+                    if pending:  # a new worker takes its place
+                        pool[k] = _Worker(context, w.gpu)
                 w.job = None
                 events.finished(outcome)
+    except BaseException:  # interrupted: the cells running now are resumed by the rerun
+        for w in pool:
+            w.process.kill()
+        raise
     finally:
         for w in pool:
             if w.process.is_alive():
