@@ -160,13 +160,15 @@ class VllmScorer(Scorer):
             self._load_text_tokenizer(path)
         else:
             self._load_processor(path)
-        from vllm.exceptions import VLLMError
         from vllm.platforms import current_platform
 
         self.settings = engine_settings(self.options, current_platform.device_type)
         try:
             self.llm = get_engine(path, self.settings, images=not self.text_only)
-        except (ValueError, RuntimeError, OSError, MemoryError, VLLMError) as err:
+        except ImportError:  # a missing package is named with its extra (cli_common)
+            raise
+        except Exception as err:  # noqa: BLE001  (whatever stops the engine: a KV cache that
+            # cannot fit, too little memory, a --max-model-len it refuses; --debug shows it)
             raise ValueError(self._start_error(err)) from err
         self.device = f"vllm ({current_platform.device_type})"
         """Where the model runs (recorded as the run's device)."""
@@ -270,7 +272,8 @@ class VllmScorer(Scorer):
         start = time.perf_counter()
         try:
             outputs = self.llm.generate(requests, params, use_tqdm=False)
-        except (ValueError, VLLMError) as err:  # e.g. a prompt longer than --max-model-len
+        except (ValueError, RuntimeError, VLLMError) as err:  # e.g. a prompt longer
+            # than --max-model-len (every prompt, when it is below them all)
             why = first_line(err)
             raise ValueError(f"vLLM cannot score model {self.model_id!r}: {why}") from err
         self.timings["vllm"] = self.timings.get("vllm", 0.0) + time.perf_counter() - start
