@@ -526,12 +526,20 @@ RESAMPLE_CELLS = 250_000
 
 
 def resampled(
-    mode: str, stats_sets: Sequence[dict[str, np.ndarray]], resamples: int, seed: int
+    mode: str,
+    stats_sets: Sequence[dict[str, np.ndarray]],
+    resamples: int,
+    seed: int,
+    clusters: Sequence[Any] | None = None,
 ) -> list[dict[str, np.ndarray]]:
     """Each metric of ``mode`` on ``resamples`` bootstrap resamples of the datapoints, for each
     set of per-datapoint statistics (the same draws for every set, so pairs stay paired):
-    per set {metric: array (resamples,)}, filled a block of resamples at a time."""
+    per set {metric: array (resamples,)}, filled a block of resamples at a time. With
+    ``clusters`` (one label per datapoint) whole clusters are drawn instead:
+    :func:`_cluster_resampled`."""
     resamples = _check_bootstrap(resamples)
+    if clusters is not None:
+        return _cluster_resampled(mode, stats_sets, resamples, seed, clusters)
     rng = np.random.default_rng(seed)
     n = len(next(iter(stats_sets[0].values())))
     keys = list(_aggregate(mode, stats_sets[0]))
@@ -542,6 +550,41 @@ def resampled(
         sample = rng.integers(0, n, (stop - start, n))  # the draws of one resample per row
         for stats, arrays in zip(stats_sets, out, strict=True):
             rows = _aggregate_rows(mode, {k: np.asarray(v)[sample] for k, v in stats.items()})
+            for key in keys:
+                arrays[key][start:stop] = rows[key]
+    return out
+
+
+def _cluster_resampled(
+    mode: str,
+    stats_sets: Sequence[dict[str, np.ndarray]],
+    resamples: int,
+    seed: int,
+    clusters: Sequence[Any],
+) -> list[dict[str, np.ndarray]]:
+    """:func:`resampled` drawing clusters: each resample draws as many clusters as there are,
+    with replacement, and takes every datapoint of each drawn cluster (as often as the cluster
+    was drawn). Datapoints sharing a cluster (AP's caption sets of one predicate) then move
+    together, as they would on another sample of clusters."""
+    _, index = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    n = len(next(iter(stats_sets[0].values())))
+    if len(index) != n:
+        raise ValueError(f"{len(index)} cluster labels for {n} datapoints")
+    count = int(index.max()) + 1 if n else 0
+    rng = np.random.default_rng(seed)
+    keys = list(_aggregate(mode, stats_sets[0]))
+    out = [{key: np.empty(resamples) for key in keys} for _ in stats_sets]
+    block = max(1, RESAMPLE_CELLS // max(n, 1))
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        drawn = rng.integers(0, count, (stop - start, count))
+        times = np.stack([np.bincount(row, minlength=count) for row in drawn])
+        weights = times[:, index].astype(float)  # (rows, n): how often each datapoint is taken
+        weights *= n / np.maximum(weights.sum(axis=1, keepdims=True), 1.0)  # means stay means
+        for stats, arrays in zip(stats_sets, out, strict=True):
+            rows = _aggregate_rows(
+                mode, {k: np.asarray(v, float)[None, :] * weights for k, v in stats.items()}
+            )
             for key in keys:
                 arrays[key][start:stop] = rows[key]
     return out

@@ -133,6 +133,7 @@ def rank_intervals(
     higher_is_better: bool = True,
     kind: str = RANK_SETS[0],
     alpha: float = ALPHA,
+    clusters: Sequence[Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Per model (in the order of ``stats``, per-datapoint statistics of the same datapoints):
     ``rank`` (on all datapoints), ``interval`` [low, high] (the 1 - alpha confidence set of
@@ -140,13 +141,15 @@ def rank_intervals(
     for the best model) and ``shown_better_than`` (the models it beats), both from the
     simultaneous step-down, and ``ci`` [low, high] of the metric itself
     (95%: Wilson's score interval for the 0/1 metrics of :data:`PROPORTIONS`, else the
-    percentile interval of the same draws)."""
+    percentile interval of the same draws). ``clusters``: one label per datapoint, for a
+    cluster bootstrap (the metric's interval is then the percentile one for every metric)."""
     if len(stats) < 2:
         raise ValueError("rank intervals need at least two models")
     resamples = significance._check_resamples(resamples)
     sign = 1.0 if higher_is_better else -1.0
     observed = np.array([formulas._aggregate(mode, s)[metric] for s in stats])
-    draws = np.stack([d[metric] for d in formulas.resampled(mode, stats, resamples, seed)])
+    found = formulas.resampled(mode, stats, resamples, seed, clusters)
+    draws = np.stack([d[metric] for d in found])
     observed, draws = sign * observed, sign * draws
     joint = shown_better(observed, draws, alpha, RANK_SETS[0])
     own = joint if kind == RANK_SETS[0] else shown_better(observed, draws, alpha, kind)
@@ -155,7 +158,7 @@ def rank_intervals(
     point = _ranks(observed[:, None])[:, 0]
     out = []
     for m in range(len(stats)):
-        if mode == "ranking" and metric in PROPORTIONS:
+        if mode == "ranking" and metric in PROPORTIONS and clusters is None:
             outcomes = np.asarray(stats[m][metric], float)
             ci_low, ci_high = formulas.wilson_interval(float(outcomes.sum()), len(outcomes))
         else:
@@ -199,14 +202,17 @@ def pairwise_tests(
     metric: str,
     resamples: int = 2000,
     seed: int = 0,
+    clusters: Sequence[Any] | None = None,
 ) -> dict[tuple[int, int], dict[str, float]]:
     """{(i, j): {"difference", "p_value", "p_holm"}} for every pair of models i < j: the paired
     bootstrap test of :func:`bla_metric.significance.paired_bootstrap_stats` on ``metric``, and
-    its Holm-corrected p-value over all pairs."""
+    its Holm-corrected p-value over all pairs (``clusters``: a cluster bootstrap)."""
     pairs = list(combinations(range(len(stats)), 2))
     tests = {}
     for i, j in pairs:
-        result = significance.paired_bootstrap_stats(stats[i], stats[j], mode, resamples, seed)
+        result = significance.paired_bootstrap_stats(
+            stats[i], stats[j], mode, resamples, seed, clusters
+        )
         tests[(i, j)] = {
             "difference": result[metric]["difference"],
             "p_value": result[metric]["p_value"],

@@ -92,12 +92,14 @@ def paired_bootstrap_stats(
     mode: str,
     resamples: int = 2000,
     seed: int = 0,
+    clusters: Sequence[Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """:func:`paired_bootstrap` from per-datapoint statistics of the same datapoints (those of
-    :func:`datapoint_stats`, or :func:`bla_metric.paper.datapoint_stats` for generated answers)."""
+    :func:`datapoint_stats`, or :func:`bla_metric.paper.datapoint_stats` for generated answers);
+    ``clusters``: one label per datapoint for a cluster bootstrap (:func:`formulas.resampled`)."""
     resamples = _check_resamples(resamples)
     observed_a, observed_b = aggregate(mode, stats_a), aggregate(mode, stats_b)
-    draws_a, draws_b = formulas.resampled(mode, [stats_a, stats_b], resamples, seed)
+    draws_a, draws_b = formulas.resampled(mode, [stats_a, stats_b], resamples, seed, clusters)
     out = {}
     for key in observed_a:
         differences = draws_a[key] - draws_b[key]

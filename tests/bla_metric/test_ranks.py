@@ -159,3 +159,26 @@ def test_calibration_summary_has_an_interval_a_floor_and_the_brier_score() -> No
     assert found["ci"][0] <= found["ece"] <= found["ci"][1]
     assert found["ece"] < 2.5 * found["floor"]  # calibrated: near the floor, not at 0
     assert found["brier"] == pytest.approx(np.mean((p - y) ** 2))
+
+
+def test_a_cluster_bootstrap_of_repeated_datapoints_is_that_of_the_originals() -> None:
+    """Each of 150 datapoints four times over: resampling datapoints takes the copies for
+    independent evidence (an interval half as wide); resampling the clusters of copies gives
+    back the spread of the 150 originals."""
+    from bla_metric import formulas
+
+    rng = np.random.default_rng(0)
+    originals = _stats(rng.binomial(4, 0.6, 150))
+    copies = {k: np.repeat(v, 4) for k, v in originals.items()}
+    clusters = np.repeat(np.arange(150), 4)
+
+    def spread(stats, groups=None) -> float:
+        draws = formulas.resampled("ranking", [stats], 2000, 0, groups)[0]
+        return float(draws["sentence_accuracy"].std())
+
+    assert spread(copies) == pytest.approx(spread(originals) / 2, rel=0.15)
+    assert spread(copies, clusters) == pytest.approx(spread(originals), rel=0.15)
+    draws = formulas.resampled("ranking", [copies], 500, 0, clusters)[0]
+    assert draws["set_accuracy"].mean() == pytest.approx(originals["set_accuracy"].mean(), abs=0.01)
+    with pytest.raises(ValueError, match="cluster labels"):
+        formulas.resampled("ranking", [copies], 10, 0, clusters[:-1])

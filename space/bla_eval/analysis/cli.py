@@ -104,6 +104,18 @@ def compare_main(argv: list[str] | None = None) -> int:
         help="confidence sets for ranks: simultaneous (all hold together, the default) or "
         "marginal (each on its own)",
     )
+    p.add_argument(
+        "--cluster",
+        choices=board.CLUSTERS,
+        default=None,
+        help="the leaderboard's resamples draw whole clusters of datapoints sharing this "
+        "dataset column (AP's predicate; tasks without it resample datapoints)",
+    )
+    p.add_argument(
+        "--data",
+        default=None,
+        help="dataset the runs scored, for --cluster (default: the one in results.json)",
+    )
     args = p.parse_args(argv)
     if len(args.runs) < 2:
         p.error(f"compare needs at least two runs, got {len(args.runs)}")
@@ -119,6 +131,8 @@ def compare_main(argv: list[str] | None = None) -> int:
             args.table_format,
             args.metric,
             args.rank_sets,
+            args.cluster,
+            args.data,
         )
         print(report, end="")
         return 0

@@ -174,6 +174,19 @@ def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> 
     return "\n".join(lines) + "\n"
 
 
+def cluster_labels(run: Run, column: str, data: str | None) -> dict[str, list[str] | None]:
+    """Per task, each datapoint's value of the dataset ``column`` (in record order), or None for
+    a task whose rows do not all have one (each datapoint its own cluster)."""
+    from .rundata import attach_rows
+
+    attach_rows(run, data)
+    out: dict[str, list[str] | None] = {}
+    for task, rows in run.rows.items():
+        labels = [str(row.get(column) or "") for row in rows]
+        out[task] = labels if all(labels) else None
+    return out
+
+
 def check_all_same_datapoints(runs: list[Run]) -> None:
     """Raise ValueError naming the first run (and difference) that scored other datapoints than
     the first run."""
@@ -207,13 +220,16 @@ def compare_many(
     table_format: str | None = None,
     metric: str = board.DEFAULT_METRIC,
     rank_set: str = board.RANK_SETS[0],
+    cluster: str | None = None,
+    data: str | None = None,
 ) -> tuple[str, dict]:
     """Compare two or more run folders: (printed report, document). Two runs: the paired A/B
     tables, then the leaderboard, ranked by ``metric`` (sentence or set accuracy) with rank sets
     of kind ``rank_set`` (simultaneous or marginal); more: the leaderboard. ``table_format``
     (markdown, latex, csv) prints the tables with one number per cell instead of the report.
     With ``output``, compare.md/.json/.csv, leaderboard.csv and leaderboard.png are written
-    there."""
+    there. ``cluster`` (``predicate``) makes the leaderboard's resamples draw clusters of
+    datapoints (the dataset's rows, from ``data`` or the one results.json names)."""
     if len(paths) < 2:
         raise ValueError(f"compare needs at least two runs, got {len(paths)}")
     if table_format is not None and table_format not in TABLE_FORMATS:
@@ -224,12 +240,15 @@ def compare_many(
         raise ValueError(f"--metric {metric!r}: expected one of {', '.join(board.METRICS)}")
     if rank_set not in board.RANK_SETS:
         raise ValueError(f"--rank-sets {rank_set!r}: expected one of {', '.join(board.RANK_SETS)}")
+    if cluster not in (None, *board.CLUSTERS):
+        raise ValueError(f"--cluster {cluster!r}: expected one of {', '.join(board.CLUSTERS)}")
     if output is not None:
         check_replaceable(output, COMPARE_COMMAND)  # refused before the work
     runs = [load_run(p) for p in paths]
     check_all_same_datapoints(runs)
+    clusters = cluster_labels(runs[0], cluster, data) if cluster else None
     paired = compare_runs(runs[0], runs[1], resamples, seed) if len(runs) == 2 else None
-    ranked = board.leaderboard(runs, resamples, seed, metric, rank_set)
+    ranked = board.leaderboard(runs, resamples, seed, metric, rank_set, clusters)
     parts = [markdown_report(runs[0], runs[1], paired, resamples, seed)] if paired else []
     if not paired:
         names = ", ".join(f"`{r.model}` ({r.path})" for r in runs)

@@ -13,7 +13,7 @@ module builds the report, the table and the plot.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bla_metric import ranks, significance
@@ -26,6 +26,8 @@ METRICS = ("sentence_accuracy", "set_accuracy")
 DEFAULT_METRIC = METRICS[0]
 RANK_SETS = ranks.RANK_SETS
 """The kinds of rank sets (simultaneous, the default, or marginal)."""
+CLUSTERS = ("predicate",)
+"""Dataset columns ``compare --cluster`` draws clusters of datapoints by (AP's predicate)."""
 SMALL_N = 30
 """Below this many datapoints per task the report warns that the intervals are rough."""
 
@@ -56,12 +58,15 @@ def leaderboard(
     seed: int = 0,
     metric: str = DEFAULT_METRIC,
     rank_set: str = RANK_SETS[0],
+    clusters: Mapping[str, Sequence[Any] | None] | None = None,
 ) -> dict[str, Any]:
     """{task: {"metric", "n", "rank_set", "models": [per run: label, value, ci, rank, interval,
     best, groups], "best": [labels], "groups": [[labels]], "pairs": [{a, b, difference,
     p_value, p_holm}], "detectable": {...}}} for runs already checked to score the same
     datapoints, ranked by ``metric`` (one of :data:`METRICS`); ``interval`` is the rank set of
-    kind ``rank_set``, ``best`` and the groups come from the simultaneous sets."""
+    kind ``rank_set``, ``best`` and the groups come from the simultaneous sets. ``clusters``:
+    per task one label per datapoint (in the runs' record order) for a cluster bootstrap, or
+    None; ``clustered`` says whether a task's resamples drew clusters."""
     if metric not in METRICS:
         raise ValueError(f"leaderboard metric {metric!r}: expected one of {', '.join(METRICS)}")
     if rank_set not in RANK_SETS:
@@ -74,8 +79,11 @@ def leaderboard(
             significance.datapoint_stats([r["scores"] for r in run.records[task]], refs)
             for run in runs
         ]
-        rows = ranks.rank_intervals(stats, "ranking", metric, resamples, seed, kind=rank_set)
-        tests = ranks.pairwise_tests(stats, "ranking", metric, resamples, seed)
+        groups_of = (clusters or {}).get(task)
+        rows = ranks.rank_intervals(
+            stats, "ranking", metric, resamples, seed, kind=rank_set, clusters=groups_of
+        )
+        tests = ranks.pairwise_tests(stats, "ranking", metric, resamples, seed, groups_of)
         groups = ranks.rank_set_groups(
             [row["value"] for row in rows], [row.pop("shown_better_than") for row in rows]
         )
@@ -91,6 +99,7 @@ def leaderboard(
             "metric": metric,
             "n": len(refs),
             "rank_set": rank_set,
+            "clustered": groups_of is not None,
             "models": sorted(rows, key=lambda row: (row["rank"], row["model"])),
             "best": [names[m] for m, row in enumerate(rows) if row["best"]],
             "groups": [[names[m] for m in group] for group in groups],
@@ -194,6 +203,11 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
                 else "."
             )
         )
+        if board.get("clustered"):
+            lines.append(
+                f"- {task_label(task)}: resamples drew whole clusters of datapoints (the "
+                "caption sets of one predicate), not single datapoints."
+            )
         if board["n"] < SMALL_N:
             lines.append(
                 f"- Warning: {task_label(task)} has {board['n']} datapoints (fewer than "

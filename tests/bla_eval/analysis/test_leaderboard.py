@@ -95,6 +95,52 @@ def test_runs_in_one_tied_group_have_no_sure_first(tmp_path: Path, capsys) -> No
     assert "## Leaderboard with simultaneous rank sets" in out
 
 
+def _dataset(tmp_path: Path, predicate) -> Path:
+    """A dataset folder with the recorded run's ids and labels, AP's rows with
+    ``predicate(index)`` (what ``--cluster predicate`` reads)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    records = [json.loads(line) for line in (RUN / "scores.jsonl").read_text().splitlines()]
+    for task in dict.fromkeys(r["task"] for r in records):
+        rows = [r for r in records if r["task"] == task]
+        columns = {"id": [r["id"] for r in rows], "labels": [r["labels"] for r in rows]}
+        if task == "active_passive":
+            columns["predicate"] = [predicate(k) for k in range(len(rows))]
+        (tmp_path / "data" / "data" / task).mkdir(parents=True)
+        pq.write_table(pa.table(columns), tmp_path / "data" / "data" / task / "test-0.parquet")
+    return tmp_path / "data"
+
+
+def test_a_cluster_bootstrap_by_predicate_widens_the_ap_intervals(tmp_path: Path) -> None:
+    """A run right on the datapoints of some predicates and wrong on those of the others: its
+    datapoints are not independent evidence, and drawing whole predicates widens its AP
+    interval. Tasks without a predicate resample datapoints as before."""
+    data = _dataset(tmp_path, lambda k: f"verb{k % 40}")
+
+    def by_predicate(k: int, record: dict) -> list[float]:
+        right = [float(y) for y in record["labels"]]
+        return right if record["task"] != "active_passive" or k % 40 < 20 else right[::-1]
+
+    runs = [_run(tmp_path, "base", display="base"), _run(tmp_path, "topic", by_predicate, "topic")]
+    _, plain = compare_many(runs, None, resamples=200, seed=0)
+    _, clustered = compare_many(
+        runs, None, resamples=200, seed=0, cluster="predicate", data=str(data)
+    )
+    boards = {"plain": plain["leaderboard"], "cluster": clustered["leaderboard"]}
+    assert boards["cluster"]["active_passive"]["clustered"]
+    assert not boards["plain"]["active_passive"]["clustered"]
+    assert not boards["cluster"]["coordination"]["clustered"]  # no predicate: datapoints
+    assert boards["cluster"]["coordination"] == boards["plain"]["coordination"]
+    width = {
+        name: {
+            row["model"]: row["ci"][1] - row["ci"][0] for row in board["active_passive"]["models"]
+        }
+        for name, board in boards.items()
+    }
+    assert width["cluster"]["topic"] > 1.2 * width["plain"]["topic"]
+
+
 def test_table_formats_have_one_number_per_cell(tmp_path: Path, capsys) -> None:
     runs = [str(RUN), str(_run(tmp_path, "good", _good, "good"))]
     number = re.compile(r"^-?\d+(\.\d+)?$")
