@@ -123,8 +123,8 @@ def test_a_run_setting_declared_in_run_config_alone_is_recorded_and_checked(
     with pytest.raises(ValueError, match=rf"cannot resume {out}: .*\(smoothing: 3 -> 4\)$"):
         evaluate(config.with_(resume=True, smoothing=4))
     assert snapshot(out) == before
-    resumed = evaluate(config.with_(resume=True))
-    assert resumed["timings"]["datapoints_resumed"] == 2
+    resumed = evaluate(config.with_(resume=True))  # a finished run: its record is kept
+    assert resumed == json.loads(before["results.json"]) and snapshot(out) == before
 
 
 # ----------------------------------------------------------------------------- refusals
