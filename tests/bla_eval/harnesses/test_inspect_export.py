@@ -1,8 +1,10 @@
 """One definition per Hub task id, on real inspect logs: the same answers exported from
 ``bla-eval``, from ``inspect eval bla_eval/<task>`` and from stock ``inspect eval hf/<org>/bla``
-give the same ``value`` under each ``eval.yaml`` task id; every spelling inspect accepts for a
-Hub task exports (logs written by inspect itself, in one run, and copies edited with
-inspect-ai's own log API); a local dataset, a partial log and two logs of one task are refused.
+give the same ``value`` under each ``eval.yaml`` task id; the ``inspect eval`` commands of
+docs/harnesses.md run as written (the dataset id served by olah) and their logs export; every
+spelling inspect accepts for a Hub task exports (logs written by inspect itself, in one run, and
+copies edited with inspect-ai's own log API); a local dataset, a partial log and two logs of
+one task are refused.
 
 All three paths run on the same small build (2 datapoints per task, their 8 sentences per
 per-sentence config), whole, so no run is partial: the tiny LLaVA behind ``transformers serve``,
@@ -32,6 +34,25 @@ olah = olah_tests.olah
 inspect_site = inspect_site  # the inspect environment and the project installed for it
 DATAPOINTS = 2
 HUB = f"hf/{ORG}/bla"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "harnesses.md"
+PUBLISHED = "bla-benchmark/bla"
+"""The dataset id of the docs' commands, served by olah as ``ORG/bla`` here."""
+
+
+def docs_commands() -> tuple[list[str], dict[str, str]]:
+    """(the tasks of docs/harnesses.md's ``inspect eval`` lines, their ``-T`` arguments), the
+    dataset id replaced by the one olah serves."""
+    tasks, args = [], {}
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        if line.startswith("inspect eval "):
+            words = line.replace(PUBLISHED, f"{ORG}/bla").split()
+            tasks.append(words[2])
+            args |= dict(
+                w.split("=", 1) for k, w in zip(words[:-1], words[1:], strict=True) if k == "-T"
+            )
+    return tasks, args
+
+
 VARIANTS = """
 import json, sys
 from pathlib import Path
@@ -44,6 +65,10 @@ for name, task in spellings.items():
     for fmt in ("eval", "json"):
         write_eval_log(log, str(out / f"{name}.{fmt}"), format=fmt)
 log.eval.task = spellings["plain"]
+location = log.eval.dataset.location
+log.eval.dataset.location = str(out)
+write_eval_log(log, str(out / "local.json"), format="json")
+log.eval.dataset.location = location
 log.eval.config.limit = 4
 write_eval_log(log, str(out / "partial.eval"), format="eval")
 """
@@ -89,13 +114,14 @@ def small_build(built: Path, out: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(inspect_site, olah, built_dataset, transformers_serve, tiny_llava, tmp_path_factory):
-    """(the bla-eval run, inspect's logs by task name) of the same model on the small build:
-    one ``inspect eval`` of the Hub tasks (as ``hf/<org>/bla``, ``.../coordination`` and
-    ``.../coordination@main``) and of ``bla_eval/coordination``."""
+    """(the bla-eval run, inspect's logs by task name, the work folder) of the same model on the
+    small build: the ``inspect eval`` commands of docs/harnesses.md with their ``-T`` arguments
+    (the Hub tasks as ``hf/<org>/bla``, ``.../coordination`` and ``@v1.0.0``; ``bla_eval/...``
+    on the Hub id), all in one ``inspect eval``."""
     url, mirrors = olah
     work = tmp_path_factory.mktemp("three-paths")
     build = small_build(built_dataset, work / "build")
-    serve_as_git_repo(mirrors, "datasets", f"{ORG}/bla", build)
+    serve_as_git_repo(mirrors, "datasets", f"{ORG}/bla", build, tag="v1.0.0")
     run = work / "run"
     config = RunConfig(
         str(tiny_llava),
@@ -105,9 +131,12 @@ def runs(inspect_site, olah, built_dataset, transformers_serve, tiny_llava, tmp_
         max_answer_tokens=ANSWER_TOKENS,
     )
     assert evaluate(config)["protocol"]["scoring_path"] == "generation"
-    tasks = [HUB, f"{HUB}/coordination", f"{HUB}/coordination@main", "bla_eval/coordination"]
+    tasks, task_args = docs_commands()
+    assert task_args == {"data": f"{ORG}/bla", "scoring": "generation", "max_answer_tokens": "8"}
+    assert int(task_args["max_answer_tokens"]) == ANSWER_TOKENS
     args = ["eval", *tasks, "--model", f"openai-api/local/{tiny_llava}"]
-    args += ["-T", f"data={build}", "-T", f"max_answer_tokens={ANSWER_TOKENS}"]
+    for name, value in task_args.items():
+        args += ["-T", f"{name}={value}"]
     done = run_inspect(inspect_site, args, transformers_serve, work, HF_ENDPOINT=url)
     assert done.returncode == 0, done.stderr[-3000:]
     logs = {}
@@ -150,35 +179,30 @@ def test_three_paths_give_one_value_per_task_id(inspect_site, runs, tmp_path):
     from bla_eval.analysis.export import export
 
     run, logs, work = runs
-    assert sorted(logs) == sorted(
-        [f"{HUB}/{t.config}" for t in TASKS.values()]
-        + [f"{HUB}/coordination/coordination", f"{HUB}/coordination@main/coordination"]
-        + ["bla_eval/coordination"]
-    )
+    configs = [t.config for t in TASKS.values()]
+    hub = [f"{HUB}/{c}" for c in configs] + [f"{HUB}@v1.0.0/{c}" for c in configs]
+    hub.append(f"{HUB}/coordination/coordination")
+    own = ["bla_eval/coordination", "bla_eval/active_passive"]
+    assert sorted(logs) == sorted(hub + own)
     from_run = values(export(run, output=tmp_path / "run")[1])
-    own = logs["bla_eval/coordination"]
-    jobs = [(logs[f"{HUB}/{t.config}"], tmp_path / t.config, {}) for t in TASKS.values()]
-    jobs += [
-        (logs[f"{HUB}/coordination/coordination"], tmp_path / "typed-task", {}),
-        (logs[f"{HUB}/coordination@main/coordination"], tmp_path / "typed-rev", {}),
-        (own, tmp_path / "own-local", {}),
-        (own, tmp_path / "own", {"dataset": f"{ORG}/bla"}),
-    ]
-    texts = exported(inspect_site, work, jobs)
-    assert texts[-2].startswith(f"error: {own} ran on the local dataset ")  # inspect's
-    assert texts[-2].endswith(": give --dataset-id ORG/NAME of the Hub dataset it is a copy of")
-    from_own = values(texts[-1])
-    from_hub = {}
-    for text in texts[:5]:
+    assert set(from_run) == set(configs) and all(0 <= v <= 1 for v in from_run.values())
+    one_run = tmp_path / "one-run"
+    one_run.mkdir()
+    for config in configs:
+        (one_run / logs[f"{HUB}/{config}"].name).write_bytes(logs[f"{HUB}/{config}"].read_bytes())
+    jobs = [(logs[name], tmp_path / f"log-{k}", {}) for k, name in enumerate(hub + own)]
+    jobs += [(one_run, tmp_path / "folder", {}), (work / "logs", tmp_path / "all", {})]
+    *texts, folder, everything = exported(inspect_site, work, jobs)
+    for name, text in zip(hub + own, texts, strict=True):
         [entry] = yaml.safe_load(text)
+        task = entry["dataset"]["task_id"]
         assert entry["dataset"]["id"] == f"{ORG}/bla" and "revision" not in entry["dataset"]
-        from_hub.setdefault(entry["dataset"]["task_id"], set()).add(entry["value"])
-    assert "dataset revision main" in texts[4]
-    assert set(from_run) == set(from_hub) == {t.config for t in TASKS.values()}
-    for task, value in from_run.items():
-        assert from_hub[task] == {value}, task
-    assert from_own == {"coordination": from_run["coordination"]}
-    assert all(0 <= v <= 1 for v in from_run.values())
+        assert entry["value"] == from_run[task], (name, entry["value"], from_run[task])
+        assert ("dataset revision v1.0.0" in entry["notes"]) == ("@v1.0.0" in name)
+    assert values(folder) == from_run
+    assert everything == (
+        f"error: {work / 'logs'} holds more than one log of the same BLA task: give one log"
+    )
 
 
 def test_edited_copies_of_a_real_log_export_or_are_refused(inspect_site, runs, tmp_path):
@@ -201,9 +225,16 @@ def test_edited_copies_of_a_real_log_export_or_are_refused(inspect_site, runs, t
     assert done.returncode == 0, done.stderr[-3000:]
     names = [f"{name}.{fmt}" for name in spellings for fmt in ("eval", "json")]
     jobs = [(tmp_path / name, tmp_path / f"out-{name}", {}) for name in names]
+    jobs.append((tmp_path / "local.json", tmp_path / "out-local", {}))
+    jobs.append((tmp_path / "local.json", tmp_path / "out-copy", {"dataset": "me/bla-copy"}))
     jobs.append((tmp_path / "partial.eval", tmp_path / "out-partial", {}))
     jobs.append((tmp_path / "partial.eval", tmp_path / "out-allowed", {"allow_partial": True}))
-    *texts, refused, allowed = exported(inspect_site, work, jobs)
+    *texts, local, copy, refused, allowed = exported(inspect_site, work, jobs)
+    assert local == (
+        f"error: {tmp_path / 'local.json'} ran on the local dataset {str(tmp_path)!r}: give "
+        "--dataset-id ORG/NAME of the Hub dataset it is a copy of"
+    )
+    assert yaml.safe_load(copy)[0]["dataset"]["id"] == "me/bla-copy"
     plain = yaml.safe_load(texts[0])[0]
     for name, text in zip(names, texts, strict=True):
         [entry] = yaml.safe_load(text)
