@@ -190,12 +190,17 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
         adjacent = ", ".join(
             f"{p['a']} vs {p['b']} {_points(p['mde'])}" for p in d.get("adjacent", [])
         )
+        detectable = (
+            f"Smallest detectable difference {_points(d['mde'])} = (z(0.975) + z(0.8)) × sd / √n "
+            f"with sd {_points(d['sd'])} of the per-datapoint paired differences (alpha "
+            f"{d['alpha']}, power {d['power']}, root mean square over all pairs)"
+            if d["mde"] == d["mde"]
+            else "Smallest detectable difference undefined (the runs' paired differences do not "
+            "vary)"
+        )
         lines.append(
             f"- {task_label(task)} (n = {board['n']}): may be best: {', '.join(board['best'])}. "
-            f"Tied groups {groups}. Smallest detectable difference {_points(d['mde'])} = "
-            f"(z(0.975) + z(0.8)) × sd / √n with sd {_points(d['sd'])} of the per-datapoint "
-            f"paired differences (alpha {d['alpha']}, power {d['power']}, root mean square over "
-            "all pairs)"
+            f"Tied groups {groups}. {detectable}"
             + (
                 f"; per adjacent pair at the corrected alpha {d['alpha_corrected']:.3g}: "
                 f"{adjacent}."

@@ -70,18 +70,18 @@ def test_far_apart_runs_get_disjoint_rank_intervals_and_twins_are_tied(tmp_path:
 
 
 def _flipped(*flips: int):
-    """The recorded run's scores turned the other way on the datapoints ``flips``."""
+    """As :func:`_good`, turned the other way on the datapoints ``flips`` as well."""
 
     def change(k: int, record: dict) -> list[float]:
-        scores = [float(s) for s in record["scores"]]
-        return [-s for s in scores] if k in flips else scores
+        scores = _good(k, record)
+        return [1.0 - s for s in scores] if k in flips else scores
 
     return change
 
 
 def test_runs_in_one_tied_group_have_no_sure_first(tmp_path: Path, capsys) -> None:
-    runs = [_run(tmp_path, "base", display="base")] + [
-        _run(tmp_path, f"near{k}", _flipped(k, 40 + k), f"near{k}") for k in range(3)
+    runs = [_run(tmp_path, "good", _good, "good")] + [
+        _run(tmp_path, f"near{k}", _flipped(1 + k, 41 + 2 * k), f"near{k}") for k in range(3)
     ]
     for kind in ("simultaneous", "marginal"):
         _, document = compare_many(runs, None, resamples=100, seed=0, rank_set=kind)
