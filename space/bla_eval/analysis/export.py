@@ -36,6 +36,7 @@ from ..hub_auth import require_token
 from ..outputs import check_file_replaceable, write_marked_text
 from ..runs import protocol_name
 from .inspect_log import FRAMEWORK, is_log_folder, log_files, log_result
+from .log_schema import iso_date
 from .rundata import Run, load_run
 
 FORMATS = ("eval-results", "model-index")
@@ -175,7 +176,7 @@ def eval_result_entries(
                 task_id=task,
                 value=round(answer_match.answer_accuracy(answers, labels), 4),
                 dataset_revision=_revision(results),
-                date=results.get("created"),
+                date=iso_date(run.path / "results.json", "created", results.get("created")),
                 source_url=source_url,
                 source_name=source_name if source_url else None,
                 notes=entry_notes(run, task, partial, scores),

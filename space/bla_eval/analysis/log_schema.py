@@ -10,6 +10,7 @@ naming the file and the field.
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,17 @@ def _count(path: Path, where: str, value: Any) -> int | None:
     _typed(path, where, value, (int,), "a whole number")
     if value is not None and value < 0:
         _fail(path, where, "a whole number of at least 0", value)
+    return value
+
+
+def iso_date(path: Path | str, where: str, value: Any) -> str | None:
+    """An ISO-8601 date or date-time string (the ``date`` of an entry), or None."""
+    if value is None:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        _fail(Path(path), where, "an ISO-8601 date", value)
     return value
 
 
@@ -64,8 +76,8 @@ def checked_header(path: Path, doc: Any) -> dict[str, Any]:
         raise ValueError(f"{path} is not an inspect log (no 'eval' section)")
     spec = doc["eval"]
     _typed(path, "eval.task", spec.get("task"), (str,), "a task name", optional=False)
-    for key in ("model", "created"):
-        _typed(path, f"eval.{key}", spec.get(key), (str,), "a string")
+    _typed(path, "eval.model", spec.get("model"), (str,), "a string")
+    iso_date(path, "eval.created", spec.get("created"))
     for key in ("dataset", "config", "task_args", "packages"):
         _typed(path, f"eval.{key}", spec.get(key), (dict,), "an object")
     dataset = spec.get("dataset") or {}

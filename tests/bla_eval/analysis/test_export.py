@@ -192,3 +192,14 @@ def test_export_dry_run_checks_the_repo_id_as_the_real_call(tmp_path, capsys, mo
     refused(bla_eval, [*argv, "--repo-id", "org/a/b"], capsys, "'org/a/b'")
     assert not (tmp_path / "out").exists()
     assert call(bla_eval, [*argv, "--repo-id", "org/model"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("created", [123, {"a": 1}, "yesterday"])
+def test_a_run_whose_date_is_not_a_date_is_refused(created, tmp_path, capsys) -> None:
+    run = answered_run(tmp_path)
+    results = json.loads((run / RESULTS_FILE).read_text())
+    results["created"] = created
+    (run / RESULTS_FILE).write_text(json.dumps(results))
+    argv = [str(run), "--output", str(tmp_path / "out")]
+    refused(export_main, argv, capsys, "results.json: created must be an ISO-8601 date, not")
+    assert not (tmp_path / "out").exists()

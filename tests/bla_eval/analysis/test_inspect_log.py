@@ -162,6 +162,7 @@ def _metric(value: Any) -> dict[str, Any]:
         (_metric(-0.5), "must be at least 0, not -0.5"),
         (_metric("0.5"), "must be a finite number, not '0.5'"),
         (header(**{"eval.task": 7}), "eval.task must be a task name, not 7"),
+        (header(**{"eval.created": "today"}), "eval.created must be an ISO-8601 date"),
         (header(**{"eval.dataset": "bla-org/bla"}), "eval.dataset must be an object"),
         (header(**{"eval.config.limit": "8"}), "eval.config.limit must be a whole number"),
         (header(**{"results.scores": {"a": 1}}), "results.scores must be a list"),
