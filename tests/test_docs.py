@@ -449,7 +449,10 @@ def test_the_activation_check_finds_a_bare_command():
 def test_the_readme_main_job_runs_in_the_venv():
     blocks = shell_blocks(REPO_ROOT / "README.md")
     main_job = next(block for block in blocks if "bla-eval --model smollm2" in " ".join(block))
-    assert main_job[:2] == ["bash .ci/setup", "source .venv/bin/activate"]
+    assert main_job[:2] == ["bash .ci/setup main", "source .venv/bin/activate"]
+    test_command = next(block for block in blocks if "-m pytest" in " ".join(block))
+    ci = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert test_command == [ci] == ["bash .ci/setup && .venv/bin/python -m pytest"]
 
 
 def test_pages_and_cards_name_the_hub_ids_of_hub_ids_py(built_dataset: Path):
