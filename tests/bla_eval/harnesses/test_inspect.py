@@ -26,7 +26,7 @@ from bla_eval.run import evaluate
 from bla_eval.runs import SCORES_FILE
 
 from bla_metric.tasks import TASKS
-from builders.hub_eval import ANSWER_TOKENS, render_eval_yaml
+from builders.hub_eval import ANSWER_TOKENS
 from tests.bla_eval.scorers.test_openai_api import MODEL, ChatServer
 from tests.harness_envs import harness_python, install_project
 from tests.hub import test_olah_roundtrip as olah_tests
@@ -212,38 +212,6 @@ def export_with(inspect_site, source: Path, out: Path) -> subprocess.CompletedPr
         text=True,
         timeout=300,
     )
-
-
-def entries_of(out: Path) -> list:
-    from huggingface_hub import parse_eval_result_entries
-
-    text = (out / ".eval_results" / "bla.yaml").read_text()
-    return parse_eval_result_entries(yaml.safe_load(text))
-
-
-def test_eval_results_from_inspect_logs_match_those_from_the_run(
-    inspect_site, bla_task_log, hub_logs, bla_eval_run, tmp_path
-):
-    from bla_eval.analysis.export import export
-
-    export(bla_eval_run, output=tmp_path / "run")
-    from_run = {e.task_id: e for e in entries_of(tmp_path / "run")}
-    done = export_with(inspect_site, bla_task_log, tmp_path / "own")
-    assert done.returncode == 0, done.stderr[-3000:]
-    [entry] = entries_of(tmp_path / "own")
-    task_ids = {t["id"] for t in yaml.safe_load(render_eval_yaml())["tasks"]}
-    assert entry.task_id == "coordination" and entry.task_id in task_ids
-    assert entry.dataset_id == from_run["coordination"].dataset_id == "bla-benchmark/bla"
-    assert entry.value == from_run["coordination"].value
-    assert entry.notes.startswith("inspect-ai 0.3.285; task bla_eval/coordination")
-    assert from_run["coordination"].notes.startswith("bla-eval ")
-    done = export_with(inspect_site, hub_logs, tmp_path / "hub")
-    assert done.returncode == 0, done.stderr[-3000:]
-    entries = entries_of(tmp_path / "hub")
-    assert sorted(e.task_id for e in entries) == sorted(task_ids)
-    for entry in entries:
-        assert entry.dataset_id == f"{ORG}/bla" and 0 <= entry.value <= 100
-        assert entry.notes.startswith(f"inspect-ai 0.3.285; task hf/{ORG}/bla/{entry.task_id}")
 
 
 OTHER_TASK = """
