@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..cli_common import one_line
+from ..extras import install_hint
 from .folder import LEADERBOARDS, SweepFolder
 from .plan import Cell
 
@@ -16,7 +17,10 @@ from .plan import Cell
 def leaderboards(folder: SweepFolder, cells: Sequence[Cell], resamples: int, seed: int = 0) -> str:
     """The report of each (benchmark, protocol) group of two or more finished ``cells``; a group
     that cannot be compared gets one line saying why."""
-    from ..analysis.compare import compare_many
+    try:
+        from ..analysis.compare import compare_many
+    except ModuleNotFoundError as err:  # the analysis extra: the cells stand without it
+        return f"No leaderboards: {install_hint(err, 'analysis') or one_line(err)}\n"
 
     groups: dict[tuple[str, str], list[Path]] = defaultdict(list)
     for cell in cells:

@@ -117,3 +117,17 @@ def test_an_executor_without_its_package_names_the_sweep_extra(
         f'bla-eval sweep: error: {module} is missing: pip install "bla-benchmark[sweep]"'
     )
     assert not out.exists()
+
+
+def test_the_leaderboards_without_the_analysis_extra_are_one_line(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import sys
+
+    from bla_eval.sweep.report import leaderboards
+
+    monkeypatch.setitem(sys.modules, "pandas", None)  # the standard way to make it unimportable
+    monkeypatch.delitem(sys.modules, "bla_eval.analysis.compare", raising=False)
+    assert leaderboards(SweepFolder(tmp_path), parse_plan(PLAN).cells, 10) == (
+        'No leaderboards: pandas is missing: pip install "bla-benchmark[analysis]"\n'
+    )
