@@ -21,8 +21,9 @@ from typing import Any, TextIO
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 MASK = "***"
-MIN_SECRET_CHARS = 4
-"""Shorter values are not registered: masking them would mask ordinary text."""
+MIN_SECRET_CHARS = 6
+"""Shorter values are not registered: masking them would mask ordinary text (and words of the
+files written, such as a split named ``test``)."""
 
 KEY_PARAM_RE = re.compile(
     r"(?i)^(?:[\w.-]*[-_.])?(?:key|apikey|token|secret|password|passwd|pwd|sig|signature|auth|"
@@ -81,13 +82,13 @@ def register(*values: str | None) -> None:
 
 def url_secrets(url: str) -> list[str]:
     """The secrets in ``url``: its credentials (read up to the last ``@`` of the authority, so
-    a password holding ``/``, ``?`` or ``#`` is whole) and key-like query values."""
+    a password holding ``/``, ``?`` or ``#`` is whole; the user name alone is no secret) and
+    key-like query values."""
     found: list[str] = []
     _, sep, rest = url.partition("://")
     if sep and "@" in rest:
         userinfo = rest.rsplit("@", 1)[0]
-        user, _, password = userinfo.partition(":")
-        found += [userinfo, user, password]
+        found += [userinfo, userinfo.partition(":")[2]]
     try:
         query = urlsplit(url).query
     except ValueError:
