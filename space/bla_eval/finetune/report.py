@@ -34,6 +34,7 @@ from ..outputs import FINETUNE_FILE, read_json, staged
 from ..protocols import PROTOCOLS, Protocol
 from ..runs import RESULTS_FILE, RunFolder, protocol_name
 from ..runs.check import protocol_record
+from ..tables import markdown_cell
 
 FIGURE_FILE = "figure3_accuracy.png"
 REPORT_COMMAND = "bla-eval learning-report"
@@ -255,7 +256,8 @@ def table3(rows: Sequence[Row]) -> str:
             cells = [
                 _fmt(by_task[c].improvement.get(metric)) if c in by_task else "–" for c in codes
             ]
-            lines.append(f"| {model} | {learning} | {metric} | " + " | ".join(cells) + " |")
+            shown = markdown_cell(model)
+            lines.append(f"| {shown} | {learning} | {metric} | " + " | ".join(cells) + " |")
     for metric in refs.TABLE3:  # the paper prints the precisions (accuracy: Figure 3)
         for model, mode in refs.LEARNING_MODE.items():
             cells = [_fmt(refs.table3_value(metric, model, c)) for c in codes]
@@ -285,7 +287,7 @@ def table4(rows: Sequence[Row]) -> str:
         ]
         images = "all" if subset == "all" else "not seen in training"
         lines.append(
-            f"| {model} | {learning} | {learned_on.upper()} | {images} | "
+            f"| {markdown_cell(model)} | {learning} | {learned_on.upper()} | {images} | "
             + " | ".join(cells)
             + " |"
         )
