@@ -64,6 +64,10 @@ BLA_EVAL: dict[str, tuple[ONE_LINE, ONE_LINE]] = {
         ([str(RUN), "--bogus"], "unrecognized arguments: --bogus"),
         ([str(RUN), NOWHERE], NOWHERE),
     ),
+    "sweep": (
+        ([NOWHERE, "--output", OUT, "--workers", "0"], "--workers: must be at least 1, got 0"),
+        ([NOWHERE, "--output", OUT], f"plan not found: {NOWHERE}"),
+    ),
 }
 
 BLA_FINETUNE: dict[str, tuple[ONE_LINE, ONE_LINE]] = {

@@ -111,7 +111,8 @@ def test_local_workers_give_the_cells_of_separate_runs_and_the_leaderboards(
 @pytest.fixture(scope="module")
 def ray_instance():
     """One local Ray instance for the module (its start-up takes seconds)."""
-    ray = pytest.importorskip("ray")
+    import ray
+
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
@@ -138,7 +139,6 @@ def small_plan(plan: Path, folder: Path, models: int) -> tuple[Path, list[str]]:
 
 def test_submitit_jobs_give_the_cells_of_separate_runs(plan, separate, tmp_path, capsys):
     """submitit's local executor (a process per job) on two BLA cells of the plan."""
-    pytest.importorskip("submitit")
     small, ids = small_plan(plan, tmp_path, 2)
     out = tmp_path / "sweep"
     code = sweep(small, out, "--executor", "slurm", "--cluster", "local")
