@@ -207,3 +207,10 @@ def test_depth_and_size_are_capped_before_reading(tmp_path, capsys, monkeypatch)
     )
     with pytest.raises(ValueError, match="inflates past 4096 bytes|not an inspect .eval log"):
         inspect_log.read_header(lying)
+
+
+def test_scores_are_published_from_a_run_folder_not_a_log(tmp_path, capsys):
+    log = write_log(tmp_path / "log.json", header())
+    argv = [str(log), "--output", str(tmp_path / "out"), "--scores", "me/bla-results"]
+    refused(export_main, argv, capsys, "--scores publishes a bla-eval run folder's scores")
+    assert not (tmp_path / "out").exists()
