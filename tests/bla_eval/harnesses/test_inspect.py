@@ -28,7 +28,7 @@ from bla_eval.runs import SCORES_FILE
 from bla_metric.tasks import TASKS
 from builders.hub_eval import ANSWER_TOKENS
 from tests.bla_eval.scorers.test_openai_api import MODEL, ChatServer
-from tests.harness_envs import harness_python, install_project
+from tests.harness_envs import harness_outputs, harness_python, install_project
 from tests.hub import test_olah_roundtrip as olah_tests
 from tests.hub.test_olah_roundtrip import ORG, serve_as_git_repo
 
@@ -150,7 +150,7 @@ def hub_logs(
     model = f"openai-api/local/{tiny_llava}"
     args = ["eval", f"hf/{ORG}/bla", "--model", model, "--limit", str(4 * LIMIT)]
     done = run_inspect(inspect_site, args, transformers_serve, work, HF_ENDPOINT=url)
-    assert done.returncode == 0, done.stderr[-3000:]
+    harness_outputs(done, work / "logs", "*.eval")
     return work / "logs"
 
 
@@ -162,8 +162,7 @@ def bla_task_log(inspect_site, transformers_serve, tiny_llava, built_dataset, tm
     args = ["eval", "bla_eval/coordination", "--model", model, "--limit", str(LIMIT)]
     args += ["-T", f"data={built_dataset}", "-T", f"max_answer_tokens={ANSWER_TOKENS}"]
     done = run_inspect(inspect_site, args, transformers_serve, work)
-    assert done.returncode == 0, done.stderr[-3000:]
-    [path] = logs(work / "logs")
+    [path] = harness_outputs(done, work / "logs", "*.eval")
     return path
 
 
