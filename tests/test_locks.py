@@ -12,6 +12,7 @@ import importlib.util
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,9 @@ def test_the_main_job_lock_takes_the_test_environments_versions() -> None:
 
 def test_the_test_environment_holds_exactly_its_lock() -> None:
     lock = lock_inputs.locked_versions(REPO_ROOT / ".ci" / "locks" / "dev.txt")
-    pairs = [(d.metadata["Name"], d.version) for d in importlib.metadata.distributions()]
+    site = {sysconfig.get_paths()[name] for name in ("purelib", "platlib")}
+    found = importlib.metadata.distributions(path=sorted(site))  # not what tests add to sys.path
+    pairs = [(d.metadata["Name"], d.version) for d in found]
     assert _installed(pairs, lock) == lock
 
 

@@ -125,8 +125,10 @@ class OpenAIApiScorer(Scorer):
             except Malformed:  # a damaged or edited entry: asked again
                 doc = None
         cached = doc is not None
-        # the server's strings (model, fingerprint, answers) are kept and used scrubbed
-        doc = scrub_data(doc if cached else self.client.post(data), show=True)
+        # the server's strings (model, fingerprint, answers) are kept and used without the
+        # run's secrets; nothing else of them changes (an answer is data: control characters
+        # and credential-shaped words are removed only where text is printed)
+        doc = scrub_data(doc if cached else self.client.post(data))
         if not cached:
             self.cache.put(key, self.settings.public_endpoint, doc)
         self.usage.add_response(doc, cached)
