@@ -13,8 +13,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bla_eval.hub_auth import require_token
-from bla_eval.outputs import files_under
+from bla_eval.outputs import files_under, owner
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
+from bla_eval.sweep.folder import SWEEP_COMMAND
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +61,33 @@ def list_runs(results_dir: Path) -> list[Run]:
     disagrees with its scores.jsonl, hidden folders (runs being written) and unreadable runs
     are skipped with a warning."""
     runs = []
-    for file in Path(results_dir).glob(f"*/{RESULTS_FILE}"):
-        if file.parent.name.startswith("."):
-            continue
+    for folder in _run_folders(Path(results_dir)):
         try:
-            runs.append(Run(file.parent, _checked_results(file.parent)))
+            runs.append(Run(folder, _checked_results(folder)))
         except (ValueError, OSError) as err:
-            log.warning("skipping run %s: %s", file.parent, err)
+            log.warning("skipping run %s: %s", folder, err)
     return sorted(runs, key=lambda r: str(r.results.get("created", "")), reverse=True)
+
+
+def _run_folders(results_dir: Path) -> list[Path]:
+    """The run folders of ``results_dir``: its sub-folders with a results.json, and the cells
+    of a sweep folder (``bla-eval sweep --output``) that ``results_dir`` is or holds."""
+    if not results_dir.is_dir():
+        return []
+    folders = [f.parent for f in results_dir.glob(f"*/{RESULTS_FILE}")]
+    for sweep in (results_dir, *(f for f in results_dir.iterdir() if f.is_dir())):
+        folders += _sweep_cells(sweep)
+    return [f for f in dict.fromkeys(folders) if not f.name.startswith(".")]
+
+
+def _sweep_cells(folder: Path) -> list[Path]:
+    """The finished cells of the sweep folder ``folder`` (none when it is no sweep's)."""
+    marker = owner(folder)
+    cells = marker.get("cells") if marker and marker["command"] == SWEEP_COMMAND else None
+    if not isinstance(cells, list):
+        return []
+    found = [folder / c for c in cells if isinstance(c, str) and ".." not in Path(c).parts]
+    return [cell for cell in found if (cell / RESULTS_FILE).is_file()]
 
 
 def _checked_results(folder: Path) -> dict:

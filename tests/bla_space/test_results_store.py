@@ -67,3 +67,28 @@ def test_a_results_json_nested_100000_deep_is_skipped_and_the_store_still_lists(
     (run / "results.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     (run / "scores.jsonl").write_text("", encoding="utf-8")
     assert results_store.list_runs(tmp_path) == []
+
+
+def test_the_cells_of_a_sweep_folder_are_runs_of_the_store(co_run, tmp_path):
+    """A sweep folder (``bla-eval sweep --output``) as the results folder, or inside it: its
+    finished cells are runs of the Space, an unfinished one and a foreign folder are not."""
+    from bla_eval.sweep.folder import SweepFolder
+    from bla_eval.sweep.plan import parse_plan
+
+    plan = parse_plan(
+        "models: [{model: m1, name: a}, {model: m2, name: b}, {model: m3, name: c}]\n"
+        "benchmarks: [bla]\nprotocols: [zero-shot]\n",
+        "plan.yaml",
+    )
+    sweep = SweepFolder(tmp_path / "sweep")
+    sweep.record(plan)
+    ids = [cell.id for cell in plan.cells]
+    for cell_id in ids[:2]:
+        copy_run(co_run, sweep.path, cell_id)
+    (sweep.path / ids[2]).mkdir(parents=True)  # a cell that has not finished
+    copy_run(co_run, tmp_path / "sweep" / "bla", "not-a-cell")
+    cells = sorted(sweep.path / cell_id for cell_id in ids[:2])
+    assert sorted(r.path for r in results_store.list_runs(sweep.path)) == cells
+    copy_run(co_run, tmp_path, "single")
+    found = sorted(r.path for r in results_store.list_runs(tmp_path))
+    assert found == sorted([*cells, tmp_path / "single"])
