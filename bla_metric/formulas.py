@@ -694,4 +694,7 @@ def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> list[
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     centre = (successes + z * z / 2) / (n + z * z)
     half = z / (n + z * z) * np.sqrt(successes * (n - successes) / n + z * z / 4)
-    return [float(max(0.0, centre - half)), float(min(1.0, centre + half))]
+    # At 0 or n successes the bound is exactly 0 or 1 (the formula misses it by a rounding error).
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= n else min(1.0, centre + half)
+    return [float(low), float(high)]

@@ -249,7 +249,7 @@ def leaderboard_figure(result: dict[str, Any]) -> bytes:
         models = board["models"][::-1]  # best on top
         y = list(range(len(models)))
         values = [100 * m["value"] for m in models]
-        # (a Wilson bound at a proportion of 0 or 1 can miss the value by a rounding error)
+        # (a percentile interval need not hold the value itself: no negative error bar)
         low = [max(0.0, 100 * (m["value"] - m["ci"][0])) for m in models]
         high = [max(0.0, 100 * (m["ci"][1] - m["value"])) for m in models]
         axis.errorbar(values, y, xerr=[low, high], fmt="o", capsize=3, color="tab:blue")
