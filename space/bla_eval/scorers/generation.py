@@ -23,15 +23,7 @@ from .base import Scored, regroup
 def generate(scorer: Any, images: Sequence[Any], queries: Sequence[Query]) -> list[str]:
     """``model.generate(**inputs)`` per (image, query), decoded with special tokens skipped; for
     decoder-only models the prompt tokens at the start of the output are left out."""
-    image_arg = [[im] for im in images] if scorer.nested else list(images)
-    inputs = scorer.processor(
-        images=image_arg,
-        text=[scorer.prompt(q) for q in queries],
-        padding=True,
-        return_tensors="pt",
-    ).to(scorer.device)
-    if "pixel_values" in inputs:
-        inputs["pixel_values"] = inputs["pixel_values"].to(scorer.dtype)
+    inputs = scorer.inputs(images, queries)
     out = scorer.model.generate(**inputs)
     if not scorer.encoder_decoder:
         out = out[:, inputs["input_ids"].shape[1] :]

@@ -32,11 +32,9 @@ from .base import Scored, regroup
 from .detect import architectures, is_dual_encoder
 from .local import LocalScorer
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
+from .processor_inputs import find_convention, forward_parameters, model_inputs
 from .registry import register_kind
 from .resolved_model import ResolvedModel
-
-NESTED_IMAGE_PROCESSORS = ("Idefics", "SmolVLM", "Mllama")
-"""Processors that take one list of images per text."""
 
 
 def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
@@ -51,7 +49,8 @@ def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
 
 def prompt_text(processor: Any, template: PromptTemplate, query: Query | str, chat: bool) -> str:
     """The model input text for one query: its demonstrations and question in ``template``,
-    wrapped by the processor's chat template when ``chat``."""
+    wrapped by the processor's chat template when ``chat`` (the image's text, where a prompt
+    without a chat template needs one, is added by ``processor_inputs``)."""
     if isinstance(query, str):
         query = Query(query)
     template = asked_with(query.template, template)
@@ -117,8 +116,17 @@ class GenerativeScorer(LocalScorer):
         if not self.yes_ids or not self.no_ids:
             raise ValueError(f"model {model_id!r}: its tokenizer has no single-token 'yes'/'no'")
         self.chat = bool(getattr(self.processor, "chat_template", None))
-        self.nested = type(self.processor).__name__.startswith(NESTED_IMAGE_PROCESSORS)
+        protocol = get_protocol(self.options.protocol)
+        self.template = run_template(self.options.prompt, protocol.template)
+        """The prompt template the run asks with (``--prompt``, else the protocol's;
+        ``bla_eval.protocols.templates``); a query may name another (a ``--prompts`` sweep)."""
         config = self.model.config
+        self.convention = find_convention(
+            self.processor, config, self.prompt(Query("A dog chases a cat.")), self.chat
+        )
+        """How the processor takes an image and a prompt (``processor_inputs``)."""
+        self.nested = self.convention.nested
+        self.accepted = forward_parameters(self.model)
         self.encoder_decoder = bool(
             getattr(config, "is_encoder_decoder", False)
             or getattr(config, "use_decoder_only_language_model", True) is False
@@ -135,17 +143,13 @@ class GenerativeScorer(LocalScorer):
                 path=self.path,
                 device=self.device,
                 dtype=self.dtype,
-                nested=self.nested,
+                convention=self.convention,
                 decoder_start=self.decoder_start,
                 batch_size=self.batch_size,
             )
         self.keep_last_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
-        protocol = get_protocol(self.options.protocol)
         self.paper = protocol.generates_answers
         """True when the protocol generates answers (``scorers.generation``), e.g. the authors'."""
-        self.template = run_template(self.options.prompt, protocol.template)
-        """The prompt template the run asks with (``--prompt``, else the protocol's;
-        ``bla_eval.protocols.templates``); a query may name another (a ``--prompts`` sweep)."""
         self.timings: dict[str, float] = {}
         """Seconds per part of the forward, summed over ``score`` calls (the benchmark reads it)."""
 
@@ -159,15 +163,7 @@ class GenerativeScorer(LocalScorer):
         self, images: Sequence[Image.Image], queries: Sequence[Query | str]
     ) -> torch.Tensor:
         """The plain path: logits of the first answer token, one row per (image, query)."""
-        image_arg = [[im] for im in images] if self.nested else list(images)
-        inputs = self.processor(
-            images=image_arg,
-            text=[self.prompt(q) for q in queries],
-            padding=True,
-            return_tensors="pt",
-        ).to(self.device)
-        if "pixel_values" in inputs:
-            inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
+        inputs = self.inputs(images, queries)
         if self.encoder_decoder:
             config = self.model.config
             start = getattr(getattr(config, "text_config", config), "decoder_start_token_id", 0)
@@ -177,6 +173,18 @@ class GenerativeScorer(LocalScorer):
         if self.keep_last_logits:
             inputs["logits_to_keep"] = 1  # the lm head on the last position only
         return self.model(**inputs).logits[:, -1, :].float()
+
+    def inputs(self, images: Sequence[Any], queries: Sequence[Query | str]) -> dict[str, Any]:
+        """The model's inputs for (image, query) pairs, as its processor makes them."""
+        return model_inputs(
+            self.processor,
+            self.convention,
+            images,
+            [self.prompt(q) for q in queries],
+            accepted=self.accepted,
+            device=self.device,
+            dtype=self.dtype,
+        )
 
     def reset_timings(self) -> None:
         """Start ``timings`` afresh."""
@@ -258,6 +266,7 @@ class GenerativeScorer(LocalScorer):
         return {
             "prompt": self.template.question,
             "chat_template": self.chat,
+            "processor_inputs": self.convention.record(),
             "encoder_decoder": self.encoder_decoder,
             "forward_path": self.path,
             "forward_path_reason": self.path_reason,

@@ -39,6 +39,7 @@ from typing import Any
 import torch
 
 from ..batching import map_batches
+from .processor_inputs import InputConvention, find_convention, model_inputs
 
 PREFIX_CACHE = "prefix-cache"
 IMAGE_FEATURES = "image-features"
@@ -120,8 +121,9 @@ class PrefixCachedForward:
     """First-answer-token logits of many prompts about one image, each image encoded once.
 
     ``model``, ``processor`` are a loaded image-text-to-text model and its processor (tokenizer
-    padding on the left, as the plain path has it); ``nested`` = the processor takes one image list
-    per text; ``decoder_start`` = the first decoder token of encoder-decoder models.
+    padding on the left, as the plain path has it); ``convention`` = how the processor takes an
+    image with a prompt (default: found by asking it, :mod:`.processor_inputs`);
+    ``decoder_start`` = the first decoder token of encoder-decoder models.
     """
 
     def __init__(
@@ -132,7 +134,7 @@ class PrefixCachedForward:
         path: str,
         device: torch.device,
         dtype: torch.dtype,
-        nested: bool = False,
+        convention: InputConvention | None = None,
         decoder_start: int = 0,
         batch_size: int = 8,
     ) -> None:
@@ -140,7 +142,8 @@ class PrefixCachedForward:
             raise ValueError(f"no fast forward for path {path!r}")
         self.model, self.processor, self.path = model, processor, path
         self.tokenizer = processor.tokenizer
-        self.device, self.dtype, self.nested = device, dtype, nested
+        self.device, self.dtype = device, dtype
+        self.convention = convention
         self.decoder_start, self.batch_size = decoder_start, batch_size
         config = model.config
         self.model_type = getattr(config, "model_type", "")
@@ -197,13 +200,20 @@ class PrefixCachedForward:
 
     def process(self, image: Any, prompt: str) -> dict[str, Any]:
         """The processor's output for ``image`` with ``prompt``, on the model's device."""
-        images = [[image]] if self.nested else [image]
+        if self.convention is None:
+            chat = bool(getattr(self.processor, "chat_template", None))
+            self.convention = find_convention(self.processor, self.model.config, prompt, chat)
         with self.timed("processor"):
-            enc = self.processor(images=images, text=[prompt], return_tensors="pt")
-            enc = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in enc.items()}
-            if "pixel_values" in enc:
-                enc["pixel_values"] = enc["pixel_values"].to(self.dtype)
-        return enc
+            return model_inputs(
+                self.processor,
+                self.convention,
+                [image],
+                [prompt],
+                accepted=None,
+                device=self.device,
+                dtype=self.dtype,
+                padding=False,
+            )
 
     def image_features(self, encs: Sequence[dict[str, Any]]) -> Any:
         """The model's image features of the images of ``encs`` (processor outputs of one image
@@ -219,7 +229,8 @@ class PrefixCachedForward:
         the tokenizer's ids of a prompt, so row ``j`` from index ``k`` on is the plain path's
         input from index ``k + shift`` on, for every ``k`` at or after the shared prefix."""
         with self.timed("tokenizer"):
-            rows = [list(ids) for ids in self.tokenizer(list(prompts))["input_ids"]]
+            head = self.convention.image_text if self.convention else ""
+            rows = [list(ids) for ids in self.tokenizer([head + p for p in prompts])["input_ids"]]
         shared = min(common_prefix_length(rows), min(len(r) for r in rows) - 1)
         shift = len(expanded) - len(rows[0])
         tail = rows[0][shared:]

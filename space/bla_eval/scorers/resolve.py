@@ -3,10 +3,13 @@ the given one checked against the model), the transformers config read at most o
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from .. import bundled
-from .detect import check_endpoint, check_kind_fits, detect
-from .registry import remote_kinds, scorer_class
-from .resolved_model import ResolvedModel
+from .detect import OPEN_CLIP_PREFIXES, check_endpoint, check_kind_fits, detect
+from .registry import remote_kinds, scorer_class, scorer_classes
+from .resolved_model import ResolvedModel, is_gguf
 
 
 def resolve(
@@ -25,6 +28,7 @@ def resolve(
     path, config = model, None
     if kind is None or not scorer_class(kind).remote:  # a remote model's name is the server's
         path = bundled.resolve_model(model)
+        check_findable(model, path)
         if kind is None:
             kind, config = detect(path, trust_remote_code)
         else:
@@ -32,6 +36,30 @@ def resolve(
     check_endpoint(kind, endpoint)
     revision = getattr(config, "_commit_hash", None)
     return ResolvedModel(model, path, kind, config, revision, gguf_file, endpoint)
+
+
+HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+"""``org/name``: the shape of a Hub id (a name without it is looked up nowhere on the Hub)."""
+
+
+def check_findable(model: str, path: str) -> None:
+    """Refuse at once, before any wait for the Hub, a ``model`` that is no existing path, no
+    ``org/name`` Hub id and no name a kind's rules claim (an open_clip name): a mistyped local
+    folder (``./runs/tiny-lava``) or bundled name (``smollm3``)."""
+    if Path(path).exists() or path.startswith(OPEN_CLIP_PREFIXES):
+        return
+    looks_like_path = (
+        path.startswith(("/", ".", "~")) or "\\" in path or path.count("/") > 1 or is_gguf(path)
+    )
+    if not looks_like_path and HUB_ID_RE.match(path):
+        return
+    if not looks_like_path and any(c.matches_name(path) for c in scorer_classes().values()):
+        return
+    names = ", ".join(bundled.BUNDLED_MODELS)
+    raise ValueError(
+        f"model {model!r} is not a local folder, not a bundled name ({names}) and not a Hub "
+        "id (org/name): check its spelling"
+    )
 
 
 def detect_kind(model: str, trust_remote_code: bool = False, endpoint: str | None = None) -> str:

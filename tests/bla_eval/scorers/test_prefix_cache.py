@@ -130,7 +130,6 @@ def test_fast_path_equals_plain_path(models, material, name):
         path=chosen.path,
         device=torch.device("cpu"),
         dtype=torch.float32,
-        nested=name in NESTED,
         decoder_start=start or 0,
         batch_size=3,
     )
