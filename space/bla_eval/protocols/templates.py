@@ -207,6 +207,43 @@ def run_template(prompt: str | None, protocol_template: str) -> PromptTemplate:
     return get_template(prompt or protocol_template)
 
 
+def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
+    """Ids of the words that are one token each (duplicates removed)."""
+    ids = []
+    for word in words:
+        encoded = tokenizer.encode(word, add_special_tokens=False)
+        if len(encoded) == 1 and encoded[0] not in ids:
+            ids.append(encoded[0])
+    return ids
+
+
+def answer_token_ids(tokenizer: Any) -> tuple[list[int], list[int], str]:
+    """(yes ids, no ids, how they were chosen): the spellings of "yes" and "no" that are one
+    token each; a tokenizer in which no spelling of one of them is one token gives the first
+    piece of each spelling instead (pieces that spell only spaces, or that both answers begin
+    with, left out)."""
+    yes, no = single_token_ids(tokenizer, YES_WORDS), single_token_ids(tokenizer, NO_WORDS)
+    if yes and no:
+        return yes, no, "single-token spellings"
+    yes, no = first_pieces(tokenizer, YES_WORDS), first_pieces(tokenizer, NO_WORDS)
+    yes, no = [i for i in yes if i not in no], [i for i in no if i not in yes]
+    if not yes or not no:
+        raise ValueError("its tokenizer spells 'yes' and 'no' with the same first token")
+    return yes, no, "first piece of each spelling (no spelling is one token)"
+
+
+def first_pieces(tokenizer: Any, words: Sequence[str]) -> list[int]:
+    """The first token of each word that is not only whitespace (duplicates removed)."""
+    ids = []
+    for word in words:
+        for token in tokenizer.encode(word, add_special_tokens=False):
+            if tokenizer.decode([token]).strip():
+                if token not in ids:
+                    ids.append(token)
+                break
+    return ids
+
+
 def yes_probability(logits: Any, yes_ids: Sequence[int], no_ids: Sequence[int]) -> Any:
     """P(yes) / (P(yes) + P(no)) per row of first-answer-token logits (a torch tensor)."""
     probs = logits.softmax(dim=-1)

@@ -19,9 +19,8 @@ from PIL import Image
 from ..batching import map_batches
 from ..protocols import get_protocol
 from ..protocols.templates import (
-    NO_WORDS,
-    YES_WORDS,
     PromptTemplate,
+    answer_token_ids,
     asked_with,
     run_template,
     yes_probability,
@@ -35,16 +34,6 @@ from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_pa
 from .processor_inputs import find_convention, forward_parameters, model_inputs
 from .registry import register_kind
 from .resolved_model import ResolvedModel
-
-
-def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
-    """Ids of the words that are one token each (duplicates removed)."""
-    ids = []
-    for word in words:
-        encoded = tokenizer.encode(word, add_special_tokens=False)
-        if len(encoded) == 1 and encoded[0] not in ids:
-            ids.append(encoded[0])
-    return ids
 
 
 def prompt_text(processor: Any, template: PromptTemplate, query: Query | str, chat: bool) -> str:
@@ -111,10 +100,10 @@ class GenerativeScorer(LocalScorer):
         self.model.eval()
         self.tokenizer = self.processor.tokenizer
         self.tokenizer.padding_side = "left"
-        self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
-        self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
-        if not self.yes_ids or not self.no_ids:
-            raise ValueError(f"model {model_id!r}: its tokenizer has no single-token 'yes'/'no'")
+        try:
+            self.yes_ids, self.no_ids, self.answer_tokens = answer_token_ids(self.tokenizer)
+        except ValueError as err:
+            raise ValueError(f"model {model_id!r}: {err}") from err
         self.chat = bool(getattr(self.processor, "chat_template", None))
         protocol = get_protocol(self.options.protocol)
         self.template = run_template(self.options.prompt, protocol.template)
@@ -274,4 +263,5 @@ class GenerativeScorer(LocalScorer):
             "score": "P(yes) / (P(yes) + P(no)), first answer token",
             "yes_tokens": self.tokenizer.convert_ids_to_tokens(self.yes_ids),
             "no_tokens": self.tokenizer.convert_ids_to_tokens(self.no_ids),
+            "answer_tokens": self.answer_tokens,
         }

@@ -47,10 +47,6 @@ PLAIN = "plain"
 PATHS = (PREFIX_CACHE, IMAGE_FEATURES, PLAIN)
 """Forward paths, fastest first; the scorer records the one that ran."""
 
-DECODER_ONLY_TYPES = frozenset({"llava", "idefics3", "smolvlm", "qwen2_vl", "qwen2_5_vl", "blip-2"})
-"""Model types whose prefix cache the exactness tests check (or share its code path exactly)."""
-MROPE_TYPES = frozenset({"qwen2_vl", "qwen2_5_vl"})
-"""Multimodal RoPE: 3-D position ids; text after the image continues at the image's max + 1."""
 ENCODER_DECODER_TYPES = frozenset({"blip-2"})
 """Encoder-decoder language models whose image features can be handed in (BLIP-2 Flan-T5)."""
 NOT_CACHEABLE = {
@@ -73,7 +69,11 @@ class FastPath:
 
 
 def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
-    """The fastest path that is exact for ``model`` (a loaded image-text-to-text model)."""
+    """The fastest path that is exact for ``model`` (a loaded image-text-to-text model): the
+    prefix cache for every decoder-only model whose forward takes precomputed image features
+    (``mm_encoder_outputs``) beside ``get_image_features``; whether the cache can be copied and
+    the image tokens sit before the sentence is checked on the first prompts
+    (:class:`UnsupportedPrefix` sends the scorer back to the plain path, with the reason)."""
     model_type = getattr(model.config, "model_type", "")
     if model_type in NOT_CACHEABLE:
         return FastPath(PLAIN, f"{model_type}: {NOT_CACHEABLE[model_type]}")
@@ -86,9 +86,9 @@ def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
                 "encoder-decoder: image features reused, the encoder reads each whole prompt",
             )
         return FastPath(PLAIN, f"{model_type}: encoder-decoder without a tested feature input")
-    if model_type in DECODER_ONLY_TYPES:
-        return FastPath(PREFIX_CACHE, "image features once per image; shared prefix cached")
-    return FastPath(PLAIN, f"{model_type}: prefix cache not verified for this architecture")
+    if "mm_encoder_outputs" not in inspect.signature(model.forward).parameters:
+        return FastPath(PLAIN, f"{model_type}: the forward takes no precomputed image features")
+    return FastPath(PREFIX_CACHE, "image features once per image; shared prefix cached")
 
 
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
@@ -148,7 +148,7 @@ class PrefixCachedForward:
         config = model.config
         self.model_type = getattr(config, "model_type", "")
         self.blip2 = self.model_type == "blip-2"
-        self.mrope = self.model_type in MROPE_TYPES
+        self.mrope = hasattr(getattr(model, "model", None), "get_rope_index")
         image_token = getattr(config, "image_token_id", None)
         if image_token is None:
             image_token = getattr(config, "image_token_index", None)
@@ -158,6 +158,8 @@ class PrefixCachedForward:
         self.stats = {"images": 0, "prefix_tokens": 0, "suffix_tokens": 0, "prompts": 0}
         self.seconds: dict[str, float] = {}
         """Time per part (processor, image features, prefix, cache copies, suffixes)."""
+        self.window: int | None = None
+        """The smallest sliding window of the model's cache layers (None: full attention)."""
         self.memo: dict[Hashable, Any] | None = None
         """Image features by the positions of their images in the current call's image list,
         kept while :meth:`shared_features` is open (None: not kept)."""
@@ -350,7 +352,8 @@ class PrefixCachedForward:
             features = self.remembered(
                 tuple(chunk), lambda: self._chunk_features([ready[b][0] for b in chunk])
             )
-            cache = self._prefix_forward(ids, features, position_ids)
+            extras = self._token_inputs([ready[b][0] for b in chunk], ids.shape[1])
+            cache = self._prefix_forward(ids, features, position_ids, extras)
         self.stats["prefix_tokens"] += start * len(chunk)
         pairs = [(i, b, j) for i, b in enumerate(chunk) for j in range(len(ready[b][3]))]
         pairs.sort(key=lambda p: len(ready[p[1]][3][p[2]]))  # similar lengths: less padding
@@ -376,7 +379,8 @@ class PrefixCachedForward:
         ids = torch.tensor([expanded[:start]], device=self.device)
         with self.timed("prefix"):
             positions, offset = self._prefix_positions(enc, ids)
-            cache = self._prefix_forward(ids, features, positions)
+            extras = self._token_inputs([enc], ids.shape[1])
+            cache = self._prefix_forward(ids, features, positions, extras)
         self.stats["prefix_tokens"] += start
         for members in groups.values():
             group_rows = [rows[j] for j in members]
@@ -413,8 +417,26 @@ class PrefixCachedForward:
         positions, _ = base.get_rope_index(ids, image_grid_thw=enc.get("image_grid_thw"), **kwargs)
         return positions, int(positions.max()) + 1 - n
 
-    def _prefix_forward(self, ids, features, positions):
+    def _token_inputs(self, encs: Sequence[dict[str, Any]], n: int) -> dict[str, Any]:
+        """The processor's other per-token inputs of the prefix (token types that mark image
+        tokens, e.g. Gemma 3's bidirectional image attention), cut to its ``n`` tokens and
+        stacked over ``encs``; only those the forward names."""
+        params = inspect.signature(self.model.forward).parameters
+        width = encs[0]["input_ids"].shape[-1]
+        names = [
+            k
+            for k, v in encs[0].items()
+            if k not in ("input_ids", "attention_mask", "position_ids")
+            and k in params
+            and torch.is_tensor(v)
+            and v.dim() == 2
+            and v.shape[-1] == width
+        ]
+        return {k: torch.cat([e[k][:, :n] for e in encs], 0) for k in names}
+
+    def _prefix_forward(self, ids, features, positions, extras=None):
         kwargs: dict[str, Any] = {
+            **(extras or {}),
             "input_ids": ids,
             "attention_mask": torch.ones_like(ids),
             "mm_encoder_outputs": {"image": features},
@@ -429,17 +451,31 @@ class PrefixCachedForward:
             output = self.model(**kwargs, logits_to_keep=1)
         return self._checked(output.past_key_values)
 
-    @staticmethod
-    def _checked(cache: Any) -> Any:
-        from transformers.cache_utils import DynamicCache, DynamicLayer
+    def _checked(self, cache: Any) -> Any:
+        """``cache`` if it can be copied and extended exactly: full-attention layers, and
+        sliding-window layers while every prompt fits inside their window (the window is kept
+        in :attr:`window` and checked for each batch of suffixes)."""
+        from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
 
         layers = getattr(cache, "layers", None)
         if not isinstance(cache, DynamicCache) or not layers:
             raise UnsupportedPrefix(f"cache of type {type(cache).__name__} is not a DynamicCache")
-        if any(type(layer) is not DynamicLayer for layer in layers):
-            kinds = sorted({type(layer).__name__ for layer in layers})
-            raise UnsupportedPrefix(f"cache layers {kinds} (sliding or other) are not copied")
+        known = (DynamicLayer, DynamicSlidingWindowLayer)
+        if any(type(layer) not in known for layer in layers):
+            kinds = sorted({type(layer).__name__ for layer in layers if type(layer) not in known})
+            raise UnsupportedPrefix(f"cache layers {kinds} (recurrent or other) are not copied")
+        windows = [layer.sliding_window for layer in layers if hasattr(layer, "sliding_window")]
+        if windows:
+            self.window = min(windows)
+            self._fits_window(cache.get_seq_length())
         return cache
+
+    def _fits_window(self, length: int) -> None:
+        """A sequence of ``length`` tokens fits every sliding window (nothing evicted)."""
+        if self.window is not None and length >= self.window - 1:
+            raise UnsupportedPrefix(
+                f"a prompt of {length} tokens reaches the sliding window ({self.window} tokens)"
+            )
 
     def _language_model(self):
         return self.model.language_model if self.blip2 else self.model
@@ -449,6 +485,7 @@ class PrefixCachedForward:
         suffix i (None: the cache has one row); ``offset``: one int or one per suffix."""
         n = len(suffixes)
         width = max(len(s) for s in suffixes)
+        self._fits_window(start + width)
         ids = torch.full((n, width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((n, width), dtype=torch.long)
         for i, s in enumerate(suffixes):

@@ -10,9 +10,8 @@ from typing import Any
 from ..batching import map_batches
 from ..language_model import mean_log_probs, next_token_logits, prefix_token
 from ..protocols.templates import (
-    NO_WORDS,
-    YES_WORDS,
     PromptTemplate,
+    answer_token_ids,
     asked_with,
     get_template,
     yes_probability,
@@ -70,14 +69,10 @@ class TextScorer(LocalScorer):
         """The template of ``--prompt`` (None: the sentence's own log-probability)."""
         self.yes_ids = self.no_ids = None
         if self.options.prompt is not None or self.options.prompts:
-            from .generative import single_token_ids
-
-            self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
-            self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
-            if not self.yes_ids or not self.no_ids:
-                raise ValueError(
-                    f"model {model.path!r}: its tokenizer has no single-token 'yes'/'no'"
-                )
+            try:
+                self.yes_ids, self.no_ids, self.answer_tokens = answer_token_ids(self.tokenizer)
+            except ValueError as err:
+                raise ValueError(f"model {model.path!r}: {err}") from err
 
     def mean_log_probs(self, texts: Sequence[str]) -> list[float]:
         """Mean log-probability of each text's tokens, each given a BOS (or EOS) token before it."""

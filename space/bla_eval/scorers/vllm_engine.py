@@ -29,7 +29,7 @@ from bla_metric.answers import answer_score
 
 from ..protocols import get_protocol
 from ..protocols.authors import generation_record
-from ..protocols.templates import NO_WORDS, YES_WORDS, run_template
+from ..protocols.templates import answer_token_ids, run_template
 from ..queries import Query
 from .base import LoadOptions, Scored, Scorer, regroup
 from .detect import architectures
@@ -208,13 +208,11 @@ class VllmScorer(Scorer):
             self._yes_no_ids(path)
 
     def _yes_no_ids(self, path: str) -> None:
-        """The single-token yes/no spellings of the tokenizer (none: one line)."""
-        from .generative import single_token_ids
-
-        self.yes_ids = single_token_ids(self.tokenizer, YES_WORDS)
-        self.no_ids = single_token_ids(self.tokenizer, NO_WORDS)
-        if not self.yes_ids or not self.no_ids:
-            raise ValueError(f"model {path!r}: its tokenizer has no single-token 'yes'/'no'")
+        """The yes/no token ids of the tokenizer (``answer_token_ids``; none: one line)."""
+        try:
+            self.yes_ids, self.no_ids, self.answer_tokens = answer_token_ids(self.tokenizer)
+        except ValueError as err:
+            raise ValueError(f"model {path!r}: {err}") from err
 
     def _check_architecture(self, model: ResolvedModel) -> None:
         """A model whose architecture vLLM does not implement is refused before it loads."""

@@ -95,3 +95,78 @@ def lm_config(tok, **kwargs) -> dict:
 def image_processor(cls=tf.BlipImageProcessor):
     """An image processor of class ``cls`` that resizes to 32 x 32."""
     return cls(size={"height": 32, "width": 32})
+
+
+TOKENIZER_STYLES = ("byte-level", "sentencepiece", "yes-in-pieces")
+"""How a tiny tokenizer splits words, as real ones do: byte-level BPE (``Ġyes``, Llama 3,
+Qwen), SentencePiece-style BPE (``▁yes``, Gemma, Llama 2, Mistral), or byte-level BPE in which
+"yes" and "no" are never one token (the answer's first piece carries it)."""
+
+
+def multimodal_tokenizer(
+    texts: Iterable[str],
+    specials: dict[str, str] | None = None,
+    *,
+    style: str = "byte-level",
+    extra_tokens: Iterable[str] = (),
+    vocab_size: int = 1000,
+) -> tf.PreTrainedTokenizerFast:
+    """A BPE tokenizer trained on ``texts`` in ``style`` (:data:`TOKENIZER_STYLES`), with the
+    model's named special tokens ``specials`` (e.g. ``{"image_token": "<image>"}``: then
+    ``tokenizer.image_token`` and ``tokenizer.image_token_id`` exist, as processors read them)
+    and ``extra_tokens`` added as special tokens without a name."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    if style not in TOKENIZER_STYLES:
+        raise ValueError(f"unknown tokenizer style {style!r}: use one of {TOKENIZER_STYLES}")
+    base = ["<unk>", "<s>", "</s>", "<pad>"]
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    if style == "sentencepiece":
+        bpe.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+        bpe.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="first")
+        alphabet = sorted({c for t in texts for c in t.replace(" ", "▁")} | set("yesnoYESNO▁"))
+    else:
+        bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        bpe.decoder = decoders.ByteLevel()
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+    answers = [] if style == "yes-in-pieces" else ["yes no Yes No"] * 50
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=base, initial_alphabet=alphabet, show_progress=False
+    )
+    bpe.train_from_iterator([*texts, *answers], trainer)
+    if style == "yes-in-pieces":
+        bpe = _without_answer_words(bpe)
+    named = dict(specials or {})
+    extra = [t for t in extra_tokens if t not in named.values()]
+    tok = tf.PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        extra_special_tokens=named,
+    )
+    if extra:
+        tok.add_special_tokens({"additional_special_tokens": extra})
+    return tok
+
+
+def _without_answer_words(bpe):
+    """``bpe`` without the tokens (and merges) that spell a whole "yes" or "no"."""
+    from tokenizers import Tokenizer
+
+    state = json.loads(bpe.to_str())
+    model = state["model"]
+
+    def whole(token: str) -> bool:
+        return token.lstrip("Ġ").lower() in ("yes", "no")
+
+    kept = [t for t, _ in sorted(model["vocab"].items(), key=lambda kv: kv[1]) if not whole(t)]
+    model["vocab"] = {t: i for i, t in enumerate(kept)}
+    merges = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
+    model["merges"] = [
+        m for m in merges if not whole("".join(m)) and all(p in model["vocab"] for p in m)
+    ]
+    for added in state.get("added_tokens", []):
+        added["id"] = model["vocab"][added["content"]]
+    return Tokenizer.from_str(json.dumps(state))

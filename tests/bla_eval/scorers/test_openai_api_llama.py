@@ -29,11 +29,10 @@ import pytest
 from bla_eval.api.messages import api_messages
 from bla_eval.bundled import resolve_model
 from bla_eval.config import RunConfig
-from bla_eval.protocols.templates import NO_WORDS, YES_WORDS
+from bla_eval.protocols.templates import NO_WORDS, YES_WORDS, single_token_ids
 from bla_eval.run import evaluate
 from bla_eval.runs import SCORES_FILE
 from bla_eval.scorers import LoadOptions, load_scorer
-from bla_eval.scorers.generative import single_token_ids
 
 pytest.importorskip("llama_cpp", reason="llama.cpp's server comes with the api-test extra")
 pytestmark = pytest.mark.slow

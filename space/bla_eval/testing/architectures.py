@@ -1,0 +1,85 @@
+"""The architecture matrix: a tiny random-weight model of each vision-language architecture of
+transformers that BLA scores, with its real model and processor classes.
+
+``ARCHITECTURES`` maps a name (the config's ``model_type``, or ``<model_type>-itm`` for an
+image-text-matching head) to how its model is built and which kind scores it. The tests score
+each one end to end; :func:`build_cached` keeps built models on disk, keyed by the transformers
+version and the texts, so a test session builds each once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import transformers as tf
+
+from . import generative, llava_family, qwen
+from .dual_encoders import build_clip, build_siglip
+from .itm import build_blip_itm
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """One row of the matrix: ``build(out, texts)`` saves the model and processor into ``out``
+    (its tokenizer trained on ``texts``); ``kind``: the engine kind that scores it; ``note``:
+    what the row shows (tokenizer style, chat template, ...)."""
+
+    name: str
+    kind: str
+    build: Callable[[Path, list[str]], None]
+    note: str = ""
+
+
+ARCHITECTURES: dict[str, Architecture] = {}
+
+
+Builder = Callable[[Path, list[str]], None]
+
+
+def register(name: str, kind: str, build: Builder, note: str = "") -> None:
+    """Add a row to :data:`ARCHITECTURES`."""
+    ARCHITECTURES[name] = Architecture(name, kind, build, note)
+
+
+register("llava", "generative", generative.build_llava_chat, "byte-level BPE, chat template")
+register("idefics3", "generative", generative.build_idefics3, "nested images, chat template")
+register("qwen2_vl", "generative", generative.build_qwen2_vl, "multimodal RoPE")
+register("qwen2_5_vl", "generative", qwen.build_qwen2_5_vl, "multimodal RoPE, windowed vision")
+register("qwen3_vl", "generative", qwen.build_qwen3_vl, "DeepStack, interleaved MRoPE")
+register("qwen3_5", "generative", qwen.build_qwen3_5, "linear-attention layers")
+register("llava_next", "generative", llava_family.build_llava_next, "SentencePiece, any-res")
+register("llava_onevision", "generative", llava_family.build_llava_onevision, "any-resolution")
+register("vipllava", "generative", llava_family.build_vipllava, "no chat template")
+register("mistral3", "generative", llava_family.build_mistral3, "Pixtral tower, SentencePiece")
+register("aya_vision", "generative", llava_family.build_aya_vision, "Cohere 2 decoder")
+register("internvl", "generative", llava_family.build_internvl, "InternViT, Qwen2 decoder")
+register("blip-2", "generative", generative.build_blip2_generative, "OPT decoder, no chat template")
+register("blip-2-t5", "generative", generative.build_blip2_t5_generative, "Flan-T5 encoder-decoder")
+register("clip", "contrastive", build_clip)
+register("siglip", "contrastive", build_siglip)
+register("blip-itm", "itm", lambda out, texts: build_blip_itm(out, texts))
+
+
+def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> Path:
+    """The folder of architecture ``name`` built on ``texts``: built once under ``root``
+    (default ``$BLA_CACHE_DIR/tiny-models`` or ``~/.cache/bla/tiny-models``), keyed by the
+    transformers version and the texts; a folder is renamed into place only when complete."""
+    import torch
+
+    arch = ARCHITECTURES[name]
+    key = hashlib.sha256(json.dumps([name, list(texts)]).encode()).hexdigest()[:16]
+    base = root or Path(os.environ.get("BLA_CACHE_DIR", Path.home() / ".cache" / "bla"))
+    folder = base / "tiny-models" / f"transformers-{tf.__version__}" / f"{name}-{key}"
+    if (folder / "config.json").is_file() or (folder / "open_clip_config.json").is_file():
+        return folder
+    staging = folder.with_name(f".{folder.name}.building-{os.getpid()}")
+    staging.parent.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    arch.build(staging, list(texts))
+    os.replace(staging, folder)
+    return folder
