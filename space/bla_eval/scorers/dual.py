@@ -34,6 +34,14 @@ def unit_features(output: Any) -> torch.Tensor:
     return feats / feats.norm(dim=-1, keepdim=True).clamp(min=1e-12)
 
 
+def stacked(images: Sequence[Any]) -> Any:
+    """Prepared images as one batch: their tensors stacked (a dict of tensors per image gives a
+    dict of stacked tensors)."""
+    if images and isinstance(images[0], dict):
+        return {k: torch.stack([image[k] for image in images]) for k in images[0]}
+    return torch.stack(list(images))
+
+
 class DualEncoderScorer(LocalScorer):
     """Encodes each image once and each distinct sentence once (cached across calls)."""
 
@@ -61,7 +69,7 @@ class DualEncoderScorer(LocalScorer):
     @torch.inference_mode()
     def encode_images(self, images: Sequence[Any]) -> torch.Tensor:
         """Unit-norm features, one row per prepared image."""
-        return self.embed_images(torch.stack(list(images)))
+        return self.embed_images(stacked(images))
 
     @torch.inference_mode()
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import transformers as tf
 
-from . import generative, llava_family, qwen
-from .dual_encoders import build_clip, build_siglip
-from .itm import build_blip_itm
+from . import dual_encoders as dual
+from . import gemma, generative, idefics, llava_family, qwen
+from .itm import build_blip2_itm, build_blip_itm
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,24 @@ register("vipllava", "generative", llava_family.build_vipllava, "no chat templat
 register("mistral3", "generative", llava_family.build_mistral3, "Pixtral tower, SentencePiece")
 register("aya_vision", "generative", llava_family.build_aya_vision, "Cohere 2 decoder")
 register("internvl", "generative", llava_family.build_internvl, "InternViT, Qwen2 decoder")
+register("gemma3", "generative", gemma.build_gemma3, "sliding layers, bidirectional image")
+register("paligemma", "generative", gemma.build_paligemma, "prefix-LM, no chat template")
+register("lfm2_vl", "generative", gemma.build_lfm2_vl, "NaFlex tower, convolution layers")
+register("idefics2", "generative", idefics.build_idefics2, "Perceiver resampler")
+register("smolvlm", "generative", idefics.build_smolvlm, "SmolVLM's processor and template")
 register("blip-2", "generative", generative.build_blip2_generative, "OPT decoder, no chat template")
 register("blip-2-t5", "generative", generative.build_blip2_t5_generative, "Flan-T5 encoder-decoder")
-register("clip", "contrastive", build_clip)
-register("siglip", "contrastive", build_siglip)
-register("blip-itm", "itm", lambda out, texts: build_blip_itm(out, texts))
+register("clip", "contrastive", dual.build_clip, "CLIP BPE")
+register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
+register("siglip2", "contrastive", dual.build_siglip2, "NaFlex patches and mask")
+register("metaclip_2", "contrastive", dual.build_metaclip_2, "CLIP processor")
+register("align", "contrastive", dual.build_align, "EfficientNet tower, BERT")
+register("altclip", "contrastive", dual.build_altclip, "XLM-R text tower")
+register("chinese_clip", "contrastive", dual.build_chinese_clip, "BERT, token type ids")
+register("clipseg", "contrastive", dual.build_clipseg, "CLIPSeg towers")
+register("blip", "contrastive", dual.build_blip_contrastive, "BlipModel features")
+register("blip-itm", "itm", lambda out, texts: build_blip_itm(out, texts), "BLIP ITM head")
+register("blip-2-itm", "itm", build_blip2_itm, "Q-Former ITM head")
 
 
 def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> Path:

@@ -9,7 +9,13 @@ from pathlib import Path
 import torch
 import transformers as tf
 
-from .processors import bpe_tokenizer, image_processor, train_clip_tokenizer
+from .processors import (
+    bert_tokenizer,
+    bpe_tokenizer,
+    image_processor,
+    multimodal_tokenizer,
+    train_clip_tokenizer,
+)
 from .sizes import TINY_LAYERS, TINY_VISION, TWO_LAYERS
 
 
@@ -81,3 +87,88 @@ def build_open_clip(out: Path, texts: list[str]) -> None:
     config = {"model_cfg": model_cfg, "preprocess_cfg": {}}
     (out / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
     save_file(open_clip.model.CLIP(**model_cfg).state_dict(), out / "open_clip_model.safetensors")
+
+
+def build_siglip2(out: Path, texts: list[str]) -> None:
+    """A two-layer SigLIP 2 with its NaFlex image processor (variable patches, patch mask)."""
+    tok = multimodal_tokenizer(texts, style="sentencepiece")
+    text = dict(TWO_LAYERS, vocab_size=len(tok), max_position_embeddings=64)
+    vision = dict(TWO_LAYERS, num_patches=16, patch_size=8)
+    tf.Siglip2Model(tf.Siglip2Config(text_config=text, vision_config=vision)).save_pretrained(out)
+    images = tf.Siglip2ImageProcessor(patch_size=8, max_num_patches=16)
+    tf.Siglip2Processor(image_processor=images, tokenizer=tok).save_pretrained(out)
+
+
+def build_metaclip_2(out: Path, texts: list[str]) -> None:
+    """A two-layer MetaCLIP 2 (CLIP's architecture and processor, its own model type)."""
+    tokenizer = train_clip_tokenizer(texts, 2000)
+    text = dict(TWO_LAYERS, vocab_size=2000, eos_token_id=tokenizer.eos_token_id)
+    vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
+    config = tf.MetaClip2Config(text_config=text, vision_config=vision, projection_dim=16)
+    tf.MetaClip2Model(config).save_pretrained(out)
+    tf.CLIPProcessor(image_processor=clip_images(), tokenizer=tokenizer).save_pretrained(out)
+
+
+def build_align(out: Path, texts: list[str]) -> None:
+    """A tiny ALIGN (EfficientNet image tower, BERT text tower)."""
+    tok = bert_tokenizer(texts)
+    vision = dict(image_size=32, hidden_dim=64, num_hidden_layers=2, width_coefficient=0.1)
+    vision["depth_coefficient"] = 0.1
+    text = dict(TWO_LAYERS, vocab_size=len(tok))
+    # ALIGN projects only the text: to the image tower's pooled width (32 here)
+    config = tf.AlignConfig(text_config=text, vision_config=vision, projection_dim=32)
+    tf.AlignModel(config).save_pretrained(out)
+    images = tf.EfficientNetImageProcessor(
+        size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32}
+    )
+    tf.AlignProcessor(image_processor=images, tokenizer=tok).save_pretrained(out)
+
+
+def build_altclip(out: Path, texts: list[str]) -> None:
+    """A tiny AltCLIP (XLM-R text tower, SentencePiece-style tokenizer)."""
+    tok = multimodal_tokenizer(texts, style="sentencepiece")
+    text = dict(TWO_LAYERS, vocab_size=len(tok), project_dim=16, pad_token_id=tok.pad_token_id)
+    text["max_position_embeddings"] = 80
+    vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
+    config = tf.AltCLIPConfig(text_config=text, vision_config=vision, projection_dim=16)
+    tf.AltCLIPModel(config).save_pretrained(out)
+    tf.AltCLIPProcessor(image_processor=clip_images(), tokenizer=tok).save_pretrained(out)
+
+
+def build_chinese_clip(out: Path, texts: list[str]) -> None:
+    """A tiny Chinese-CLIP (BERT text tower, token type ids)."""
+    tok = bert_tokenizer(texts)
+    text = dict(TWO_LAYERS, vocab_size=len(tok))
+    vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
+    config = tf.ChineseCLIPConfig(text_config=text, vision_config=vision, projection_dim=16)
+    tf.ChineseCLIPModel(config).save_pretrained(out)
+    images = tf.ChineseCLIPImageProcessor(
+        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+    )
+    tf.ChineseCLIPProcessor(image_processor=images, tokenizer=tok).save_pretrained(out)
+
+
+def build_clipseg(out: Path, texts: list[str]) -> None:
+    """A tiny CLIPSeg (its CLIP towers; the segmentation decoder is not used)."""
+    tokenizer = train_clip_tokenizer(texts, 2000)
+    text = dict(TWO_LAYERS, vocab_size=2000, eos_token_id=tokenizer.eos_token_id)
+    vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
+    config = tf.CLIPSegConfig(text_config=text, vision_config=vision, projection_dim=16)
+    tf.CLIPSegModel(config).save_pretrained(out)
+    images = tf.ViTImageProcessor(size={"height": 32, "width": 32})
+    tf.CLIPSegProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(out)
+
+
+def build_blip_contrastive(out: Path, texts: list[str]) -> None:
+    """BLIP's base model (``BlipModel``: image and text features, compared by cosine)."""
+    tok = bert_tokenizer(texts)
+    text = dict(TWO_LAYERS, vocab_size=len(tok) + 8, encoder_hidden_size=32)
+    vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
+    config = tf.BlipConfig(text_config=text, vision_config=vision, projection_dim=16)
+    tf.BlipModel(config).save_pretrained(out)
+    tf.BlipProcessor(image_processor=image_processor(), tokenizer=tok).save_pretrained(out)
+
+
+def clip_images() -> tf.CLIPImageProcessor:
+    """CLIP's image processor at 32 px."""
+    return tf.CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
