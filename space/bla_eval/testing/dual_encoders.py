@@ -117,7 +117,11 @@ def build_align(out: Path, texts: list[str]) -> None:
     text = dict(TWO_LAYERS, vocab_size=len(tok))
     # ALIGN projects only the text: to the image tower's pooled width (32 here)
     config = tf.AlignConfig(text_config=text, vision_config=vision, projection_dim=32)
-    tf.AlignModel(config).save_pretrained(out)
+    model = tf.AlignModel(config)
+    for module in model.vision_model.modules():  # keep the tiny tower's activations O(1)
+        if isinstance(module, torch.nn.Conv2d):
+            torch.nn.init.kaiming_normal_(module.weight)
+    model.save_pretrained(out)
     images = tf.EfficientNetImageProcessor(
         size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32}
     )
