@@ -590,13 +590,32 @@ def _cluster_resampled(
     return out
 
 
+SHARES = {"ranking": ("set_accuracy", "set_error"), "binary": ("all_same_rate",)}
+"""Per view, the metrics that are a share of datapoints (one 0/1 outcome per datapoint): their
+95% interval is :func:`share_interval`'s, computed from the count and n alone, so every table
+that shows the number (``results.json``, the reports, the leaderboard) gives the same one."""
+INTERVAL_METHOD = (
+    "Clopper-Pearson (exact binomial) for shares of datapoints (set accuracy, set error, "
+    "all-same rate); percentile bootstrap over datapoints for the others"
+)
+"""How :func:`compute`'s ``ci`` (and ``results.json``'s ``confidence_intervals``) is made."""
+
+
 def _bootstrap(mode: str, stats: dict[str, np.ndarray], resamples: int, seed: int) -> dict:
-    """95% percentile bootstrap interval per metric, resampling datapoints."""
+    """95% interval per metric: :func:`share_interval` for the shares of :data:`SHARES`, the
+    percentile bootstrap (resampling datapoints) for the others."""
     draws = resampled(mode, [stats], resamples, seed)[0]
     if not resamples:
         return {}
+    observed = _aggregate(mode, stats)
+    n = len(next(iter(stats.values())))
     return {
-        key: [float(v) for v in np.percentile(values, [2.5, 97.5])] for key, values in draws.items()
+        key: (
+            share_interval(round(observed[key] * n), n)
+            if key in SHARES.get(mode, ())
+            else [float(v) for v in np.percentile(values, [2.5, 97.5])]
+        )
+        for key, values in draws.items()
     }
 
 
@@ -617,7 +636,8 @@ def compute(
     score >= threshold is true; ``"top_k"``: the k best-ranked sentences are true). Extra keys:
     ``pairwise`` (with ``caption_types``, on the raw predictions), ``per_group`` (with
     ``groups``, one label per datapoint; keys are ``str(label)``, sorted) and ``ci`` (with
-    ``bootstrap`` > 0 resamples: {metric: [low, high]}, 95% percentile interval, seeded).
+    ``bootstrap`` > 0 resamples: {metric: [low, high]}, 95%: :func:`share_interval` for the
+    shares of datapoints of :data:`SHARES`, else the percentile bootstrap interval, seeded).
     """
     _check_mode(mode)
     _check_bootstrap(bootstrap)
@@ -698,3 +718,75 @@ def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> list[
     low = 0.0 if successes <= 0 else max(0.0, centre - half)
     high = 1.0 if successes >= n else min(1.0, centre + half)
     return [float(low), float(high)]
+
+
+def share_interval(successes: int, n: int, confidence: float = 0.95) -> list[float]:
+    """The Clopper-Pearson (exact binomial) interval of a share of ``successes`` in ``n``
+    (statsmodels' ``proportion_confint(..., method="beta")``): the parameters p for which the
+    observed count is not in either ``(1 - confidence) / 2`` tail of Binomial(n, p). It never
+    covers less than ``confidence`` at any true rate, rare ones included (Wilson's interval
+    dips to 85% at n = 30: ``python -m bla_eval.performance.coverage``). [NaN, NaN] without
+    datapoints. Written with numpy (bisection on the binomial tails) so the metric needs no
+    scipy."""
+    if n < 1:
+        return [float("nan"), float("nan")]
+    k = int(round(successes))
+    if not 0 <= k <= n:
+        raise ValueError(f"{successes} successes of {n}")
+    from math import lgamma
+
+    tail = (1 - confidence) / 2
+    counts = np.arange(n + 1)
+    log_choose = lgamma(n + 1) - np.array([lgamma(j + 1) + lgamma(n - j + 1) for j in counts])
+
+    def at_least(count: int, p: float) -> float:
+        """P(X >= count) for X ~ Binomial(n, p), 0 < p < 1 (log-space terms)."""
+        logs = log_choose[count:] + counts[count:] * np.log(p) + (n - counts[count:]) * np.log1p(-p)
+        top = logs.max()
+        return float(min(1.0, np.exp(top) * np.exp(logs - top).sum()))
+
+    low = 0.0 if k == 0 else _solve(lambda p: at_least(k, p), tail)
+    high = 1.0 if k == n else _solve(lambda p: at_least(k + 1, p), 1 - tail)
+    return [low, high]
+
+
+def _solve(increasing, target: float) -> float:
+    """The p in (0, 1) where the increasing function ``increasing(p)`` reaches ``target``
+    (bisection to machine precision)."""
+    low, high = 0.0, 1.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if increasing(middle) < target:
+            low = middle
+        else:
+            high = middle
+    return float((low + high) / 2)
+
+
+def undefined_ratios(view: dict[str, Any]) -> list[str]:
+    """The binary-view ratios of ``view`` (its metrics, as ``results.json`` stores them) whose
+    denominator was 0: ``precision_true`` when no sentence was labelled true (recall true 0,
+    recall false 1), ``precision_false`` when none was labelled false (recall true 1, recall
+    false 0). The formulas give them 0.0 (:func:`binary_metrics`); a report prints
+    "undefined". Decided from the stored numbers, so older runs are read the same way."""
+    recall_true, recall_false = view.get("recall_true"), view.get("recall_false")
+    if recall_true is None or recall_false is None:
+        return []
+    out = []
+    if recall_true == 0 and recall_false == 1:
+        out.append("precision_true")
+    if recall_true == 1 and recall_false == 0:
+        out.append("precision_false")
+    return out
+
+
+def no_variation(interval: Sequence[float] | None) -> bool:
+    """Whether a bootstrap interval has width 0 (every resample gave the same value): no
+    evidence of anything, printed "inconclusive (no variation)", never as an interval. An
+    interval of :func:`share_interval` never has width 0."""
+    if interval is None or len(interval) != 2:
+        return False
+    low, high = (float(v) for v in interval)
+    return low == low and high == high and abs(high - low) <= 1e-12

@@ -44,8 +44,9 @@ ALPHA = 0.05
 POWER = 0.8
 
 
-PROPORTIONS = ("set_accuracy", "set_error")
-"""Ranking-view metrics that are a share of datapoints (0/1 each): their interval is Wilson's."""
+PROPORTIONS = formulas.SHARES["ranking"]
+"""Ranking-view metrics that are a share of datapoints (0/1 each): their interval is
+:func:`bla_metric.formulas.share_interval`'s (Clopper-Pearson), the one ``results.json`` gives."""
 RANK_SETS = ("simultaneous", "marginal")
 """The kinds of confidence sets for ranks :func:`rank_sets` computes (the first is the default)."""
 
@@ -140,9 +141,10 @@ def rank_intervals(
     :func:`rank_sets` of ``kind``, which ``rank_set`` names), ``best`` (in the confidence set
     for the best model) and ``shown_better_than`` (the models it beats), both from the
     simultaneous step-down, and ``ci`` [low, high] of the metric itself
-    (95%: Wilson's score interval for the 0/1 metrics of :data:`PROPORTIONS`, else the
-    percentile interval of the same draws). ``clusters``: one label per datapoint, for a
-    cluster bootstrap (the metric's interval is then the percentile one for every metric)."""
+    (95%: :func:`bla_metric.formulas.share_interval` for the 0/1 metrics of
+    :data:`PROPORTIONS`, as in ``results.json``, else the percentile interval of the same
+    draws). ``clusters``: one label per datapoint, for a cluster bootstrap (the metric's
+    interval is then the percentile one for every metric)."""
     if len(stats) < 2:
         raise ValueError("rank intervals need at least two models")
     resamples = significance._check_resamples(resamples)
@@ -160,7 +162,7 @@ def rank_intervals(
     for m in range(len(stats)):
         if mode == "ranking" and metric in PROPORTIONS and clusters is None:
             outcomes = np.asarray(stats[m][metric], float)
-            ci_low, ci_high = formulas.wilson_interval(float(outcomes.sum()), len(outcomes))
+            ci_low, ci_high = formulas.share_interval(int(outcomes.sum()), len(outcomes))
         else:
             ci_low, ci_high = np.percentile(sign * draws[m], [2.5, 97.5])
         out.append(

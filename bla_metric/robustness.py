@@ -15,7 +15,7 @@ image-versus-prior control, and Kendall's tau between model rankings.
   bootstrap interval, and one of four outcomes: the image ``helps`` (95% interval above 0),
   ``hurts`` (below 0), is ``equivalent`` to no help within ``margin`` (the 90% interval inside
   (-margin, margin): two one-sided tests at 5%, the model answers from language priors), or the
-  data are ``inconclusive``.
+  data are ``inconclusive`` (always so when the resampled gain does not vary: no evidence).
 - :func:`kendall_tau` and :func:`ranking_agreement`: tau-b between the model rankings of two
   templates, for every pair of templates, with the share of resamples keeping tau's sign.
 
@@ -169,7 +169,10 @@ def image_gain(
     same datapoints, a paired bootstrap 95% interval and p-value
     (:func:`bla_metric.significance.paired_bootstrap`), the 90% interval of the equivalence
     test, its ``margin`` and the ``outcome`` (:data:`GAIN_OUTCOMES`, see the module's
-    description); ``from_priors`` is True when the outcome is ``equivalent``."""
+    description); ``from_priors`` is True when the outcome is ``equivalent``. ``variation`` is
+    False when every resample gave the same gain (every datapoint tied in both conditions, a
+    handful of datapoints): the outcome is then ``inconclusive``, whatever the intervals of
+    width 0 say, and reports print "inconclusive (no variation)"."""
     if not margin > 0:
         raise ValueError(f"the equivalence margin must be above 0, got {margin}")
     stats = [significance.datapoint_stats(p, references, mode, threshold) for p in (real, control)]
@@ -178,7 +181,9 @@ def image_gain(
     difference = draws_real[metric] - draws_control[metric]
     equivalence = [float(v) for v in np.percentile(difference, [100 * ALPHA, 100 * (1 - ALPHA)])]
     low, high = paired["ci"]
-    if low > 0:
+    if not paired["variation"]:
+        outcome = "inconclusive"  # every resample gave the same gain: no evidence either way
+    elif low > 0:
         outcome = "helps"
     elif high < 0:
         outcome = "hurts"
@@ -197,6 +202,7 @@ def image_gain(
         "equivalence_ci": equivalence,
         "outcome": outcome,
         "from_priors": outcome == "equivalent",
+        "variation": paired["variation"],
     }
 
 

@@ -74,7 +74,10 @@ def paired_bootstrap(
     draw. ``ci`` is the 2.5 / 97.5 percentile interval of the resampled differences. ``p_value``
     (two-sided) shifts the resampled differences to the null of no difference:
     ``(1 + #{|d* - d| >= |d|}) / (resamples + 1)`` where d is the observed difference; identical
-    runs give difference 0 and p = 1.
+    runs give difference 0 and p = 1. ``variation`` is False when every resample gave the same
+    difference (:func:`varies`): the interval then has width 0 and the p-value means nothing
+    (a constant difference of 8 datapoints gives p = 1 / (B + 1)); reports print
+    "inconclusive (no variation)" instead of either.
     """
     resamples = _check_resamples(resamples)
     if len(predictions_a) != len(predictions_b):
@@ -112,8 +115,20 @@ def paired_bootstrap_stats(
             "difference": observed,
             "ci": [float(low), float(high)],
             "p_value": float((1 + extreme.sum()) / (resamples + 1)),
+            "variation": varies(differences),
         }
     return out
+
+
+def varies(draws: Any) -> bool:
+    """Whether resampled values differ at all (beyond rounding): a bootstrap whose resamples
+    are all equal (a constant per-datapoint difference, every datapoint tied, one datapoint)
+    is no evidence, whatever its interval and p-value say."""
+    values = np.asarray(draws, dtype=float)
+    finite = values[np.isfinite(values)]
+    if finite.size < 2:
+        return False
+    return bool(finite.max() - finite.min() > 1e-12 * max(1.0, float(np.abs(finite).max())))
 
 
 def mcnemar_exact(correct_a: Sequence[Any], correct_b: Sequence[Any]) -> dict[str, Any]:

@@ -60,12 +60,34 @@ def reference_rows(bench: Benchmark) -> list[ReferenceRow]:
     ]
 
 
+UNDEFINED = "undefined"
+"""Printed for a number that does not exist (a ratio of 0 / 0, a NaN)."""
+NO_VARIATION = "no variation"
+"""Printed for a bootstrap interval whose resamples all gave the same value (width 0)."""
+
+
 def _pct(value: Any) -> str:
-    return "–" if value is None else f"{100 * float(value):.2f}"
+    if value is None:
+        return "–"
+    return UNDEFINED if float(value) != float(value) else f"{100 * float(value):.2f}"
+
+
+def _metric(metrics: Mapping[str, Any] | None, key: str) -> Any:
+    """One stored metric, or :data:`UNDEFINED` for a ratio of 0 / 0
+    (:func:`bla_metric.formulas.undefined_ratios`: the formulas store 0.0 for it)."""
+    from bla_metric import formulas
+
+    metrics = metrics or {}
+    return UNDEFINED if key in formulas.undefined_ratios(metrics) else metrics.get(key)
 
 
 def _row(name: str, per_task: Sequence[Mapping[str, Any] | None], keys: Sequence[str]) -> str:
-    cells = [" / ".join(_pct((m or {}).get(k)) for k in keys) for m in per_task]
+    cells = [
+        " / ".join(
+            UNDEFINED if _metric(m, k) == UNDEFINED else _pct((m or {}).get(k)) for k in keys
+        )
+        for m in per_task
+    ]
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
@@ -80,27 +102,69 @@ def reference_lines(bench: Benchmark, tasks: Sequence[str], view: str) -> list[s
     return lines
 
 
-def _interval(results: dict[str, Any], task: str, view: str, metric: str) -> list | None:
-    """The run's bootstrap 95% interval of one metric (None when results.json has none)."""
+def run_interval(results: Mapping[str, Any], task: str, view: str, metric: str) -> Any:
+    """The run's 95% interval of one metric, the one every table gives for it: ``[low, high]``
+    (fractions), :data:`UNDEFINED` for a ratio of 0 / 0, :data:`NO_VARIATION` for a bootstrap
+    interval of width 0, or None when ``results.json`` has none. A share of datapoints (set
+    accuracy, set error, all-same rate: :data:`bla_metric.formulas.SHARES`) gets
+    :func:`bla_metric.formulas.share_interval` of its stored value and n, so an older run,
+    whose ``results.json`` holds a percentile bootstrap interval there, reads the same
+    Clopper-Pearson interval as a new one and as the leaderboard."""
+    from bla_metric import formulas
+
     tasks = (results.get("confidence_intervals") or {}).get("tasks") or {}
-    return ((tasks.get(task) or {}).get(view) or {}).get(metric)
+    span = ((tasks.get(task) or {}).get(view) or {}).get(metric)
+    if span is None:
+        return None
+    stored = (results.get("tasks") or {}).get(task) or {}
+    if _metric(stored.get(view), metric) == UNDEFINED:
+        return UNDEFINED
+    value, n = (stored.get(view) or {}).get(metric), stored.get("n")
+    if metric in formulas.SHARES.get(view, ()) and value is not None and n:
+        return formulas.share_interval(round(float(value) * int(n)), int(n))
+    return NO_VARIATION if formulas.no_variation(span) else span
+
+
+def recomputed_shares(results: Mapping[str, Any]) -> bool:
+    """Whether ``results.json`` was written before shares of datapoints had their exact
+    interval (its ``confidence_intervals`` name the percentile bootstrap alone): its intervals
+    of set accuracy and set error are then recomputed by :func:`run_interval`."""
+    method = str((results.get("confidence_intervals") or {}).get("method") or "")
+    return bool(results.get("confidence_intervals")) and "Clopper-Pearson" not in method
+
+
+def _span_text(span: Any) -> str:
+    if span is None:
+        return "–"
+    if isinstance(span, str):
+        return span
+    return f"[{_pct(span[0])}, {_pct(span[1])}]"
 
 
 def _interval_row(results: dict[str, Any], tasks: Sequence[str], view: str, keys) -> str | None:
     cells = []
     for task in tasks:
-        spans = [_interval(results, task, view, k) for k in keys]
+        spans = [run_interval(results, task, view, k) for k in keys]
         if all(span is None for span in spans):
             cells.append("–")
         else:
-            cells.append(
-                " / ".join(
-                    "–" if span is None else f"[{_pct(span[0])}, {_pct(span[1])}]" for span in spans
-                )
-            )
+            cells.append(" / ".join(_span_text(span) for span in spans))
     if all(c == "–" for c in cells):
         return None
-    return "| 95% CI (bootstrap) | " + " | ".join(cells) + " |"
+    return f"| {INTERVAL_ROW} | " + " | ".join(cells) + " |"
+
+
+INTERVAL_ROW = "95% CI"
+"""The row of the intervals: Clopper-Pearson for shares of datapoints, else bootstrap."""
+INTERVAL_NOTE = (
+    "95% CI: Clopper-Pearson (exact) for set accuracy, set error and all-same rate; percentile "
+    "bootstrap over datapoints for the others ('no variation': every resample gave the same "
+    "value; 'undefined': a ratio of 0 / 0)."
+)
+OLDER_RUN_NOTE = (
+    "This run's results.json predates exact intervals for shares of datapoints: their "
+    "intervals are recomputed here from its numbers (the same as the leaderboard's)."
+)
 
 
 def display_name(results: dict[str, Any]) -> str:
@@ -130,17 +194,25 @@ def markdown_table(results: dict[str, Any]) -> str:
             f"{bench.task_label(t)} {results['tasks'][t]['unparsed']}" for t in unparsed
         )
         counts += f"\n\nUnparsed answers (counted nowhere, as the authors did): {shown}"
-    return "\n\n".join(blocks) + f"\n\nDatapoints: {counts}\n"
+    notes = ""
+    if results.get("confidence_intervals"):
+        notes = f"\n\n{INTERVAL_NOTE}"
+        if recomputed_shares(results):
+            notes += f" {OLDER_RUN_NOTE}"
+    return "\n\n".join(blocks) + f"\n\nDatapoints: {counts}{notes}\n"
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else 100 * float(value)
+def _number(value: Any) -> float | str | None:
+    """A cell in %: None stays empty, a word (undefined, no variation) stays a word."""
+    if value is None or isinstance(value, str):
+        return value
+    return UNDEFINED if float(value) != float(value) else 100 * float(value)
 
 
 def paper_tables(results: dict[str, Any]) -> list[Table]:
     """The tables of a results document with one number per cell (values in %): per view, the
     run and the reference rows with one column per task and metric; then the run's metrics with
-    their bootstrap 95% intervals (one row per task, view and metric)."""
+    their 95% intervals (:func:`run_interval`; one row per task, view and metric)."""
     bench = get_benchmark(results.get("benchmark", "bla"))
     tasks = list(results["tasks"])
     out = []
@@ -150,7 +222,7 @@ def paper_tables(results: dict[str, Any]) -> list[Table]:
         ]
         rows = [
             [display_name(results)]
-            + [_number((results["tasks"][t].get(view) or {}).get(k)) for t in tasks for k in keys]
+            + [_number(_metric(results["tasks"][t].get(view), k)) for t in tasks for k in keys]
         ]
         for ref in reference_rows(bench):
             if ref.has_view(view):
@@ -168,12 +240,14 @@ def paper_tables(results: dict[str, Any]) -> list[Table]:
     for task in tasks:
         for view, (keys, _) in bench.views.items():
             for k in keys:
-                span = _interval(results, task, view, k) or [None, None]
-                value = (results["tasks"][task].get(view) or {}).get(k)
+                span = run_interval(results, task, view, k)
+                if span is None or isinstance(span, str):
+                    span = [span, span]
+                value = _metric(results["tasks"][task].get(view), k)
                 rows.append(
                     [bench.task_label(task), view, k.replace("_", " "), _number(value)]
                     + [_number(v) for v in span]
                 )
     columns = ["task", "view", "metric", display_name(results), "CI low", "CI high"]
-    out.append(Table("Bootstrap 95% intervals (%)", columns, rows))
+    out.append(Table("95% intervals (%)", columns, rows))
     return out

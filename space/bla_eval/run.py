@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from bla_metric import formulas
+
 from . import __version__
 from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
@@ -360,8 +362,9 @@ def _intervals(
     records: list[dict[str, Any]],
     probabilistic: bool,
 ) -> dict[str, Any] | None:
-    """``results.json``'s ``confidence_intervals``: per task and view, the bootstrap 95% interval
-    of each table metric (None for a benchmark without them)."""
+    """``results.json``'s ``confidence_intervals``: per task and view, the 95% interval of each
+    table metric (:data:`bla_metric.formulas.INTERVAL_METHOD`; None for a benchmark without
+    them)."""
     if bench.intervals is None:
         return None
     by_key = {(r["task"], r["id"]): r for r in records}
@@ -376,7 +379,7 @@ def _intervals(
     }
     return {
         "level": 0.95,
-        "method": "percentile bootstrap over datapoints",
+        "method": formulas.INTERVAL_METHOD,
         "resamples": CI_RESAMPLES,
         "seed": CI_SEED,
         "tasks": per_task,

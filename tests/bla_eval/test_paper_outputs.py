@@ -59,4 +59,4 @@ def test_latex_table_has_one_number_per_cell(named_run, capsys) -> None:
     assert len(rows) == 2  # one per view
     cells = [c.strip(" \\") for row in rows for c in row.split("&")[1:]]
     assert len(cells) == 18 and all(NUMBER.match(c) for c in cells), cells
-    assert "\\begin{tabular}" in text and "Bootstrap 95\\% intervals" in text
+    assert "\\begin{tabular}" in text and "95\\% intervals (\\%)" in text

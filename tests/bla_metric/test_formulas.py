@@ -380,3 +380,47 @@ def test_bad_input_in_building_blocks():
         pairwise_preferences([[1, 2, 3, 4], [1, 2]], [AP, ["TA", "FA"]], [TTFF, TTFF])
     with pytest.raises(ValueError, match="datapoint 0: predictions must be 0 or 1, got 3"):
         binary_metrics([[3, 0, 0, 0]], [TTFF])
+
+
+# ----------------------------------------------------------------------------- intervals
+
+
+@pytest.mark.parametrize("n", [1, 8, 30, 100, 613])
+def test_share_interval_is_statsmodels_clopper_pearson(n: int) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    from bla_metric.formulas import share_interval
+
+    for k in sorted({0, 1, 2, n // 3, n // 2, n - 1, n}):
+        if 0 <= k <= n:
+            expected = proportion_confint(k, n, alpha=0.05, method="beta")
+            assert share_interval(k, n) == pytest.approx(list(expected), abs=1e-9)
+    assert share_interval(0, n)[0] == 0.0 and share_interval(n, n)[1] == 1.0
+    assert all(math.isnan(v) for v in share_interval(0, 0))
+
+
+def test_set_accuracy_has_one_exact_interval_whatever_the_resamples() -> None:
+    """Set accuracy 0/30 is [0, 11.6%] (not the bootstrap's [0, 0]), the same at any seed."""
+    from bla_metric.formulas import INTERVAL_METHOD, share_interval
+
+    scores = [[0.1, 0.9, 0.8, 0.0]] * 30  # a false sentence above a true one: set accuracy 0
+    found = [
+        compute(scores, [TTFF] * 30, bootstrap=b, seed=s)["ci"] for b, s in ((50, 0), (200, 3))
+    ]
+    assert found[0]["set_accuracy"] == found[1]["set_accuracy"] == share_interval(0, 30)
+    assert found[0]["set_accuracy"][1] == pytest.approx(0.1157, abs=1e-4)
+    assert found[0]["sentence_accuracy"] == [0.5, 0.5]  # percentile: no variation, width 0
+    assert "Clopper-Pearson" in INTERVAL_METHOD
+
+
+def test_undefined_ratios_and_intervals_without_variation() -> None:
+    from bla_metric.formulas import no_variation, undefined_ratios
+
+    never_true = binary_metrics([[0, 0, 0, 0]] * 5, [TTFF] * 5)
+    assert never_true["precision_true"] == 0.0  # stored as 0.0 (the documented value) ...
+    assert undefined_ratios(never_true) == ["precision_true"]  # ... and printed "undefined"
+    always_true = binary_metrics([[1, 1, 1, 1]] * 5, [TTFF] * 5)
+    assert undefined_ratios(always_true) == ["precision_false"]
+    assert undefined_ratios(binary_metrics([[1, 0, 1, 0]] * 5, [TTFF] * 5)) == []
+    assert no_variation([0.5, 0.5]) and not no_variation([0.0, 0.1])
+    assert not no_variation(None) and not no_variation([float("nan")] * 2)

@@ -137,7 +137,7 @@ def test_expected_calibration_error_by_hand() -> None:
         calibration.expected_calibration_error([[1.5, 0.0]], [[1, 0]])
 
 
-def test_set_accuracy_intervals_are_wilson_and_keep_their_width_at_zero() -> None:
+def test_set_accuracy_intervals_are_clopper_pearson_and_keep_their_width_at_zero() -> None:
     from statsmodels.stats.proportion import proportion_confint
 
     rng = np.random.default_rng(2)
@@ -145,7 +145,7 @@ def test_set_accuracy_intervals_are_wilson_and_keep_their_width_at_zero() -> Non
     rows = ranks.rank_intervals([never, often], "ranking", "set_accuracy", 100, seed=0)
     assert rows[0]["value"] == 0.0 and rows[0]["ci"][0] == 0.0 < rows[0]["ci"][1]
     hits = int(often["set_accuracy"].sum())
-    assert rows[1]["ci"] == pytest.approx(list(proportion_confint(hits, 40, method="wilson")))
+    assert rows[1]["ci"] == pytest.approx(list(proportion_confint(hits, 40, method="beta")))
     sentence = ranks.rank_intervals([never, often], "ranking", "sentence_accuracy", 100, seed=0)
     assert sentence[0]["ci"] == [0.0, 0.0]  # percentile interval: unchanged
 

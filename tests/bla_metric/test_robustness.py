@@ -46,9 +46,34 @@ def test_image_gain_flags_a_model_that_does_not_use_the_image() -> None:
     rng = np.random.default_rng(2)
     real = scores(rng, 3.0)
     same = robustness.image_gain(real, real, LABELS, resamples=200)
-    assert same["gain"] == 0.0 and same["ci"] == [0.0, 0.0] and same["from_priors"]
+    # the same gain (0) on every resample is no evidence: never "answers from priors"
+    assert same["gain"] == 0.0 and same["variation"] is False
+    assert same["outcome"] == "inconclusive" and not same["from_priors"]
     seeing = robustness.image_gain(real, scores(rng, 0.0), LABELS, resamples=200)
     assert seeing["gain"] > 0 and seeing["ci"][0] > 0 and not seeing["from_priors"]
+
+
+@pytest.mark.parametrize("n", [8, 20])
+def test_image_gain_of_tied_scores_is_inconclusive_not_equivalent(n: int) -> None:
+    """A random-weight model: every datapoint's four scores equal in both conditions (sentence
+    accuracy 0.5 everywhere). The intervals have width 0; the outcome is no equivalence."""
+    tied = [[0.5] * 4] * n
+    gain = robustness.image_gain(tied, tied, [[1, 1, 0, 0]] * n, resamples=200)
+    assert gain["variation"] is False and gain["outcome"] == "inconclusive"
+    assert not gain["from_priors"]
+    shifted = robustness.image_gain(
+        [[1.0, 0.9, 0.1, 0.0]] * n, tied, [[1, 1, 0, 0]] * n, resamples=200
+    )
+    assert shifted["gain"] == 0.5 and shifted["outcome"] == "inconclusive"
+
+
+def test_template_statements_of_tied_scores_are_undefined() -> None:
+    tied = [[0.5] * 4] * 8
+    result = robustness.template_sensitivity(
+        {"a": tied, "b": tied}, [[1, 1, 0, 0]] * 8, resamples=50
+    )
+    assert math.isnan(result["omnibus"]["statistic"]) and not result["omnibus"]["templates_matter"]
+    assert result["indistinguishable_from_best"] == ["a", "b"]
 
 
 def test_task_order_and_ranking_agreement() -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import tracemalloc
 
+import numpy as np
 import pytest
+
+from bla_metric import significance
 
 
 def test_a_large_allowed_bootstrap_keeps_its_memory_and_time_bounded():
@@ -48,3 +51,21 @@ def test_the_sign_flip_test_is_exact_where_the_bootstrap_is_not() -> None:
     assert significance.sign_flip(x)["p_value"] == pytest.approx(exact)
     many = significance.sign_flip(np.random.default_rng(2).normal(0, 1, 40), draws=4000)
     assert not many["exact"] and 0 < many["p_value"] <= 1
+
+
+def test_a_difference_without_variation_is_flagged() -> None:
+    """n = 8, every datapoint tied in A (sentence accuracy 0.5) and right in B (1.0): the
+    bootstrap gives -50 [-50, -50] with p = 1 / (B + 1); ``variation`` says it means nothing."""
+    tied, right = [[0.5] * 4] * 8, [[1.0, 0.9, 0.1, 0.0]] * 8
+    result = significance.paired_bootstrap(tied, right, [[1, 1, 0, 0]] * 8, resamples=200)
+    sentence = result["sentence_accuracy"]
+    assert sentence["difference"] == -0.5 and sentence["variation"] is False
+    assert significance.varies([0.1, 0.2]) and not significance.varies([0.3] * 5)
+    rng = np.random.default_rng(0)
+    varied = significance.paired_bootstrap(
+        rng.random((40, 4)).tolist(),
+        rng.random((40, 4)).tolist(),
+        [[1, 1, 0, 0]] * 40,
+        resamples=200,
+    )
+    assert varied["sentence_accuracy"]["variation"] is True

@@ -103,6 +103,9 @@ def compare_runs(a: Run, b: Run, resamples: int = DEFAULT_RESAMPLES, seed: int =
         sentence = [
             ranks.per_datapoint("ranking", "sentence_accuracy", s) for s in (stats_a, stats_b)
         ]
+        for side in ("a", "b"):  # a ratio of 0 / 0 in either run: undefined, not 0
+            for key in formulas.undefined_ratios({k: v[side] for k, v in binary.items()}):
+                binary[key].setdefault("undefined", []).append(side.upper())
         out[task] = {
             "n": len(labels),
             "ranking": {k: ranking[k] for k in HEADLINE["ranking"]},
@@ -115,26 +118,53 @@ def compare_runs(a: Run, b: Run, resamples: int = DEFAULT_RESAMPLES, seed: int =
     return out
 
 
+NO_VARIATION = "inconclusive (no variation)"
+"""Printed for a difference whose resamples all gave the same value (no interval, no p)."""
+UNDEFINED = "undefined"
+"""Printed for a ratio of 0 / 0 (a precision of a run that never said true, or never false)."""
+
+
 def comparison_frame(result: dict) -> pd.DataFrame:
-    """One row per (task, view, metric), values in %: A, B, A-B, CI low/high, p-value."""
+    """One row per (task, view, metric), values in %: A, B, A-B, CI low/high, p-value. A ratio
+    of 0 / 0 (``undefined``) and its difference are empty, and so are the interval and p-value
+    of a difference that did not vary over the resamples (``variation`` False): neither is a
+    number."""
+    nan = float("nan")
     rows = []
     for task, views in result.items():
         for view in HEADLINE:
             for metric, stats in views[view].items():
+                undefined = stats.get("undefined", [])
+                shown = stats.get("variation", True) and not undefined
                 rows.append(
                     {
                         "task": task,
                         "view": view,
                         "metric": metric,
-                        "A": 100 * stats["a"],
-                        "B": 100 * stats["b"],
-                        "A-B": 100 * stats["difference"],
-                        "CI low": 100 * stats["ci"][0],
-                        "CI high": 100 * stats["ci"][1],
-                        "p (bootstrap)": stats["p_value"],
+                        "A": nan if "A" in undefined else 100 * stats["a"],
+                        "B": nan if "B" in undefined else 100 * stats["b"],
+                        "A-B": nan if undefined else 100 * stats["difference"],
+                        "CI low": 100 * stats["ci"][0] if shown else nan,
+                        "CI high": 100 * stats["ci"][1] if shown else nan,
+                        "p (bootstrap)": stats["p_value"] if shown else nan,
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def _value(value: float, signed: bool = False) -> str:
+    if value != value:
+        return UNDEFINED
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def _interval_cells(row: Any, stats: dict) -> str:
+    """The 95% CI and p cells of one row of :func:`comparison_frame`."""
+    if stats.get("undefined"):
+        return f"{UNDEFINED} | –"
+    if not stats.get("variation", True):
+        return f"{NO_VARIATION} | –"
+    return f"[{row['CI low']:+.2f}, {row['CI high']:+.2f}] | {row['p (bootstrap)']:.4g}"
 
 
 def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> str:
@@ -149,10 +179,11 @@ def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> 
         "|---|---|---|---|---|---|---|---|",
     ]
     for _, row in comparison_frame(result).iterrows():
+        stats = result[row["task"]][row["view"]][row["metric"]]
         lines.append(
-            f"| {row['task']} | {row['view']} | {row['metric']} | {row['A']:.2f} | {row['B']:.2f} "
-            f"| {row['A-B']:+.2f} | [{row['CI low']:+.2f}, {row['CI high']:+.2f}] "
-            f"| {row['p (bootstrap)']:.4g} |"
+            f"| {row['task']} | {row['view']} | {row['metric']} | {_value(row['A'])} "
+            f"| {_value(row['B'])} | {_value(row['A-B'], signed=True)} "
+            f"| {_interval_cells(row, stats)} |"
         )
     lines += [
         "",

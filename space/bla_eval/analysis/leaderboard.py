@@ -1,7 +1,8 @@
 """A leaderboard with statistics over any number of runs on the same datapoints.
 
 Per task, on a ranking-view metric (sentence accuracy by default, or set accuracy): each run's score
-with its 95% interval (percentile bootstrap; Wilson's for set accuracy), its rank with a 95%
+with its 95% interval (percentile bootstrap; Clopper-Pearson's for set accuracy, as in
+results.json), its rank with a 95%
 confidence set for it (simultaneous over all runs by default, marginal on request; datapoints
 resampled jointly for all runs), the confidence set for the best run, the groups of statistically
 tied runs (consistent with the simultaneous sets), the paired bootstrap tests of every pair
@@ -16,7 +17,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import ranks, significance
+from bla_metric import formulas, ranks, significance
 
 from ..tables import Table, group_label, group_marks, plain
 from .rundata import Run
@@ -126,8 +127,7 @@ def leaderboard_table(result: dict[str, Any]) -> Table:
                     task_label(task),
                     row["model"],
                     100 * row["value"],
-                    100 * row["ci"][0],
-                    100 * row["ci"][1],
+                    *_interval_cells(row["ci"]),
                     row["rank"],
                     row["interval"][0],
                     row["interval"][1],
@@ -137,6 +137,17 @@ def leaderboard_table(result: dict[str, Any]) -> Table:
             )
     metric = next(iter(result.values()))["metric"] if result else DEFAULT_METRIC
     return Table(f"Leaderboard ({metric.replace('_', ' ')}, %)", table_columns(metric), rows)
+
+
+NO_VARIATION = "no variation"
+"""The interval cells of a score whose resamples all gave the same value (no interval)."""
+
+
+def _interval_cells(ci: Sequence[float]) -> list[Any]:
+    """CI low and high in %, or :data:`NO_VARIATION` twice for an interval of width 0."""
+    if formulas.no_variation(ci):
+        return [NO_VARIATION, NO_VARIATION]
+    return [100 * ci[0], 100 * ci[1]]
 
 
 def table_columns(metric: str = DEFAULT_METRIC) -> list[str]:
@@ -171,8 +182,9 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
     lines = [
         f"## Leaderboard with {kind} rank sets ({metric.replace('_', ' ')})",
         "",
-        "Per task: the score with its 95% interval (percentile bootstrap; Wilson's score "
-        f"interval for set accuracy), the rank (1 = best) with its 95% "
+        "Per task: the score with its 95% interval (percentile bootstrap, 'no variation' where "
+        "every resample gave the same value; for set accuracy the Clopper-Pearson exact "
+        f"interval, the one results.json gives), the rank (1 = best) with its 95% "
         f"{kind} confidence set for the rank (Mogstad, Romano, Shaikh & Wilhelm 2024, step-down "
         f"over the studentised paired differences; {held}; {resamples} resamples of the "
         f"datapoints drawn jointly for all runs, seed {seed}), whether a run may be the best "

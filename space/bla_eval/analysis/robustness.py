@@ -29,11 +29,18 @@ RESAMPLES = 2000
 """Bootstrap resamples of the text-only baseline's interval."""
 
 
+NO_VARIATION = "inconclusive (no variation)"
+"""What a report prints for a bootstrap whose resamples all gave the same value."""
+
+
 def _pct(value: float) -> str:
-    return f"{100 * value:.2f}"
+    return "undefined" if value != value else f"{100 * value:.2f}"
 
 
 def _ci(ci: Sequence[float]) -> str:
+    """An interval, or "(no variation)" for one of width 0 (never a confident point)."""
+    if formulas.no_variation(ci):
+        return "(no variation)"
     return f"[{_pct(ci[0])}, {_pct(ci[1])}]"
 
 
@@ -71,7 +78,12 @@ def sensitivity_table(results: Mapping[str, Any]) -> str:
     tests = []
     for t in tasks:
         test = sweep["tasks"][t].get("omnibus")
-        if test:
+        if test and test["statistic"] != test["statistic"]:  # NaN: no datapoint's outcome varies
+            tests.append(
+                f"{_label(t, results)}: undefined (no datapoint's set accuracy differs between "
+                "templates: no evidence either way)"
+            )
+        elif test:
             verdict = "differ" if test["templates_matter"] else "not shown to differ"
             tests.append(
                 f"{_label(t, results)}: Q = {test['statistic']:.2f}, df {test['df']}, "
@@ -127,7 +139,7 @@ def gain_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None = 
         row = (
             f"| {_label(task, results)} | {_pct(gain['real'])} | {_pct(gain['control'])} | "
             f"{_pct(gain['gain'])} {_ci(gain['ci'])} | {_ci(gain['equivalence_ci'])} | "
-            f"{OUTCOMES[gain['outcome']]} |"
+            f"{gain_outcome(gain)} |"
         )
         if baseline:
             text = baseline.get(task)
@@ -141,7 +153,9 @@ def gain_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None = 
         "0.05: the image makes no difference beyond the margin, the model answers from priors); "
         "*inconclusive* otherwise (the data cannot tell).",
     ]
-    if control["answers_from_priors"]:
+    if control["answers_from_priors"] and all(
+        from_priors(control["tasks"][t]["image_gain"]) for t in tasks
+    ):
         lines += ["", f"The gain is within ±{margin} points on every task: answers from priors."]
     return "\n".join(lines)
 
@@ -152,6 +166,20 @@ OUTCOMES = {
     "equivalent": "equivalent: answers from priors",
     "inconclusive": "inconclusive",
 }
+
+
+def gain_outcome(gain: Mapping[str, Any]) -> str:
+    """The printed outcome of one image gain: :data:`NO_VARIATION` when its resamples did not
+    vary (``variation`` False; an older run's interval of width 0), whatever its stored outcome
+    (an older run could hold "equivalent" from an interval [0, 0]), else :data:`OUTCOMES`'."""
+    if not gain.get("variation", not formulas.no_variation(gain["ci"])):
+        return NO_VARIATION
+    return OUTCOMES[gain["outcome"]]
+
+
+def from_priors(gain: Mapping[str, Any]) -> bool:
+    """Whether one image gain says "answers from priors" (never without variation)."""
+    return bool(gain["from_priors"]) and gain_outcome(gain) != NO_VARIATION
 
 
 def with_margin(run: Any, margin: float) -> dict[str, Any]:
@@ -240,7 +268,8 @@ def agreement_table(
     for pair in agreement["pairs"]:
         kept = pair.get("sign_recurs")
         cell = "" if kept is None else (" – |" if kept != kept else f" {100 * kept:.0f}% |")
-        lines.append(f"| {pair['a']} | {pair['b']} | {pair['tau']:.3f} |{cell}")
+        tau = "undefined" if pair["tau"] != pair["tau"] else f"{pair['tau']:.3f}"
+        lines.append(f"| {pair['a']} | {pair['b']} | {tau} |{cell}")
     return "\n".join(lines)
 
 

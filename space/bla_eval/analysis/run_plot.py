@@ -1,6 +1,6 @@
 """The plot of one run (``bla-eval --plot``): per task, the ranking and binary table metrics as
-bars with their bootstrap 95% intervals (``results.json``'s ``confidence_intervals``) and the
-chance level of each metric as a black tick."""
+bars with their 95% intervals (``bla_eval.report.run_interval``: the ones every table gives) and
+the chance level of each metric as a black tick."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def run_figure(results: dict[str, Any]) -> bytes:
     import numpy as np
 
     from ..benchmarks import get_benchmark
-    from ..report import _interval, display_name
+    from ..report import display_name, run_interval
 
     bench = get_benchmark(results.get("benchmark", "bla"))
     tasks = list(results["tasks"])
@@ -33,10 +33,12 @@ def run_figure(results: dict[str, Any]) -> bytes:
             values = [
                 100 * float((results["tasks"][t].get(view) or {}).get(key, np.nan)) for t in tasks
             ]
-            spans = [_interval(results, t, view, key) for t in tasks]
-            errors = np.array(
+            spans = [run_interval(results, t, view, key) for t in tasks]
+            errors = np.array(  # no bar for a word (undefined, no variation) or no interval
                 [
-                    [v - 100 * s[0], 100 * s[1] - v] if s is not None else [0.0, 0.0]
+                    [max(0.0, v - 100 * s[0]), max(0.0, 100 * s[1] - v)]
+                    if isinstance(s, list)
+                    else [0.0, 0.0]
                     for v, s in zip(values, spans, strict=True)
                 ]
             ).T
@@ -51,7 +53,7 @@ def run_figure(results: dict[str, Any]) -> bytes:
         axis.set_title(title.split(":")[0], fontsize=10)
         axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(keys))
     figure.suptitle(
-        f"{display_name(results)}: metrics with bootstrap 95% intervals (black: chance)",
+        f"{display_name(results)}: metrics with 95% intervals (black: chance)",
         fontsize=10,
     )
     figure.tight_layout()

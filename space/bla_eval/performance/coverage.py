@@ -1,19 +1,27 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
-Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]``
-(a few minutes on two cores). Three Markdown tables:
+Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
+[--tables ranks,small-ranks,templates,gain,shares]`` (a few minutes on two cores). Markdown
+tables, each from its own stream of the seed, every simulated share with its Monte Carlo
+standard error:
 
-- rank sets: for equal models, near ties and separated models (per-datapoint sentence accuracy
-  drawn as Binomial(4, p) / 4, models independent), the share of simulated benchmarks in which
-  every model's true rank lies in its 95% set (simultaneous coverage) and the share of (benchmark,
-  model) in which it does (marginal coverage), for the simultaneous and marginal sets of
-  :func:`bla_metric.ranks.rank_sets` and for the percentile intervals of bootstrap ranks they
-  replace; with the mean width of a set;
-- templates: with templates of equal true accuracy, how often Cochran's Q says they differ and how
-  often the set of templates that may be the best leaves one out (false alarms; nominal 5%);
-- image gain: the share of runs whose outcome is each of helps / equivalent (answers from priors) /
-  inconclusive / hurts, at a true gain of 0, 3 and 10 points, with the share the old rule (the
-  gain's 95% interval contains 0) called "from priors".
+- ``ranks``: for equal models, near ties and separated models at n = 600 (per-datapoint
+  sentence accuracy drawn as Binomial(4, p) / 4, models independent), the share of simulated
+  benchmarks in which every model's true rank lies in its 95% set (simultaneous coverage) and
+  the share of (benchmark, model) in which it does (marginal coverage), for the simultaneous
+  and marginal sets of :func:`bla_metric.ranks.rank_sets` and for the percentile intervals of
+  bootstrap ranks they replace; with the mean width of a set;
+- ``small-ranks``: the same for 5 and 10 equal models at n = 30 and 100;
+- ``templates``: with templates of equal true accuracy (n = 30, 100, 600), how often Cochran's
+  Q says they differ and how often the set of templates that may be the best leaves one out
+  (false alarms; nominal 5%);
+- ``gain``: the share of runs whose outcome is each of helps / equivalent (answers from priors)
+  / inconclusive / hurts, at a true gain of 0, 3 and 10 points, with the share the old rule (the
+  gain's 95% interval contains 0) called "from priors";
+- ``shares``: the exact coverage (a sum over binomial outcomes, no simulation) of the 95%
+  intervals of a share of datapoints (set accuracy, set error) at n = 30, 100 and 600, for true
+  rates from 0.5% to 50%: Clopper-Pearson (:func:`bla_metric.formulas.share_interval`, the one
+  every table gives), Wilson's, and the percentile bootstrap.
 
 Templates and image gains go through :mod:`bla_metric.robustness` itself; the rank sets through
 :func:`bla_metric.ranks.rank_sets` on a vectorised bootstrap of the same datapoints for all
@@ -28,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import ranks, robustness
+from bla_metric import formulas, ranks, robustness
 
 LABELS = (1, 1, 0, 0)
 RANK_SCENARIOS: dict[str, tuple[list[float], int]] = {
@@ -38,7 +46,15 @@ RANK_SCENARIOS: dict[str, tuple[list[float], int]] = {
     "4 models 5 points apart": ([0.55, 0.60, 0.65, 0.70], 600),
 }
 """Name: (true sentence accuracy of each model, datapoints)."""
-TEMPLATE_SCENARIOS = ((7, 100), (7, 600))
+SMALL_RANK_SCENARIOS: tuple[tuple[str, list[float], int], ...] = (
+    ("5 equal models", [0.70] * 5, 30),
+    ("10 equal models", [0.70] * 10, 30),
+    ("5 equal models", [0.70] * 5, 100),
+    ("10 equal models", [0.70] * 10, 100),
+)
+"""(name, true sentence accuracy of each model, datapoints): equal models at the sizes of a
+``--limit`` run or a slice (30 and 100 datapoints)."""
+TEMPLATE_SCENARIOS = ((7, 30), (7, 100), (7, 600))
 """(templates of equal true accuracy, datapoints)."""
 GAINS = (0.0, 0.03, 0.10)
 """True image gains in sentence accuracy (0, 3 and 10 points)."""
@@ -166,37 +182,119 @@ def gain_outcomes(
     return {key: value / benchmarks for key, value in counts.items()}
 
 
-def report(benchmarks: int, resamples: int, seed: int) -> str:
-    """The three tables as Markdown."""
-    rng = np.random.default_rng(seed)
+SHARE_SIZES = (30, 100, 600)
+"""Datapoints of the share-interval scenarios (a ``--limit`` run, a slice, a BLA task)."""
+SHARE_RATES = np.round(np.arange(0.005, 0.5001, 0.005), 3)
+"""True rates of a share of datapoints (set accuracy or set error: rare ones included; the
+coverage of every method is symmetric about 0.5)."""
+
+
+def _binomial_pmf(n: int, p: float) -> np.ndarray:
+    """P(X = k), k = 0..n, for X ~ Binomial(n, p), 0 < p < 1."""
+    from math import lgamma
+
+    k = np.arange(n + 1)
+    log_choose = lgamma(n + 1) - np.array([lgamma(j + 1) + lgamma(n - j + 1) for j in k])
+    return np.exp(log_choose + k * np.log(p) + (n - k) * np.log1p(-p))
+
+
+def percentile_share(k: int, n: int) -> list[float]:
+    """The percentile bootstrap interval of a share k / n with infinitely many resamples: the
+    2.5 / 97.5 percentiles of Binomial(n, k / n) / n (what ``results.json`` gave before)."""
+    if k in (0, n):
+        return [k / n, k / n]
+    cdf = np.cumsum(_binomial_pmf(n, k / n))
+    low = int(np.searchsorted(cdf, 0.025))
+    high = int(np.searchsorted(cdf, 0.975))
+    return [low / n, high / n]
+
+
+SHARE_METHODS = {
+    "Clopper-Pearson (exact)": formulas.share_interval,
+    "Wilson": formulas.wilson_interval,
+    "percentile bootstrap": percentile_share,
+}
+"""The intervals of a share of datapoints compared (the first is the one every table gives)."""
+
+
+def share_coverage(n: int) -> dict[str, dict[str, float]]:
+    """{method: {"minimum", "mean", "rare"}}: the exact coverage (a sum over the binomial
+    outcomes, no simulation error) of each 95% interval of :data:`SHARE_METHODS` for a share
+    of ``n`` datapoints, minimum and mean over the true rates :data:`SHARE_RATES`, and the
+    minimum over the rare ones (at most 5%)."""
+    out = {}
+    for name, method in SHARE_METHODS.items():
+        intervals = np.array([method(k, n) for k in range(n + 1)])
+        covered = []
+        for p in SHARE_RATES:
+            inside = (intervals[:, 0] <= p) & (p <= intervals[:, 1])
+            covered.append(float(_binomial_pmf(n, float(p))[inside].sum()))
+        covered_array = np.array(covered)
+        out[name] = {
+            "minimum": float(covered_array.min()),
+            "mean": float(covered_array.mean()),
+            "rare": float(covered_array[SHARE_RATES <= 0.05].min()),
+        }
+    return out
+
+
+def share_table() -> list[str]:
+    """The exact coverage of the share intervals as Markdown lines."""
     lines = [
-        f"Simulation: {benchmarks} benchmarks per scenario, {resamples} bootstrap resamples "
-        f"each, seed {seed}; nominal level 95% (5% false alarms).",
-        "",
+        "| share of datapoints (true rate 0.5% to 50%) | interval | minimum coverage | "
+        "minimum at rates <= 5% | mean coverage |",
+        "|---|---|---|---|---|",
+    ]
+    for n in SHARE_SIZES:
+        for name, row in share_coverage(n).items():
+            lines.append(
+                f"| n = {n} | {name} | {_pct(row['minimum'])} | {_pct(row['rare'])} | "
+                f"{_pct(row['mean'])} |"
+            )
+    return lines
+
+
+def rank_table(
+    scenarios: Sequence[tuple[str, list[float], int]],
+    benchmarks: int,
+    resamples: int,
+    rng: np.random.Generator,
+) -> list[str]:
+    """The coverage of the rank sets in ``scenarios`` as Markdown lines (± the Monte Carlo
+    standard error of each share)."""
+    lines = [
         "| scenario | sets | all ranks covered | each rank covered | mean width |",
         "|---|---|---|---|---|",
     ]
-    for name, (accuracy, n) in RANK_SCENARIOS.items():
+    for name, accuracy, n in scenarios:
         found = rank_coverage(accuracy, n, benchmarks, resamples, rng)
         for method, row in found.items():
             lines.append(
-                f"| {name} (n = {n}) | {method} | {_pct(row['simultaneous'])} | "
-                f"{_pct(row['marginal'])} | {row['width']:.2f} |"
+                f"| {name} (n = {n}) | {method} | {_pm(row['simultaneous'], benchmarks)} | "
+                f"{_pm(row['marginal'], benchmarks * len(accuracy))} | {row['width']:.2f} |"
             )
-    lines += [
-        "",
+    return lines
+
+
+def template_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
+    """False alarms of the template statements as Markdown lines."""
+    lines = [
         "| equal templates | Cochran's Q says they differ | best set leaves one out |",
         "|---|---|---|",
     ]
     for templates, n in TEMPLATE_SCENARIOS:
         alarms = template_false_alarms(templates, n, benchmarks, resamples, rng)
         lines.append(
-            f"| {templates} templates, n = {n} | {_pct(alarms['cochran_q'])} | "
-            f"{_pct(alarms['best_set'])} |"
+            f"| {templates} templates, n = {n} | {_pm(alarms['cochran_q'], benchmarks)} | "
+            f"{_pm(alarms['best_set'], benchmarks)} |"
         )
+    return lines
+
+
+def gain_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
+    """Outcomes of the image-gain test as Markdown lines."""
     outcomes = (*robustness.GAIN_OUTCOMES, "old rule")
-    lines += [
-        "",
+    lines = [
         f"| true image gain (n = {GAIN_N}, margin "
         f"{100 * robustness.EQUIVALENCE_MARGIN:g} points) | "
         + " | ".join("from priors (old rule)" if o == "old rule" else o for o in outcomes)
@@ -206,9 +304,48 @@ def report(benchmarks: int, resamples: int, seed: int) -> str:
     for gain in GAINS:
         shares = gain_outcomes(gain, GAIN_N, benchmarks, resamples, rng)
         lines.append(
-            f"| {100 * gain:g} points | " + " | ".join(_pct(shares[o]) for o in outcomes) + " |"
+            f"| {100 * gain:g} points | "
+            + " | ".join(_pm(shares[o], benchmarks) for o in outcomes)
+            + " |"
         )
+    return lines
+
+
+TABLES = ("ranks", "small-ranks", "templates", "gain", "shares")
+"""The tables of the report, in order (``--tables`` picks some); each draws from its own
+stream of the seed, so a table gives the same numbers alone as in the whole report."""
+
+
+def report(benchmarks: int, resamples: int, seed: int, tables: Sequence[str] = TABLES) -> str:
+    """The tables named in ``tables`` as Markdown."""
+    lines = [
+        f"Simulation: {benchmarks} benchmarks per scenario, {resamples} bootstrap resamples "
+        f"each, seed {seed}; nominal level 95% (5% false alarms); ± is the Monte Carlo "
+        "standard error of a share. The share intervals' coverage is exact (no simulation).",
+    ]
+    for index, table in enumerate(TABLES):
+        if table not in tables:
+            continue
+        rng = np.random.default_rng([seed, index])
+        if table == "ranks":
+            scenarios = [(name, *rest) for name, rest in RANK_SCENARIOS.items()]
+            found = rank_table(scenarios, benchmarks, resamples, rng)
+        elif table == "small-ranks":
+            found = rank_table(SMALL_RANK_SCENARIOS, benchmarks, resamples, rng)
+        elif table == "templates":
+            found = template_table(benchmarks, resamples, rng)
+        elif table == "gain":
+            found = gain_table(benchmarks, resamples, rng)
+        else:
+            found = share_table()
+        lines += ["", *found]
     return "\n".join(lines) + "\n"
+
+
+def _pm(share: float, count: int) -> str:
+    """A simulated share in % with its Monte Carlo standard error over ``count`` trials."""
+    error = np.sqrt(share * (1 - share) / count) if count else float("nan")
+    return f"{100 * share:.1f}% ± {100 * error:.1f}"
 
 
 def _pct(share: float) -> str:
@@ -224,10 +361,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--benchmarks", type=int, default=400, help="simulated benchmarks (400)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     p.add_argument("--seed", type=int, default=0, help="seed (0)")
+    p.add_argument(
+        "--tables",
+        default=",".join(TABLES),
+        help=f"comma-separated tables to compute ({','.join(TABLES)}; all by default)",
+    )
     args: Any = p.parse_args(argv)
     if args.benchmarks < 1 or args.resamples < 10:
         p.error("--benchmarks must be at least 1 and --resamples at least 10")
-    print(report(args.benchmarks, args.resamples, args.seed), end="")
+    tables = [t.strip() for t in args.tables.split(",") if t.strip()]
+    unknown = [t for t in tables if t not in TABLES]
+    if unknown or not tables:
+        p.error(f"--tables: expected names from {', '.join(TABLES)}, got {args.tables!r}")
+    print(report(args.benchmarks, args.resamples, args.seed, tables), end="")
     return 0
 
 

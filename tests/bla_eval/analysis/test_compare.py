@@ -133,3 +133,43 @@ def test_top_two_groupings_and_noun_order_by_hand() -> None:
     assert orders.top_two_groupings([[1, 1, 1, 1]], types)["truth"] == 0  # ties count for none
     with pytest.raises(ValueError, match="caption type 'FP'"):
         orders.noun_order_agreement([[1, 2, 3]], ["TA", "TP", "FA"])
+
+
+def test_a_difference_without_variation_is_inconclusive_not_an_interval(tmp_path: Path) -> None:
+    """Every datapoint tied in A (sentence accuracy 0.5), right in B (1.0): the resampled
+    difference is -50 on every resample. No [-50.00, -50.00] and no p-value is printed."""
+    tied, right = _copy(tmp_path, "tied"), _copy(tmp_path, "right")
+    _rewrite(tied, lambda r: {**r, "scores": [0.5] * len(r["scores"])})
+    _rewrite(right, lambda r: {**r, "scores": [float(v) for v in r["labels"]]})
+    report, result = compare(tied, right, tmp_path / "out", resamples=200)
+    for task in result.values():
+        stats = task["ranking"]["sentence_accuracy"]
+        assert stats["difference"] == -0.5 and stats["variation"] is False
+    assert "inconclusive (no variation)" in report and "[-50.00, -50.00]" not in report
+    frame = (tmp_path / "out" / "compare.csv").read_text().splitlines()
+    row = next(line for line in frame if ",sentence_accuracy," in line)
+    assert row.endswith(",,,")  # CI low, CI high and p are empty, not numbers
+
+
+def test_a_precision_of_zero_over_zero_is_undefined(tmp_path: Path) -> None:
+    """A run that never labels a sentence true (scores below every true one's threshold)."""
+    from bla_eval.analysis.compare import comparison_frame
+
+    result = {
+        "ap": {
+            "ranking": {},
+            "binary": {
+                "precision_true": {
+                    "a": 0.0,
+                    "b": 0.5,
+                    "difference": -0.5,
+                    "ci": [-0.6, -0.4],
+                    "p_value": 0.001,
+                    "variation": True,
+                    "undefined": ["A"],
+                }
+            },
+        }
+    }
+    row = comparison_frame(result).iloc[0]
+    assert row["A"] != row["A"] and row["B"] == 50.0 and row["A-B"] != row["A-B"]

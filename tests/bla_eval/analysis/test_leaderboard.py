@@ -11,6 +11,9 @@ from pathlib import Path
 
 from bla_eval.analysis.cli import compare_main
 from bla_eval.analysis.compare import compare_many
+from bla_eval.report import run_interval
+
+from bla_metric import formulas
 
 RUN = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "runs" / "smollm2"
 
@@ -187,6 +190,13 @@ def test_the_leaderboard_ranks_by_set_accuracy_when_asked(tmp_path: Path, capsys
         assert board["metric"] == "set_accuracy"
         for row in board["models"]:
             assert row["value"] == results[row["model"]][task]["ranking"]["set_accuracy"]
+            # one interval per number: the exact one results.json and the report give
+            n = results[row["model"]][task]["n"]
+            exact = formulas.share_interval(round(row["value"] * n), n)
+            assert row["ci"] == exact
+            stored = {"tasks": results[row["model"]], "confidence_intervals": {"tasks": {}}}
+            stored["confidence_intervals"]["tasks"][task] = {"ranking": {"set_accuracy": [0, 0]}}
+            assert run_interval(stored, task, "ranking", "set_accuracy") == exact
         assert [row["model"] for row in board["models"]] == ["good", "base"]
     assert compare_main([*map(str, runs), "--resamples", "50", "--metric", "set_accuracy"]) == 0
     assert "## Leaderboard with simultaneous rank sets (set accuracy)" in capsys.readouterr().out

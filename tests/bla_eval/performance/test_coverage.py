@@ -1,4 +1,4 @@
-"""``python -m bla_eval.performance.coverage`` with tiny settings: its three tables."""
+"""``python -m bla_eval.performance.coverage`` with tiny settings: its tables."""
 
 from __future__ import annotations
 
@@ -8,22 +8,43 @@ import numpy as np
 from bla_eval.performance import coverage
 
 
-def test_the_simulation_prints_its_three_tables(monkeypatch, capsys) -> None:
+def test_the_simulation_prints_its_tables(monkeypatch, capsys) -> None:
     monkeypatch.setattr(coverage, "CALIBRATION_DRAWS", 2000)
     monkeypatch.setattr(coverage, "RANK_SCENARIOS", {"3 equal models": ([0.7] * 3, 60)})
+    monkeypatch.setattr(coverage, "SMALL_RANK_SCENARIOS", (("2 equal models", [0.7] * 2, 30),))
     monkeypatch.setattr(coverage, "TEMPLATE_SCENARIOS", ((3, 40),))
+    monkeypatch.setattr(coverage, "SHARE_SIZES", (30,))
     monkeypatch.setattr(coverage, "GAINS", (0.0, 0.03))
     monkeypatch.setattr(coverage, "GAIN_N", 40)
     assert coverage.main(["--benchmarks", "2", "--resamples", "20"]) == 0
     out = capsys.readouterr().out
-    share = r"\d+\.\d%"
+    share = r"\d+\.\d% ± \d+\.\d"  # each simulated share with its Monte Carlo error
     for method in ("simultaneous", "marginal", "percentile"):
         row = rf"^\| 3 equal models \(n = 60\) \| {method} \| {share} \| {share} \| \d+\.\d\d \|$"
         assert re.search(row, out, re.M), method
+    assert "| 2 equal models (n = 30) | simultaneous |" in out
     assert re.search(rf"^\| 3 templates, n = 40 \| {share} \| {share} \|$", out, re.M)
     for gain in ("0", "3"):
         assert re.search(rf"^\| {gain} points( \| {share}){{5}} \|$", out, re.M)
     assert "| helps | hurts | equivalent | inconclusive | from priors (old rule) |" in out
+    exact = r"\d+\.\d%"
+    for method in ("Clopper-Pearson \\(exact\\)", "Wilson", "percentile bootstrap"):
+        assert re.search(rf"^\| n = 30 \| {method}( \| {exact}){{3}} \|$", out, re.M), method
+
+
+def test_one_table_alone_gives_the_numbers_it_gives_in_the_report(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(coverage, "TEMPLATE_SCENARIOS", ((3, 30),))
+    alone = coverage.report(3, 20, 5, ["templates"])
+    both = coverage.report(3, 20, 5, ["templates", "shares"])
+    assert alone.split("\n\n")[1].strip() == both.split("\n\n")[1].strip()
+    assert "Clopper-Pearson" not in alone and "Clopper-Pearson" in both
+
+
+def test_clopper_pearson_keeps_95_percent_where_wilson_does_not() -> None:
+    """Exact coverage (no simulation) of the share intervals at n = 30: the claim of the docs."""
+    found = coverage.share_coverage(30)
+    assert found["Clopper-Pearson (exact)"]["minimum"] >= 0.95
+    assert found["Wilson"]["minimum"] < 0.90 and found["percentile bootstrap"]["rare"] < 0.5
 
 
 def test_true_ranks_and_percentile_intervals() -> None:
