@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from .batching import chunks, prefetch_map
 from .items import Item, decode_image, encoded_image
 from .queries import Query
-from .scorers.base import Scorer
+from .scorers.base import Scorer, raised_by_engine, scoring_failure
 
 OnScored = Callable[[Item, list[list[float]], "list[list[str]] | None"], None]
 Progress = Callable[[int, int, str], None]
@@ -76,7 +76,14 @@ def score_items(
             asked = [
                 distinct([q for it in groups[k] for q in item_queries[id(it)]]) for k in batch_keys
             ]
-            scored = scorer.score(prepared, asked)
+            try:
+                scored = scorer.score(prepared, asked)
+            except (OSError, ImportError):
+                raise  # a path, a connection or a package: already a message for the user
+            except Exception as err:
+                if isinstance(err, ValueError) and raised_by_engine(err):
+                    raise
+                raise scoring_failure(scorer, err) from err
             for i, key in enumerate(batch_keys):
                 answers = [None] * len(asked[i]) if scored.answers is None else scored.answers[i]
                 pairs = zip(scored.scores[i], answers, strict=True)

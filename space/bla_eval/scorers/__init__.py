@@ -8,7 +8,7 @@ The kind names, their help lines and examples are known without importing any sc
 from __future__ import annotations
 
 from ..queries import Query
-from .base import LoadOptions, Scored, Scorer
+from .base import LoadOptions, Scored, Scorer, raised_by_engine
 from .registry import (
     BUILTIN_KINDS,
     KIND_INFO,
@@ -39,12 +39,16 @@ def load_scorer(
         model = resolve(model, kind, options.trust_remote_code, endpoint)
     try:
         return scorer_class(model.kind)(model, batch_size, options)
-    except (ValueError, OSError, ImportError):
+    except (OSError, ImportError):
         raise  # already a message for the user
     except Exception as err:  # a library's own failure to load: one line naming model and kind
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        if isinstance(err, ValueError) and raised_by_engine(err):
+            raise
+        model_type = getattr(model.config, "model_type", None)
+        what = f"{model.path!r} ({model_type})" if model_type else repr(model.path)
+        first = (str(err).strip().splitlines() or [""])[0]
         raise ValueError(
-            f"cannot load {model.path!r} as model kind {model.kind!r}: {first}"
+            f"cannot load {what} as model kind {model.kind!r}: {type(err).__name__}: {first}"
         ) from err
 
 

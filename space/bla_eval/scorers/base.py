@@ -147,6 +147,30 @@ class Scorer(ABC):
         return {}
 
 
+def raised_by_engine(err: BaseException) -> bool:
+    """True when ``err`` was raised by this package's own code (its message is for the user),
+    not inside a library it calls."""
+    import traceback
+    from pathlib import Path
+
+    frames = traceback.extract_tb(err.__traceback__)
+    package = str(Path(__file__).resolve().parents[1])
+    return bool(frames) and str(Path(frames[-1].filename).resolve()).startswith(package)
+
+
+def scoring_failure(scorer: Scorer, err: Exception) -> ValueError:
+    """The one-line error of a model that fails while it scores (inside its library: a
+    processor or a forward that does not take what it is given), naming the model, its
+    architecture and the library's own message."""
+    config = getattr(scorer.resolved, "config", None)
+    model_type = getattr(config, "model_type", None) or scorer.kind
+    first = (str(err).strip().splitlines() or [""])[0]
+    return ValueError(
+        f"model {scorer.model_id!r} ({model_type}) failed while scoring: "
+        f"{type(err).__name__}: {first}".rstrip(": ")
+    )
+
+
 def regroup(values: Sequence[Any], groups: Sequence[Sequence[Any]]) -> list[list[Any]]:
     """Split a flat list of values back into the lengths of ``groups``."""
     out, start = [], 0

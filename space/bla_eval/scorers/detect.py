@@ -33,6 +33,11 @@ def read_config(model: str, trust_remote_code: bool = False) -> Any:
     try:
         return AutoConfig.from_pretrained(model, trust_remote_code=trust_remote_code)
     except (OSError, ValueError) as err:
+        if not trust_remote_code and "trust_remote_code" in str(err):
+            raise ValueError(
+                f"model {model!r} runs code of its own (its config's auto_map): pass "
+                "--trust-remote-code to run it, after reading that code"
+            ) from err
         raise ValueError(f"cannot read a model config for {model!r}: {err}") from err
 
 
@@ -93,6 +98,12 @@ def check_endpoint(kind: str, endpoint: str | None) -> None:
             f"--endpoint is for model kind {' or '.join(map(repr, remote_kinds()))}; kind "
             f"{kind!r} loads the model itself"
         )
+
+
+def auto_classes(config: Any) -> set[str]:
+    """The transformers auto classes a remote-code config maps to its own code (``auto_map``)."""
+    auto_map = getattr(config, "auto_map", None)
+    return set(auto_map) if isinstance(auto_map, dict) else set()
 
 
 def architectures(config: Any) -> set[str]:

@@ -28,12 +28,16 @@ from ..protocols.templates import (
 from ..queries import Query
 from . import generation
 from .base import Scored, regroup
-from .detect import architectures, is_dual_encoder
+from .detect import architectures, auto_classes, is_dual_encoder
 from .local import LocalScorer
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
 from .processor_inputs import find_convention, forward_parameters, model_inputs
 from .registry import register_kind
 from .resolved_model import ResolvedModel
+
+
+REMOTE_AUTO_CLASSES = frozenset({"AutoModelForImageTextToText", "AutoModelForVision2Seq"})
+"""Auto classes of a remote-code config (``auto_map``) that make it an image-text-to-text model."""
 
 
 def prompt_text(processor: Any, template: PromptTemplate, query: Query | str, chat: bool) -> str:
@@ -55,6 +59,8 @@ def _model_class(config: Any):
     import transformers
     from transformers.models.auto import modeling_auto as auto
 
+    if REMOTE_AUTO_CLASSES & auto_classes(config):  # the model's own code, named in auto_map
+        return transformers.AutoModelForImageTextToText
     known = set(auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.values())
     for name in getattr(config, "architectures", None) or []:
         if name in known and hasattr(transformers, name):
@@ -77,6 +83,8 @@ class GenerativeScorer(LocalScorer):
 
         mapping = auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
         if architectures(config) & set(mapping.values()):
+            return True
+        if REMOTE_AUTO_CLASSES & auto_classes(config):  # remote code (--trust-remote-code)
             return True
         return getattr(config, "model_type", "") in mapping and not is_dual_encoder(config)
 
@@ -110,9 +118,13 @@ class GenerativeScorer(LocalScorer):
         """The prompt template the run asks with (``--prompt``, else the protocol's;
         ``bla_eval.protocols.templates``); a query may name another (a ``--prompts`` sweep)."""
         config = self.model.config
-        self.convention = find_convention(
-            self.processor, config, self.prompt(Query("A dog chases a cat.")), self.chat
-        )
+        try:
+            self.convention = find_convention(
+                self.processor, config, self.prompt(Query("A dog chases a cat.")), self.chat
+            )
+        except ValueError as err:
+            model_type = getattr(config, "model_type", "?")
+            raise ValueError(f"model {model_id!r} ({model_type}): {err}") from err
         """How the processor takes an image and a prompt (``processor_inputs``)."""
         self.nested = self.convention.nested
         self.accepted = forward_parameters(self.model)

@@ -10,8 +10,10 @@ version and the texts, so a test session builds each once.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from pathlib import Path
 import transformers as tf
 
 from . import dual_encoders as dual
-from . import gemma, generative, idefics, llava_family, qwen
+from . import gemma, generative, idefics, llava_family, processors, qwen, remote_code, sizes
 from .itm import build_blip2_itm, build_blip_itm
 
 
@@ -33,6 +35,11 @@ class Architecture:
     kind: str
     build: Callable[[Path, list[str]], None]
     note: str = ""
+    path: str = ""
+    """The forward path the engine takes (``results.json``'s ``forward_path`` for the generative
+    kind; the other kinds encode each image and sentence once)."""
+    flags: tuple[str, ...] = ()
+    """The ``bla-eval`` options the model needs (``--trust-remote-code``)."""
     upstream_error: str = ""
     """Set where transformers itself cannot run the architecture: the start of the one-line
     error ``bla-eval`` gives for it (the tests check that line, ``docs/models.md`` shows it)."""
@@ -44,11 +51,23 @@ ARCHITECTURES: dict[str, Architecture] = {}
 Builder = Callable[[Path, list[str]], None]
 
 
+OTHER_PATHS = {"contrastive": "features once", "itm": "vision tower once per image"}
+"""What the non-generative kinds compute once (their only path)."""
+
+
 def register(
-    name: str, kind: str, build: Builder, note: str = "", upstream_error: str = ""
+    name: str,
+    kind: str,
+    build: Builder,
+    note: str = "",
+    *,
+    path: str = "prefix-cache",
+    flags: tuple[str, ...] = (),
+    upstream_error: str = "",
 ) -> None:
-    """Add a row to :data:`ARCHITECTURES`."""
-    ARCHITECTURES[name] = Architecture(name, kind, build, note, upstream_error)
+    """Add a row to :data:`ARCHITECTURES` (``path``: the generative kind's forward path)."""
+    path = OTHER_PATHS.get(kind, path)
+    ARCHITECTURES[name] = Architecture(name, kind, build, note, path, flags, upstream_error)
 
 
 register("llava", "generative", generative.build_llava_chat, "byte-level BPE, chat template")
@@ -56,7 +75,7 @@ register("idefics3", "generative", generative.build_idefics3, "nested images, ch
 register("qwen2_vl", "generative", generative.build_qwen2_vl, "multimodal RoPE")
 register("qwen2_5_vl", "generative", qwen.build_qwen2_5_vl, "multimodal RoPE, windowed vision")
 register("qwen3_vl", "generative", qwen.build_qwen3_vl, "DeepStack, interleaved MRoPE")
-register("qwen3_5", "generative", qwen.build_qwen3_5, "linear-attention layers")
+register("qwen3_5", "generative", qwen.build_qwen3_5, "linear-attention layers", path="plain")
 register("llava_next", "generative", llava_family.build_llava_next, "SentencePiece, any-res")
 register("llava_onevision", "generative", llava_family.build_llava_onevision, "any-resolution")
 register("vipllava", "generative", llava_family.build_vipllava, "no chat template")
@@ -64,12 +83,25 @@ register("mistral3", "generative", llava_family.build_mistral3, "Pixtral tower, 
 register("aya_vision", "generative", llava_family.build_aya_vision, "Cohere 2 decoder")
 register("internvl", "generative", llava_family.build_internvl, "InternViT, Qwen2 decoder")
 register("gemma3", "generative", gemma.build_gemma3, "sliding layers, bidirectional image")
-register("paligemma", "generative", gemma.build_paligemma, "prefix-LM, no chat template")
-register("lfm2_vl", "generative", gemma.build_lfm2_vl, "NaFlex tower, convolution layers")
+register("paligemma", "generative", gemma.build_paligemma, "prefix-LM, no template", path="plain")
+register("lfm2_vl", "generative", gemma.build_lfm2_vl, "NaFlex tower, conv layers", path="plain")
 register("idefics2", "generative", idefics.build_idefics2, "Perceiver resampler")
 register("smolvlm", "generative", idefics.build_smolvlm, "SmolVLM's processor and template")
 register("blip-2", "generative", generative.build_blip2_generative, "OPT decoder, no chat template")
-register("blip-2-t5", "generative", generative.build_blip2_t5_generative, "Flan-T5 encoder-decoder")
+register(
+    "blip-2-t5",
+    "generative",
+    generative.build_blip2_t5_generative,
+    "Flan-T5 encoder-decoder",
+    path="image-features",
+)
+register(
+    "remote-code",
+    "generative",
+    remote_code.build_remote_code_llava,
+    "auto_map, --trust-remote-code",
+    flags=("--trust-remote-code",),
+)
 # -- more generative families --
 # -- end of more generative families --
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
@@ -88,11 +120,14 @@ register("blip-2-itm", "itm", build_blip2_itm, "Q-Former ITM head")
 def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> Path:
     """The folder of architecture ``name`` built on ``texts``: built once under ``root``
     (default ``$BLA_CACHE_DIR/tiny-models`` or ``~/.cache/bla/tiny-models``), keyed by the
-    transformers version and the texts; a folder is renamed into place only when complete."""
+    transformers version, the texts and the source of the builder's modules; a folder is
+    renamed into place only when complete."""
     import torch
 
     arch = ARCHITECTURES[name]
-    key = hashlib.sha256(json.dumps([name, list(texts)]).encode()).hexdigest()[:16]
+    sources = [inspect.getsource(sys.modules[arch.build.__module__])]
+    sources += [inspect.getsource(module) for module in (processors, sizes)]
+    key = hashlib.sha256(json.dumps([name, list(texts), sources]).encode()).hexdigest()[:16]
     base = root or Path(os.environ.get("BLA_CACHE_DIR", Path.home() / ".cache" / "bla"))
     folder = base / "tiny-models" / f"transformers-{tf.__version__}" / f"{name}-{key}"
     if (folder / "config.json").is_file() or (folder / "open_clip_config.json").is_file():

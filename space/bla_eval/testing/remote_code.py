@@ -1,0 +1,45 @@
+"""A model that runs code of its own (``auto_map``): a LLaVA subclass saved with its modules,
+as remote-code repositories on the Hub hold them (loaded only with ``--trust-remote-code``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .generative import build_llava_chat
+
+CONFIG_CODE = """from transformers import LlavaConfig
+
+
+class TinyRemoteVLConfig(LlavaConfig):
+    model_type = "tiny_remote_vl"
+"""
+MODEL_CODE = """from transformers import LlavaForConditionalGeneration
+
+from .configuration_tiny_remote_vl import TinyRemoteVLConfig
+
+
+class TinyRemoteVLForConditionalGeneration(LlavaForConditionalGeneration):
+    config_class = TinyRemoteVLConfig
+"""
+
+
+def build_remote_code_llava(out: Path, texts: list[str]) -> None:
+    """The LLaVA of :func:`.generative.build_llava_chat` as a remote-code model: its config
+    and model classes in the folder's own modules, named by ``auto_map``."""
+    build_llava_chat(out, texts)
+    (out / "configuration_tiny_remote_vl.py").write_text(CONFIG_CODE, encoding="utf-8")
+    (out / "modeling_tiny_remote_vl.py").write_text(MODEL_CODE, encoding="utf-8")
+    path = out / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config.update(
+        model_type="tiny_remote_vl",
+        architectures=["TinyRemoteVLForConditionalGeneration"],
+        auto_map={
+            "AutoConfig": "configuration_tiny_remote_vl.TinyRemoteVLConfig",
+            "AutoModelForImageTextToText": (
+                "modeling_tiny_remote_vl.TinyRemoteVLForConditionalGeneration"
+            ),
+        },
+    )
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
