@@ -1,0 +1,121 @@
+"""The architecture matrix (``bla_eval.testing.architectures``): every row scores end to end.
+
+Each row is a tiny random-weight model of a real transformers architecture with its real model
+and processor classes, built once per transformers version and texts (``build_cached``, under
+``$BLA_CACHE_DIR``), and run by ``bla-eval`` at default settings on the real release's AP
+datapoints: finite scores that are not all equal, and the forward path of the row. The generative
+rows' fast path equals their plain path on real images, with and without demonstrations (float32,
+within 1e-4). ``docs/models.md`` shows the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from bla_eval.cli import main as bla_eval
+from bla_eval.items import decode_image
+from bla_eval.protocols import get_template
+from bla_eval.testing.architectures import ARCHITECTURES, build_cached
+
+from tests.bla_eval.commands import call, eval_args, refused
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+MODELS_DOC = Path(__file__).resolve().parents[3] / "docs" / "models.md"
+LIMIT = 2
+"""AP datapoints per end-to-end run (8 sentences)."""
+
+
+@pytest.fixture(scope="module")
+def ap_points(built_dataset: Path) -> list:
+    from bla_eval.benchmarks.bla import load_bla
+
+    return [p for p in load_bla(str(built_dataset)) if p.task == "active_passive"][:LIMIT]
+
+
+@pytest.fixture(scope="module")
+def texts(ap_points) -> list[str]:
+    """What the tiny tokenizers are trained on: the scored sentences and the question."""
+    template = get_template()
+    return [c for p in ap_points for c in p.captions] + [template.question] * 5
+
+
+@pytest.fixture(scope="module")
+def models(texts, tmp_path_factory) -> dict[str, Path]:
+    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
+    return {name: build_cached(name, texts, root) for name in ARCHITECTURES}
+
+
+def doc_row(name: str) -> list[str]:
+    """The cells of ``name``'s row in docs/models.md."""
+    for line in MODELS_DOC.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == f"`{name}`":
+            return cells
+    raise AssertionError(f"docs/models.md has no row for {name}")
+
+
+@pytest.mark.parametrize("name", list(ARCHITECTURES))
+def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, capsys):
+    arch = ARCHITECTURES[name]
+    out = tmp_path / "run"
+    argv = eval_args(models[name], built_dataset, out, "--tasks", "ap", "--limit", LIMIT)
+    argv += list(arch.flags)
+    cells = doc_row(name)
+    assert cells[1] == arch.kind and cells[2] == arch.path, cells
+    if arch.upstream_error:
+        refused(bla_eval, argv, capsys, arch.upstream_error)
+        assert cells[3] == "fails upstream", cells
+        return
+    code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    assert cells[3] == "scores", cells
+    records = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    scores = [s for r in records for s in r["scores"]]
+    assert len(records) == LIMIT and all(math.isfinite(s) for s in scores)
+    assert len(set(scores)) > 1, scores
+    results = json.loads((out / "results.json").read_text())
+    assert results["kind"] == arch.kind
+    if arch.kind == "generative":
+        assert results["protocol"]["forward_path"] == arch.path, results["protocol"]
+
+
+GENERATIVE = [n for n, a in ARCHITECTURES.items() if a.kind == "generative" and not a.upstream_error]
+
+
+@pytest.mark.parametrize("name", GENERATIVE)
+def test_fast_path_equals_plain_path(name, models, ap_points):
+    """Real images and sentences, zero-shot and with demonstrations: the path a row takes gives
+    the plain path's scores and answers (and a plain row says why)."""
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+    from bla_eval.scorers.prefix_cache import PLAIN
+
+    arch = ARCHITECTURES[name]
+    options = LoadOptions(device="cpu", trust_remote_code="--trust-remote-code" in arch.flags)
+    scorer = load_scorer(str(models[name]), "generative", 3, options)
+    images = [decode_image(p, p.images[0]).resize((40, 30)) for p in ap_points]
+    demos = ((ap_points[0].captions[0], "yes"), (ap_points[0].captions[2], "no"))
+    queries = [
+        [Query(c) for c in p.captions] + [Query(c, demos) for c in p.captions[1:3]]
+        for p in ap_points
+    ]
+    fast = scorer.score(images, queries)
+    described = scorer.describe()
+    assert described["forward_path"] == arch.path, described["forward_path_reason"]
+    if arch.path == PLAIN:
+        assert described["forward_path_reason"]
+        return
+    scorer.path, scorer.batch_size = PLAIN, 1
+    plain = scorer.score(images, queries)
+    for got, want in zip(fast.scores, plain.scores, strict=True):
+        assert got == pytest.approx(want, abs=1e-4)
+    assert fast.answers == plain.answers
+
+
+def test_models_doc_lists_every_row_and_nothing_else():
+    text = MODELS_DOC.read_text(encoding="utf-8")
+    named = re.findall(r"^\| `([^`]+)` \|", text, flags=re.M)
+    assert sorted(named) == sorted(ARCHITECTURES)
