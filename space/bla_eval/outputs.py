@@ -1,6 +1,8 @@
 """How every command reads and writes its outputs (a run folder's own files: ``bla_eval.runs``).
 
 - Readers: :func:`read_json` and :func:`read_records`; an error names the file (and the line).
+  Every JSON document goes through :func:`parse_json`, which bounds its nesting and its numbers
+  (an integer of 10**400 is refused where it is parsed, not met as an OverflowError later).
 - Atomic files: :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_lines_atomic`
   write a temporary file (in a marked hidden folder beside the target) and rename it into place.
 - Staged folders: :func:`staged` yields a hidden folder beside the target and renames it into
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import re
 import shutil
@@ -50,6 +53,9 @@ SHOWN = 5
 MAX_JSON_DEPTH = 64
 """The deepest nesting of a JSON document or record read (a run's documents nest a few levels);
 deeper is refused before any reader walks it."""
+MAX_JSON_INT_DIGITS = 20
+"""The most digits of a JSON integer read (a 64-bit count has 20); a longer one is refused
+before any reader turns it into a float (``float(10**400)`` is an OverflowError)."""
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -72,11 +78,34 @@ def read_json(path: Path) -> dict[str, Any]:
     return document
 
 
+def _json_int(text: str) -> int:
+    """A JSON integer, at most :data:`MAX_JSON_INT_DIGITS` digits (else a ValueError)."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_INT_DIGITS:
+        raise ValueError(
+            f"an integer of {digits} digits ({text[:12]}...), over the {MAX_JSON_INT_DIGITS} a "
+            "number may have"
+        )
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused (ValueError) when it is too large for a
+    float (``1e400`` would be read as infinity)."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:24]} is too large for a float")
+    return value
+
+
 def parse_json(text: str) -> Any:
-    """``json.loads`` of ``text``, refusing (ValueError) a document nested deeper than
-    :data:`MAX_JSON_DEPTH` (one nested 100,000 deep included: no RecursionError)."""
+    """``json.loads`` of ``text``, the one JSON parser of the project's readers: refusing
+    (ValueError) a document nested deeper than :data:`MAX_JSON_DEPTH` (one nested 100,000 deep
+    included: no RecursionError) and a number out of bounds (:func:`_json_int`,
+    :func:`_json_float`); ``NaN`` and ``Infinity`` are read as ``json`` reads them, for the
+    readers that check numbers to refuse."""
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_int=_json_int, parse_float=_json_float)
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     level: list[tuple[Any, int]] = [(document, 1)]
@@ -281,7 +310,7 @@ def _read_marker(path: Path) -> dict[str, Any] | None:
     if path.is_symlink():
         return None
     try:
-        marker = json.loads(path.read_text(encoding="utf-8"))
+        marker = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return marker if isinstance(marker, dict) else None
@@ -411,7 +440,7 @@ def marked_by(path: Path) -> str | None:
     if len(head) > MAX_MARKED_JSON or not head.lstrip().startswith(b"{"):
         return None
     try:
-        document = json.loads(head.decode("utf-8"))
+        document = parse_json(head.decode("utf-8"))
     except ValueError:
         return None
     mark = document.get(MARK_KEY) if isinstance(document, dict) else None

@@ -383,3 +383,25 @@ def test_json_nested_too_deep_is_refused_naming_the_file(tmp_path: Path, depth: 
 def test_json_nested_to_the_limit_is_read(tmp_path: Path):
     (tmp_path / "doc.json").write_text('{"a": ' + "[" * 63 + "]" * 63 + "}", encoding="utf-8")
     assert "a" in read_json(tmp_path / "doc.json")
+
+
+def test_every_json_number_is_bounded_where_it_is_parsed(tmp_path: Path):
+    """An integer of 10**400 (an OverflowError once a reader makes it a float) and a number too
+    large for a float are refused by the one parser, naming the file (and the line)."""
+    from bla_eval.outputs import MAX_JSON_INT_DIGITS, owner, parse_json
+
+    (tmp_path / "results.json").write_text('{"n": ' + str(10**400) + "}", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"results.json is not valid JSON: an integer of 401 dig"):
+        read_json(tmp_path / "results.json")
+    line = '{"task": "t", "id": "1", "scores": [-' + str(10**400) + "]}\n"
+    (tmp_path / "scores.jsonl").write_text(line, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"scores.jsonl: line 1 is not a score record: an integ"):
+        read_records(tmp_path / "scores.jsonl")
+    with pytest.raises(ValueError, match="the number 1e400 is too large for a float"):
+        parse_json('{"a": 1e400}')
+    largest = int("9" * MAX_JSON_INT_DIGITS)
+    assert parse_json(f"[{largest}, -{largest}, 0.5, 1e308]") == [largest, -largest, 0.5, 1e308]
+    (tmp_path / OWNER_FILE).write_text(
+        '{"command": "x", "files": [], "n": ' + str(10**400) + "}", encoding="utf-8"
+    )
+    assert owner(tmp_path) is None  # a marker with such a number is no marker

@@ -178,7 +178,11 @@ def _check_shape(
 def _score(value: Any) -> str | None:
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         return "not a number"
-    return None if math.isfinite(value) else "not a finite number"
+    try:  # a record built in memory may hold an int too large for a float (the reader refuses it)
+        finite = math.isfinite(value)
+    except OverflowError:
+        finite = False
+    return None if finite else "not a finite number"
 
 
 def _label(value: Any) -> str | None:

@@ -158,6 +158,7 @@ def _metric(value: Any) -> dict[str, Any]:
         (_metric(5.0), "metric 'accuracy' must be a proportion in [0, 1], not 5.0"),
         (_metric(float("nan")), "must be a finite number, not nan"),
         (_metric(float("inf")), "must be a finite number, not inf"),
+        (_metric(10**400), "is not an inspect log: an integer of 401 digits"),
         (_metric(True), "must be a finite number, not True"),
         (_metric(-0.5), "must be at least 0, not -0.5"),
         (_metric("0.5"), "must be a finite number, not '0.5'"),

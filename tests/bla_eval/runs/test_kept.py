@@ -92,6 +92,7 @@ MALFORMED = {
     "an infinite score": (_edit("scores", [math.inf, 0.1, 0.2, 0.3]), "not a finite number"),
     "a boolean score": (_edit("scores", [True, 0.1, 0.2, 0.3]), "not a number"),
     "a string score": (_edit("scores", ["0.5", 0.1, 0.2, 0.3]), "not a number"),
+    "a score of 10**400": (_edit("scores", [10**400, 0.1, 0.2, 0.3]), "an integer of 401"),
     "three scores for four captions": (_edit("scores", [0.1, 0.2, 0.3]), "scores must be 4"),
     "scores as an object": (_edit("scores", {"a": 1}), "scores must be 4"),
     "a numeric id": (_edit("id", 7), "id must be a string"),
