@@ -3,10 +3,12 @@
 A table is a list of column names and rows of cells (strings, numbers or None). Numbers are
 written with ``digits`` decimals, p-values (a column named ``p``, ``p_...`` or ``p (...)``) with
 :data:`P_DIGITS` significant digits (below :data:`P_FLOOR`: ``<0.001``); None is an empty cell.
-Every text (title, column name, cell) is made one line without control characters and escaped
-for its format (:func:`markdown_cell`, :func:`latex_cell`), so a display name cannot break a
-table or inject LaTeX. Standard library only (the main command prints these tables without
-pandas).
+Every text (title, column name, cell) goes through one function, :func:`escape`: made one line
+without control characters and escaped for its format (:func:`markdown_cell`, :func:`latex_cell`;
+CSV's quoting is the ``csv`` module's), so a display name cannot break a table, add a row or
+inject LaTeX. The Markdown and CSV tables of ``bla-eval analyze`` (pandas frames) are written by
+the same functions (:func:`markdown_row`, :func:`frame_csv`). Standard library only (the main
+command prints these tables without pandas).
 """
 
 from __future__ import annotations
@@ -84,6 +86,55 @@ def latex_cell(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(c, c) for c in plain(text))
 
 
+def escape(text: Any, fmt: str) -> str:
+    """The one escaping of a table's text (title, column name, cell) for ``fmt``: one line
+    without control characters, then Markdown's pipes or LaTeX's specials escaped (CSV: the
+    ``csv`` writer quotes commas and quotes)."""
+    if fmt == "markdown":
+        return markdown_cell(str(text))
+    if fmt == "latex":
+        return latex_cell(str(text))
+    if fmt == "csv":
+        return plain(str(text))
+    raise ValueError(f"unknown table format {fmt!r}: expected one of {', '.join(TABLE_FORMATS)}")
+
+
+def markdown_row(cells: Iterable[Any]) -> str:
+    """One Markdown table row, each cell through :func:`escape` (so it has as many cells as
+    given, whatever they hold)."""
+    return "| " + " | ".join(escape(c, "markdown") for c in cells) + " |"
+
+
+def csv_lines(rows: Iterable[Sequence[Any]]) -> str:
+    """CSV rows (the first the header), each cell through :func:`escape`; no final newline."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in rows:
+        writer.writerow([escape(c, "csv") for c in row])
+    return buffer.getvalue().rstrip("\n")
+
+
+def _frame_value(value: Any) -> Any:
+    """A frame's value in CSV as pandas writes it: NaN and None empty, numbers in full."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def frame_csv(frame: Any, index: bool = True) -> str:
+    """A pandas frame as CSV (its index first, as ``to_csv`` writes it), every label and text
+    through :func:`escape`; ends with a newline."""
+    names = [n or "" for n in frame.index.names] if index else []
+    columns = [" ".join(map(str, c)) if isinstance(c, tuple) else c for c in frame.columns]
+    rows: list[Sequence[Any]] = [[*names, *columns]]
+    for key, row in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
+        keys = (list(key) if isinstance(key, tuple) else [key]) if index else []
+        rows.append([_frame_value(v) for v in [*keys, *row]])
+    return csv_lines(rows) + "\n"
+
+
 def group_label(index: int) -> str:
     """The label of tied group ``index`` (0-based): a ... z, then aa, ab, ... (never reused)."""
     label = ""
@@ -110,11 +161,8 @@ def _cells(table: Table, row: Sequence[Any], digits: int) -> list[str]:
 
 
 def markdown(table: Table, digits: int = 2) -> str:
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
-
-    lines = [line([str(c) for c in table.columns]), "|" + "---|" * len(table.columns)]
-    lines += [line(_cells(table, row, digits)) for row in table.rows]
+    lines = [markdown_row(table.columns), "|" + "---|" * len(table.columns)]
+    lines += [markdown_row(_cells(table, row, digits)) for row in table.rows]
     return "\n".join(lines)
 
 
@@ -125,26 +173,22 @@ def latex(table: Table, digits: int = 2) -> str:
     ]
     spec = "".join("r" if n and table.rows else "l" for n in numeric)
     lines = [
-        f"% {latex_cell(table.title)}",
+        f"% {escape(table.title, 'latex')}",
         f"\\begin{{tabular}}{{{spec}}}",
         "\\hline",
-        " & ".join(latex_cell(str(c)) for c in table.columns) + r" \\",
+        " & ".join(escape(c, "latex") for c in table.columns) + r" \\",
         "\\hline",
     ]
     lines += [
-        " & ".join(latex_cell(c) for c in _cells(table, row, digits)) + r" \\" for row in table.rows
+        " & ".join(escape(c, "latex") for c in _cells(table, row, digits)) + r" \\"
+        for row in table.rows
     ]
     lines += ["\\hline", "\\end{tabular}"]
     return "\n".join(lines)
 
 
 def csv_text(table: Table, digits: int = 2) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([plain(str(c)) for c in table.columns])
-    for row in table.rows:
-        writer.writerow(_cells(table, row, digits))
-    return buffer.getvalue().rstrip("\n")
+    return csv_lines([table.columns, *(_cells(table, row, digits) for row in table.rows)])
 
 
 def render(tables: Sequence[Table], fmt: str, digits: int = 2) -> str:

@@ -71,3 +71,89 @@ def test_group_marks_stay_readable_past_26_groups():
 
 def test_a_display_name_is_one_line_without_control_characters():
     assert display_name({"display_name": "a\nb\x1b[31m|c", "model": "m"}) == "a b|c"
+
+
+# ----------------------------------------------------------------------------- every command
+NAMES = ["evil\nname | x", 'L\\input{x} & 100% $ #_, "q"']
+"""Run names with a line break and a pipe, LaTeX's specials, a comma and quotes."""
+
+
+def _markdown_rows_agree(text: str) -> int:
+    """Every Markdown table of ``text`` has as many cells in each row as in its header; the
+    number of table rows."""
+    count, width = 0, None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = line.replace("\\\\", "").replace("\\|", "").count("|")
+        width = width or cells
+        assert cells == width, line
+        count += 1
+    return count
+
+
+def _csv_rows_agree(text: str) -> None:
+    """Every row of a CSV text has the header's number of cells, one row per line."""
+    lines = text.strip("\n").split("\n")
+    rows = list(csv.reader(io.StringIO(text)))
+    assert len(rows) == len(lines) and {len(r) for r in rows} == {len(rows[0])}, text
+
+
+def test_frames_and_rows_of_pandas_go_through_the_one_escape():
+    import pandas as pd
+    from bla_eval.tables import escape, frame_csv, markdown_row
+
+    frame = pd.DataFrame({NAMES[0]: [0.5, float("nan")], NAMES[1]: ["a,b", 'say "x"']})
+    frame.index = pd.Index([NAMES[1], "plain"], name="model\nname")
+    text = frame_csv(frame)
+    _csv_rows_agree(text)
+    assert pd.read_csv(io.StringIO(text), index_col=0).iloc[0, 1] == "a,b"
+    assert _markdown_rows_agree(markdown_row([NAMES[0], 1, NAMES[1]])) == 1
+    assert escape(NAMES[1], "latex").count("&") == 1  # the one \&
+    with pytest.raises(ValueError, match="unknown table format 'html'"):
+        escape("x", "html")
+
+
+def test_compare_and_analyze_keep_every_row_whole_in_every_format(
+    co_run, built_dataset, tmp_path, capsys
+):
+    """The probe's run names through ``compare`` (printed in each format, and its written
+    files) and ``analyze`` (its report and CSVs): every row has the right number of cells."""
+    import json
+    import shutil
+
+    from bla_eval.cli import main as bla_eval
+
+    runs = []
+    for k, name in enumerate(NAMES):
+        run = tmp_path / f"run{k}"
+        shutil.copytree(co_run, run)
+        results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+        results.update(display_name=name, model=f"models/{NAMES[0]} {name}")  # analyze: the model
+        (run / "results.json").write_text(json.dumps(results), encoding="utf-8")
+        runs.append(str(run))
+    for fmt in ("markdown", "latex", "csv"):
+        capsys.readouterr()
+        assert bla_eval(["compare", *runs, "--resamples", "20", "--table-format", fmt]) == 0
+        printed = capsys.readouterr().out
+        if fmt == "markdown":
+            assert _markdown_rows_agree(printed) == 2 + 6 + 2 + 2
+        elif fmt == "latex":
+            rows = [line for line in printed.splitlines() if line.endswith(r" \\")]
+            assert len(rows) == 2 * 1 + 6 + 2 and {r.count(" & ") for r in rows} == {8, 9}
+            assert "\\input" not in printed
+        else:
+            for block in printed.strip().split("\n\n"):
+                _csv_rows_agree(block.split("\n", 1)[1])
+    assert bla_eval(["compare", *runs, "--resamples", "20", "--output", str(tmp_path / "cmp")]) == 0
+    _markdown_rows_agree((tmp_path / "cmp" / "compare.md").read_text(encoding="utf-8"))
+    _csv_rows_agree((tmp_path / "cmp" / "leaderboard.csv").read_text(encoding="utf-8"))
+    argv = ["analyze", runs[1], "--data", built_dataset, "--output", tmp_path / "analysis"]
+    assert bla_eval([str(a) for a in argv]) == 0
+    analysis = tmp_path / "analysis"
+    report = (analysis / "report.md").read_text(encoding="utf-8")
+    assert _markdown_rows_agree(report) > 10
+    assert report.startswith(f"# BLA analysis: evil name | x {NAMES[1]}\n")
+    for path in analysis.glob("*.csv"):
+        _csv_rows_agree(path.read_text(encoding="utf-8"))

@@ -30,6 +30,7 @@ from bla_metric.references import CHANCE
 
 from ..outputs import check_replaceable, staged
 from ..runs.check import is_probabilistic
+from ..tables import frame_csv, markdown_row, plain
 from . import orders, regression, robustness, thesis_tables
 from .rundata import Run, attach_rows, images_of, load_run
 
@@ -57,9 +58,9 @@ def task_abbreviation(config: str) -> str:
 
 
 def model_label(run: Run) -> str:
-    """A short column name for the run's model (file or repo name)."""
+    """A short column name for the run's model (file or repo name), on one line."""
     name = run.model.rstrip("/").split("/")[-1]
-    return name[:-5] if name.endswith(".gguf") else name
+    return plain(name[:-5] if name.endswith(".gguf") else name)
 
 
 @dataclass
@@ -94,11 +95,11 @@ def markdown(frame: pd.DataFrame, index: bool = True) -> str:
     """A frame as a Markdown table (no extra dependency)."""
     names = [n or "" for n in frame.index.names] if index else []
     columns = names + [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines = [markdown_row(columns), "|" + "---|" * len(columns)]
     for key, row in frame.iterrows():
         keys = list(key) if isinstance(key, tuple) else [key]
         cells = ([_cell(k) for k in keys] if index else []) + [_cell(v) for v in row.tolist()]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(markdown_row(cells))
     return "\n".join(lines)
 
 
@@ -380,19 +381,20 @@ def calibration_section(run: Run, out: Analysis) -> None:
         "",
         "The model's probability that a sentence is true, in 10 equal-width bins: mean P(yes) "
         "against the share of true sentences. Expected calibration error ECE = Σ_b (n_b / N) "
-        "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`) with a 95% interval over "
-        "1,000 bootstrap resamples of the datapoints; the floor is the mean ECE of labels drawn "
-        "true with the model's own P(yes) (perfect calibration scores about this much on this "
-        "many sentences: an ECE near it shows no miscalibration). BLA has two true and two false "
+        "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`); no interval is given (none "
+        "was found that covers). The floor is the mean ECE of 1,000 sets of labels drawn true "
+        "with the model's own P(yes) (perfect calibration scores about this much on this many "
+        "sentences) and p is the test of calibration against them (the share of those sets with "
+        "an ECE at least as large: p < 0.05 is evidence of miscalibration). BLA has two true and "
+        "two false "
         "sentences per image, so a model saying 0.5 to everything has ECE 0: read ECE beside the "
         "Brier score (mean (P(yes) − label)², 0.25 for a constant 0.5).",
         "",
-        "| task | ECE (%) | 95% CI | floor (%) | Brier |",
+        "| task | ECE (%) | floor (%) | p (calibrated) | Brier |",
         "|---|---|---|---|---|",
         *[
-            f"| {task_abbreviation(c)} | {100 * e:.2f} | [{100 * summaries[c]['ci'][0]:.2f}, "
-            f"{100 * summaries[c]['ci'][1]:.2f}] | {100 * summaries[c]['floor']:.2f} | "
-            f"{summaries[c]['brier']:.3f} |"
+            f"| {task_abbreviation(c)} | {100 * e:.2f} | {100 * summaries[c]['floor']:.2f} | "
+            f"{summaries[c]['p_value']:.3g} | {summaries[c]['brier']:.3f} |"
             for c, e in errors.items()
         ],
         "",
@@ -420,7 +422,7 @@ def _extreme_markdown(
             "|---|---|---|",
         ]
         order = sorted(record_types, key=lambda t: row[f"rank {t}"])
-        lines += [f"| {row[f'rank {t}']} | {t} | {row[t]} |" for t in order]
+        lines += [markdown_row([row[f"rank {t}"], t, row[t]]) for t in order]
         lines.append("")
     return lines
 
@@ -589,7 +591,7 @@ def write_analysis(analysis: Analysis, target: Path) -> Path:
     folder an earlier ``bla-eval analyze`` wrote)."""
     with staged(target, ANALYZE_COMMAND) as stage:
         for name, frame in analysis.tables.items():
-            frame.to_csv(stage / f"{name}.csv")
+            (stage / f"{name}.csv").write_text(frame_csv(frame), encoding="utf-8")
         for name, png in analysis.figures.items():
             (stage / f"{name}.png").write_bytes(png)
         if analysis.thumbnails:
