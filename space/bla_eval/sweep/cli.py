@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 def sweep(args: argparse.Namespace) -> int:
     """Run the plan's unfinished cells, print the leaderboards; the exit status."""
     from .folder import SweepFolder
-    from .job import Job
+    from .job import Job, Outcome
     from .plan import read_plan
     from .progress import Events
     from .report import leaderboards
@@ -96,9 +96,11 @@ def sweep(args: argparse.Namespace) -> int:
     folder.check_output()
     folder.path.mkdir(parents=True, exist_ok=True)
     with folder.lock():
+        folder.check_output()  # again, now that no other sweep changes it
         folder.check_plan(plan)
         folder.record(plan)
         todo = [c for c in plan.cells if not folder.finished(c)]
+        held = {c.id: why for c in todo if (why := folder.held(c)) is not None}
         jobs = [
             Job(
                 c.id,
@@ -108,16 +110,19 @@ def sweep(args: argparse.Namespace) -> int:
                 args.cpus_per_cell,
             )
             for c in todo
+            if c.id not in held
         ]
-        events = Events(len(jobs), len(plan.cells) - len(jobs), show=not args.quiet)
+        events = Events(len(todo), len(plan.cells) - len(todo), show=not args.quiet)
         try:
+            for cell, why in held.items():  # a live process runs it: never started twice
+                events.finished(Outcome(cell, why))
             execute(args, jobs, events, folder.path)
         finally:
             events.close()
         failed = len(events.failed)
         print(
-            f"{len(plan.cells)} cells: {len(jobs) - failed} run now, "
-            f"{len(plan.cells) - len(jobs)} finished before, {failed} failed"
+            f"{len(plan.cells)} cells: {len(todo) - failed} run now, "
+            f"{len(plan.cells) - len(todo)} finished before, {failed} failed"
         )
         print(leaderboards(folder, plan.cells, args.resamples), end="")
     return FAILED_BASE + min(failed, MAX_FAILED_SHOWN) if failed else 0

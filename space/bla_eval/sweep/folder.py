@@ -1,6 +1,12 @@
 """The sweep folder: ``plan.yaml`` as given, ``sweep.json`` (each cell's settings), one run
-folder per cell (``benchmark/protocol/model``), the leaderboards; its marker names
-``bla-eval sweep`` and lists its cells, and its lock is held while a sweep runs."""
+folder per cell (``benchmark/protocol/model``), the leaderboards (``leaderboards/benchmark/
+protocol``); its marker names ``bla-eval sweep`` and lists its cells, and its lock is held while
+a sweep runs.
+
+Every folder name the sweep derives is one path component of a plan entry's name (which holds
+no ``/``), so two cells or leaderboards never share a folder; no level of the folder may be a
+symbolic link. A cell already in the folder is trusted only with the settings its plan gives:
+both ``sweep.json`` and the cell's own ``run.json`` are compared with the plan."""
 
 from __future__ import annotations
 
@@ -21,7 +27,8 @@ from ..outputs import (
     write_text_atomic,
 )
 from ..runs import RESULTS_FILE
-from .plan import Cell, Plan
+from ..runs.files import RUN_FILE
+from .plan import Cell, Plan, brief
 
 SWEEP_COMMAND = "bla-eval sweep"
 PLAN_FILE = "plan.yaml"
@@ -41,6 +48,10 @@ class SweepFolder:
 
     def cell_path(self, cell: Cell) -> Path:
         return self.path / cell.id
+
+    def leaderboard_path(self, benchmark: str, protocol: str) -> Path:
+        """``leaderboards/<benchmark>/<protocol>``: a folder per pair (names hold no ``/``)."""
+        return self.path / LEADERBOARDS / benchmark / protocol
 
     def recorded_cells(self) -> dict[str, dict[str, Any]]:
         """Cell id -> the score-deciding settings ``sweep.json`` recorded (empty when new)."""
@@ -82,23 +93,78 @@ class SweepFolder:
                 f"output {target} holds entries {SWEEP_COMMAND} did not write ({shown(foreign)}): "
                 "move them away or choose another folder"
             )
+        self._check_levels(path, cells)
+
+    def _check_levels(self, path: Path, cells: list[str]) -> None:
+        """Below the top: every folder on the way to a cell is one the marker's cells name, and
+        no entry of a cell's or a leaderboard's levels is a symbolic link (a link would send a
+        run or a comparison into a folder of the user's)."""
+        known = {"/".join(c.split("/")[:n]) for c in cells for n in (1, 2, 3)}
+        for top in sorted({c.split("/")[0] for c in cells} | {LEADERBOARDS}):
+            for level in (1, 2):
+                for entry in _entries_at(path / top, level):
+                    name = f"{top}/{entry}"
+                    if (path / name).is_symlink():
+                        raise ValueError(
+                            f"{self.path / name} is a symbolic link: {SWEEP_COMMAND} writes no "
+                            "cell or leaderboard through one; remove it"
+                        )
+                    if top != LEADERBOARDS and name not in known:
+                        raise FileExistsError(
+                            f"output {self.path} holds {name}, which {SWEEP_COMMAND} did not "
+                            "write: move it away or choose another folder"
+                        )
 
     def check_plan(self, plan: Plan) -> None:
         """Refuse a plan that gives a cell already in the folder other score-deciding settings
-        (one line naming the cell and the first setting)."""
+        than ``sweep.json`` or the cell's own ``run.json`` records (one line naming the cell and
+        the first setting); a finished cell without its ``run.json`` cannot be checked and is
+        refused too."""
         recorded = self.recorded_cells()
         for cell in plan.cells:
-            before = recorded.get(cell.id)
-            if before is None or not self.cell_path(cell).exists():
+            if not os.path.lexists(self.cell_path(cell)):
                 continue
-            now = cell.recorded()
-            changed = sorted(k for k in {*before, *now} if before.get(k) != now.get(k))
-            if changed:
-                k = changed[0]
+            before = recorded.get(cell.id)
+            if before is not None:
+                now = cell.recorded()
+                changed = sorted(k for k in {*before, *now} if before.get(k) != now.get(k))
+                if changed:
+                    k = changed[0]
+                    self._refuse_change(cell, k, before.get(k), now.get(k), SWEEP_FILE)
+            self._check_run_settings(cell)
+
+    def _check_run_settings(self, cell: Cell) -> None:
+        """The cell's ``run.json`` against the settings its run would record for the plan's
+        (``bla_eval.runs.settings``: the rule a resume applies; the model's kind, when the plan
+        names none, and its content hash are taken as recorded)."""
+        from ..runs.settings import MODEL_HASH, changed_settings
+
+        path = self.cell_path(cell) / RUN_FILE
+        if not path.is_file():
+            if self.finished(cell):
                 raise ValueError(
-                    f"the plan changes cell {cell.id} of {self.path} ({k}: {before.get(k)!r} -> "
-                    f"{now.get(k)!r}): give it a new name, or remove {self.cell_path(cell)}"
+                    f"cell {cell.id} of {self.path} has its {RESULTS_FILE} but no {RUN_FILE}, so "
+                    f"its settings cannot be checked against the plan: remove "
+                    f"{self.cell_path(cell)}"
                 )
+            return
+        before = read_json(path)
+        before.pop(MODEL_HASH, None)
+        try:
+            now = run_settings(cell, self.path, before.get("kind"))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"cell {cell.id} of {self.path}: {err}") from None
+        changed = changed_settings(before, now)
+        if changed:
+            k, (was, will) = next(iter(changed.items()))
+            self._refuse_change(cell, k, was, will, f"{cell.id}/{RUN_FILE}")
+
+    def _refuse_change(self, cell: Cell, key: str, before: Any, now: Any, where: str) -> None:
+        raise ValueError(
+            f"the plan changes cell {cell.id} of {self.path} ({key}: {brief(before)} -> "
+            f"{brief(now)}) against its {where}: give it a new name, or remove "
+            f"{self.cell_path(cell)}"
+        )
 
     def lock(self) -> AbstractContextManager[None]:
         """Hold the sweep's lock (``.bla-sweep.lock``); a second sweep stops at once."""
@@ -113,6 +179,56 @@ class SweepFolder:
         write_text_atomic(self.path / PLAN_FILE, plan.text)
         write_json_atomic(self.path / SWEEP_FILE, {"command": SWEEP_COMMAND, "cells": cells})
 
+    def held(self, cell: Cell) -> str | None:
+        """Why the cell may not start now: a live process holds its run folder's lock (a worker
+        of an earlier sweep that still runs it, or a ``bla-eval`` of the user's); None when free.
+        The lock is the run's own (``RunFolder.lock``), taken and given back at once."""
+        from ..cli_common import one_line
+        from ..runs import RunFolder
+
+        path = self.cell_path(cell)
+        if not path.is_dir() or path.is_symlink():
+            return None
+        try:
+            with RunFolder(path).lock():
+                return None
+        except ValueError as err:
+            return f"not started: {one_line(err)}"
+
     def finished(self, cell: Cell) -> bool:
-        """The cell's run wrote its ``results.json`` (a run removes it when it starts)."""
+        """The cell's run wrote its ``results.json`` (a run removes it when it starts); whether
+        its settings are the plan's is :meth:`check_plan`'s."""
         return (self.cell_path(cell) / RESULTS_FILE).is_file()
+
+
+def run_settings(cell: Cell, root: Path, kind: str | None) -> dict[str, Any]:
+    """What the cell's run records in ``run.json`` (``bla_eval.runs.settings.resume_settings``)
+    for the plan's settings: data and tasks resolved as the run resolves them, the model's
+    ``kind`` as the plan names it, else ``kind`` (as recorded: detecting it loads the model)."""
+    from ..benchmarks import get_benchmark
+    from ..protocols import get_protocol
+    from ..runs.settings import resume_settings
+
+    config = cell.config(root, True)
+    bench = get_benchmark(config.benchmark)
+    tasks = [bench.resolve_task(t) for t in (config.tasks or bench.task_names())]
+    tasks = get_protocol(config.protocol).run_tasks(bench.name, tasks, bool(config.tasks))
+    kind = config.kind or kind
+    if not isinstance(kind, str):
+        raise ValueError(f"its {RUN_FILE} records no model kind")
+    return resume_settings(config, kind, bench.data_or_default(config.data), tasks)
+
+
+def _entries_at(folder: Path, level: int) -> list[str]:
+    """The entries ``level`` folders below ``folder`` (``a`` at 1, ``a/b`` at 2), relative;
+    symbolic links are listed, not followed."""
+    found = [""]
+    for _ in range(level):
+        below = []
+        for rel in found:
+            current = folder / rel if rel else folder
+            if current.is_symlink() or not current.is_dir():
+                continue
+            below += [f"{rel}/{e}" if rel else e for e in sorted(os.listdir(current))]
+        found = below
+    return found

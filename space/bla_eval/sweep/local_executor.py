@@ -1,13 +1,22 @@
 """``--executor local``: N worker processes on this machine, each given one GPU of
 ``CUDA_VISIBLE_DEVICES`` (or of those torch sees) in turn; a worker that dies fails its cell
-only, and a new one takes its place."""
+only, and a new one takes its place.
+
+The workers die with the sweep, however it ends: each leads its own process group (what it
+starts goes with it) and, on Linux, asks the kernel for SIGKILL when the sweep's process ends
+(``prctl(PR_SET_PDEATHSIG)``; elsewhere a thread watches the parent's pid), so a ``kill -9`` of
+the sweep leaves no worker finishing a cell that the rerun starts again."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
@@ -30,8 +39,39 @@ def visible_gpus() -> list[str]:
         return []
 
 
-def _serve(conn: Connection, gpu: str | None) -> None:
-    """A worker: run the jobs sent until None comes (its GPU set before torch is imported)."""
+PR_SET_PDEATHSIG = 1
+"""``prctl``'s option: the signal a process gets when its parent ends (``linux/prctl.h``)."""
+WATCH_SECONDS = 1.0
+
+
+def die_with(parent: int) -> None:
+    """End this process when the process ``parent`` (which started it) ends, ``kill -9``
+    included: the kernel's parent-death signal on Linux, a thread watching the parent's pid
+    elsewhere; when ``parent`` has ended already, now. This process also leads its own process
+    group, so the sweep can end what it starts with it."""
+    with contextlib.suppress(OSError):  # already a group leader
+        os.setpgid(0, 0)
+    armed = False
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    if os.getppid() != parent:  # it ended before the signal was asked for
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_SECONDS)
+    os._exit(1)
+
+
+def _serve(conn: Connection, gpu: str | None, parent: int) -> None:
+    """A worker: run the jobs sent until None comes (its GPU set before torch is imported);
+    it dies with the sweep's process ``parent``."""
+    die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the sweep, which ends us
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
@@ -43,10 +83,18 @@ class _Worker:
     def __init__(self, context: Any, gpu: str | None) -> None:
         self.conn, child = context.Pipe()
         self.gpu = gpu
-        self.process = context.Process(target=_serve, args=(child, gpu), daemon=True)
+        self.process = context.Process(target=_serve, args=(child, gpu, os.getpid()), daemon=True)
         self.process.start()
         child.close()
         self.job: Job | None = None
+
+    def kill(self) -> None:
+        """End the worker and whatever it started (its process group)."""
+        pid = self.process.pid
+        with contextlib.suppress(OSError):
+            if pid is not None and os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+        self.process.kill()
 
 
 def run_local(jobs: Sequence[Job], events: Events, workers: int = 1) -> None:
@@ -82,7 +130,7 @@ def run_local(jobs: Sequence[Job], events: Events, workers: int = 1) -> None:
                 events.finished(outcome)
     except BaseException:  # interrupted: the cells running now are resumed by the rerun
         for w in pool:
-            w.process.kill()
+            w.kill()
         raise
     finally:
         for w in pool:
@@ -92,5 +140,5 @@ def run_local(jobs: Sequence[Job], events: Events, workers: int = 1) -> None:
         for w in pool:
             w.process.join(timeout=10)
             if w.process.is_alive():
-                w.process.kill()
+                w.kill()
                 w.process.join()

@@ -26,7 +26,16 @@ NOT_IN_PLAN = ("output_dir", "resume", "table_format", "plot")
 """Settings the sweep itself decides (the cell's folder, resuming) or that print (the report)."""
 ONLY = "protocols"
 """A model entry's key: the protocol entries it runs (default: all)."""
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,79}")
+"""An entry's folder name, matched whole (``fullmatch``: no trailing newline slips through)."""
+MAX_PLAN_BYTES = 1024 * 1024
+"""The largest plan read (a plan of a thousand models is a few hundred kilobytes)."""
+MAX_PLAN_DEPTH = 16
+"""The deepest nesting of collections in a plan (a plan nests four levels)."""
+MAX_PLAN_NODES = 100_000
+"""The most values a plan may hold once its aliases are expanded (a YAML alias bomb holds
+billions)."""
+SHOWN_CHARS = 60
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
 HINTS = typing.get_type_hints(RunConfig)
 
@@ -86,8 +95,14 @@ def _value(where: str, key: str, value: Any) -> Any:
     if not isinstance(value, tuple(a for a in allowed if isinstance(a, type))) or (
         isinstance(value, bool) and bool not in allowed
     ):
-        raise PlanError(f"{where} has the wrong type ({type(value).__name__}: {value!r})")
+        raise PlanError(f"{where} has the wrong type ({type(value).__name__}: {brief(value)})")
     return value
+
+
+def brief(value: Any) -> str:
+    """A value in an error, cut to :data:`SHOWN_CHARS` (the plan's bounds keep its repr small)."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def _settings(where: str, mapping: Any) -> dict[str, Any]:
@@ -140,13 +155,14 @@ def _entries(
         if section == "models" and "model" not in settings:
             raise PlanError(f"{where}: the key 'model' is missing")
         name = str(name) if name is not None else _default_name(section, settings)
-        if not NAME_RE.match(name):
+        if not NAME_RE.fullmatch(name):
             raise PlanError(
-                f"{where}.name: {name!r} is no folder name (letters, digits, . _ + -; at most 80)"
+                f"{where}.name: {brief(name)} is no folder name (letters, digits, . _ + -; at "
+                "most 80)"
             )
         if section == "models" and "name" not in settings:
             settings.setdefault("name", name)  # the display name in the leaderboard
-        if name in (n for n, _ in out):
+        if name.casefold() in (n.casefold() for n, _ in out):  # one folder where case is ignored
             raise PlanError(f"{where}.name: {name!r} is given twice: give each entry its own")
         out.append((name, settings))
     return out
@@ -162,12 +178,54 @@ def _check(cell: Cell) -> None:
         bench.resolve_task(task)
 
 
+def _check_bounds(yaml: Any, text: str, source: str) -> None:
+    """Refuse a plan larger than :data:`MAX_PLAN_BYTES`, nested deeper than
+    :data:`MAX_PLAN_DEPTH` or holding more than :data:`MAX_PLAN_NODES` values with its aliases
+    expanded, from the parser's events, before any object is built (the composer recurses, and
+    an alias bomb is small until something walks it)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_PLAN_BYTES:
+        raise PlanError(f"{source}: {size} bytes, over the {MAX_PLAN_BYTES} a plan may have")
+    total, depth = 0, 0
+    anchors: dict[str, int] = {}
+    opened: list[tuple[str | None, int]] = []  # (anchor, total before) of each open collection
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_PLAN_DEPTH:
+                line = event.start_mark.line + 1
+                raise PlanError(
+                    f"{source}: nested deeper than {MAX_PLAN_DEPTH} levels (line {line})"
+                )
+            opened.append((event.anchor, total))
+            total += 1
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            anchor, before = opened.pop()
+            if anchor is not None:
+                anchors[anchor] = total - before
+        elif isinstance(event, yaml.ScalarEvent):
+            total += 1
+            if event.anchor is not None:
+                anchors[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            total += anchors.get(event.anchor, 1)
+        if total > MAX_PLAN_NODES:
+            line = event.start_mark.line + 1
+            raise PlanError(
+                f"{source}: more than {MAX_PLAN_NODES} values with its aliases expanded (line "
+                f"{line}): a plan this large is refused"
+            )
+
+
 def parse_plan(text: str, source: str = "plan") -> Plan:
     """The cells of a plan's YAML ``text`` (``source`` names it in errors); each cell's settings
-    are checked by building its ``RunConfig``."""
+    are checked by building its ``RunConfig``. Its size, nesting and aliases are bounded
+    (:func:`_check_bounds`) before it is loaded."""
     import yaml
 
     try:
+        _check_bounds(yaml, text, source)
         doc = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
@@ -206,4 +264,12 @@ def read_plan(path: Path | str) -> Plan:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"plan not found: {path}")
-    return parse_plan(path.read_text(encoding="utf-8"), str(path))
+    with path.open("rb") as handle:
+        data = handle.read(MAX_PLAN_BYTES + 1)
+    if len(data) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: over the {MAX_PLAN_BYTES} bytes a plan may have")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise PlanError(f"{path} is not UTF-8 text (byte {err.start + 1})") from None
+    return parse_plan(text, str(path))

@@ -1,6 +1,6 @@
 """The sweep's leaderboards: per benchmark and protocol, ``bla-eval compare``'s report over the
 cells' run folders (table with CIs, rank intervals, tied groups; the plot), written under
-``leaderboards/`` of the sweep folder."""
+``leaderboards/<benchmark>/<protocol>/`` of the sweep folder."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..cli_common import one_line
 from ..extras import install_hint
-from .folder import LEADERBOARDS, SweepFolder
+from .folder import SweepFolder
 from .plan import Cell
 
 
@@ -32,7 +32,7 @@ def leaderboards(folder: SweepFolder, cells: Sequence[Cell], resamples: int, see
         if len(paths) < 2:
             parts.append(f"{title}\nOne finished model ({paths[0]}): nothing to rank.\n")
             continue
-        out = folder.path / LEADERBOARDS / f"{bench}--{protocol}"
+        out = folder.leaderboard_path(bench, protocol)
         try:
             report, _ = compare_many(paths, out, resamples, seed)
         except (ValueError, OSError, KeyError) as err:

@@ -100,7 +100,7 @@ def test_local_workers_give_the_cells_of_separate_runs_and_the_leaderboards(
     assert scores(out, separate) == separate
     assert "12 cells: 12 run now, 0 finished before, 0 failed" in printed
     assert "# Sweep leaderboard: bla, zero-shot" in printed and "| rank low |" in printed
-    assert (out / "leaderboards" / "bla--shuffled" / "leaderboard.png").is_file()
+    assert (out / "leaderboards" / "bla" / "shuffled" / "leaderboard.png").is_file()
     # every reader takes a cell as a run of its own; a rerun finds everything done
     cells = [str(out / "bla" / "zero-shot" / name) for name in ("clip2", "siglip")]
     assert bla_eval(["compare", *cells, "--resamples", "50"]) == 0
@@ -184,3 +184,93 @@ def test_a_worker_killed_mid_cell_fails_its_cell_and_the_rerun_completes_the_swe
     assert bla_eval(argv) == 0
     assert "1 run now, 2 finished before, 0 failed" in capsys.readouterr().out
     assert scores(out, ids) == {i: separate[i] for i in ids}
+
+
+# ----------------------------------------------------------------------------- kill -9 of the sweep
+DRIVER = """
+import json, sys
+from bla_eval.sweep.job import Job
+from bla_eval.sweep.local_executor import run_local
+from bla_eval.sweep.progress import Events
+
+job = Job(**json.loads(sys.argv[1]))
+run_local([job], Events(1, show=False), 1)
+"""
+
+
+def test_a_sweep_killed_with_kill_9_takes_its_workers_with_it(built_dataset, tmp_path):
+    """The probe: ``kill -9`` of the sweep while its worker is inside a cell (waiting on an
+    endpoint that never answers): the worker ends at once instead of finishing the cell."""
+    import json
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    server.settimeout(180)
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    settings = {"model": "m", "endpoint": url, "data": str(built_dataset), "tasks": ["ap"]}
+    settings |= {"limit": 1, "api_key_env": "BLA_TEST_KEY", "max_retries": 0}
+    settings |= {"request_timeout": 120.0}
+    job = {"id": "bla/zero-shot/m", "output_dir": str(tmp_path / "cell")}
+    job |= {"settings": settings, "resume": False}
+    env = {**os.environ, "BLA_TEST_KEY": "sk-test-0000000000000000", "OMP_NUM_THREADS": "1"}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, json.dumps(job)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        connection, _ = server.accept()  # the worker is inside the cell, waiting for an answer
+        workers = [
+            p
+            for p in _children(driver.pid)
+            if "resource_tracker" not in Path(f"/proc/{p}/cmdline").read_text(errors="replace")
+        ]
+        assert len(workers) == 1, workers
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _alive(workers[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(workers[0]), "the worker outlived the sweep"
+        connection.close()
+    finally:
+        driver.kill()
+        driver.wait()
+        server.close()
+
+
+def _alive(pid: int) -> bool:
+    """A process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_rerun_never_starts_a_cell_that_a_live_process_holds(tmp_path, capsys):
+    """A cell whose run folder's lock a live process holds (a worker of a killed sweep that
+    still runs it) is reported, not started; its folder is left as it is."""
+    from bla_eval.runs import RunFolder
+    from bla_eval.sweep.folder import SweepFolder
+    from bla_eval.sweep.plan import parse_plan
+
+    from tests.bla_eval.commands import snapshot
+
+    text = "models: [{model: org/clip-a, kind: clip}]\nbenchmarks: [bla]\n"
+    plan, out = tmp_path / "plan.yaml", tmp_path / "sweep"
+    plan.write_text(text, encoding="utf-8")
+    (cell,) = parse_plan(text).cells
+    SweepFolder(out).record(parse_plan(text))
+    (out / cell.id).mkdir(parents=True)
+    with RunFolder(out / cell.id).lock():
+        before = snapshot(out / cell.id)
+        capsys.readouterr()
+        assert sweep(plan, out) == 11
+        err = capsys.readouterr().err
+        assert f"bla-eval sweep: cell {cell.id} failed: not started: output folder" in err
+        assert f"is in use by another bla-eval run (process {os.getpid()})" in err
+        assert snapshot(out / cell.id) == before
