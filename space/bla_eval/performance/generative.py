@@ -9,7 +9,9 @@ per part and the largest score difference. The model has the shape of SmolVLM-25
 Idefics3 architecture: SigLIP-B/16 at 512 px, pixel-shuffle connector, SmolLM2-135M), with one
 512 px view per image (no image splitting) and a byte-level BPE tokenizer trained on the
 benchmark's sentences and prompts (so a prompt has about as many tokens as with SmolVLM's own
-tokenizer).
+tokenizer). ``--architecture NAME ...`` times rows of the architecture matrix instead
+(``bla_eval.testing.architectures``: tiny two-layer models with their real processors, so the
+ratio shows what the path saves in forward passes and tokens at tiny sizes, not at full size).
 """
 
 from __future__ import annotations
@@ -56,7 +58,6 @@ def time_paths(
 def main(argv: list[str] | None = None) -> None:
     """Time the fast and the plain path of the generative scorer on the same datapoints."""
     from ..benchmarks.bla import default_data
-    from ..scorers import LoadOptions, load_scorer
     from ..testing.generative import save_smolvlm_shaped
 
     p = argparse.ArgumentParser(
@@ -68,6 +69,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass")
     p.add_argument("--model", default=None, help="a generative model (default: SmolVLM-shaped)")
+    p.add_argument(
+        "--architecture",
+        nargs="+",
+        default=None,
+        help="rows of the architecture matrix to time (tiny models; default: SmolVLM-shaped)",
+    )
     p.add_argument("--device", default="cpu")
     p.add_argument(
         "--images-per-step", type=int, default=2, help="images per turn of each path (default 2)"
@@ -83,15 +90,28 @@ def main(argv: list[str] | None = None) -> None:
         f"datapoints: {len(items)}, images: {len(images)}, (image, sentence) pairs: {n_pairs}, "
         f"torch threads: {torch.get_num_threads()}"
     )
+    texts = [c for item in items for c in item.captions]
     with tempfile.TemporaryDirectory() as tmp:
-        model = args.model
-        if model is None:
-            texts = [c for item in items for c in item.captions]
-            model = str(save_smolvlm_shaped(Path(tmp) / "smolvlm-shaped", texts))
-        options = LoadOptions(device=args.device, dtype="float32")
-        scorer = load_scorer(model, "generative", args.batch_size, options)
-        scorer.score(images[:1], [queries[0][:1]])  # warm-up (allocations, lazy init)
-        result = time_paths(scorer, images, queries, args.images_per_step)
+        if args.architecture:
+            from ..testing.architectures import build_cached
+
+            for name in args.architecture:
+                print(f"-- {name}")
+                model = str(build_cached(name, texts, Path(tmp)))
+                report(model, args, images, queries)
+            return
+        model = args.model or str(save_smolvlm_shaped(Path(tmp) / "smolvlm-shaped", texts))
+        report(model, args, images, queries)
+
+
+def report(model: str, args: argparse.Namespace, images: Sequence[Any], queries: Any) -> None:
+    """Load ``model``, time both paths and print the times, the ratio and the difference."""
+    from ..scorers import LoadOptions, load_scorer
+
+    options = LoadOptions(device=args.device, dtype="float32")
+    scorer = load_scorer(model, "generative", args.batch_size, options)
+    scorer.score(images[:1], [queries[0][:1]])  # warm-up (allocations, lazy init)
+    result = time_paths(scorer, images, queries, args.images_per_step)
     fast, plain = result[scorer.path], result["plain"]
     diff = max_score_difference(fast["scores"], plain["scores"])
     print(f"fast path ({scorer.path}): {fast['seconds']:.1f} s  {fast['parts']}")
