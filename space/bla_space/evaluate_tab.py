@@ -63,7 +63,12 @@ def build(config: SpaceConfig) -> EvaluateTab:
             gr.Examples(
                 kind_examples(config.max_params),
                 inputs=[model, kind],
-                label="Examples: one model of each kind this Space can load",
+                label="Examples: models of each kind and family this Space can load",
+            )
+            gr.Markdown(
+                "Every architecture the engine is tested on, with the forward path it takes: "
+                "`docs/models.md` in the project's repository.",
+                elem_id="tested-architectures",
             )
         with gr.Column(scale=2):
             tasks = gr.CheckboxGroup(

@@ -37,14 +37,17 @@ def kind_menu() -> list[tuple[str, str]]:
 
 
 def kind_examples(max_params: float | None = None) -> list[list[str]]:
-    """One example model id per offered kind that names one (the kind filled in with it),
-    leaving out an example known to be larger than ``max_params``."""
-    infos = [KIND_INFO[k] for k in space_kinds() if KIND_INFO[k].example]
-    return [
-        [info.example, info.kind]
-        for info in infos
-        if max_params is None or info.example_params is None or info.example_params <= max_params
-    ]
+    """Example model ids of every offered kind (its main example, then models of its other
+    architecture families), the kind filled in with each, leaving out an example known to be
+    larger than ``max_params``."""
+    rows = []
+    for kind in space_kinds():
+        info = KIND_INFO[kind]
+        named = [(info.example, info.example_params)] if info.example else []
+        for model, params in [*named, *info.more_examples]:
+            if max_params is None or params is None or params <= max_params:
+                rows.append([model, kind])
+    return rows
 
 
 def kind_help(kind: str) -> str:

@@ -35,7 +35,6 @@ from .processor_inputs import find_convention, forward_parameters, model_inputs
 from .registry import register_kind
 from .resolved_model import ResolvedModel
 
-
 REMOTE_AUTO_CLASSES = frozenset({"AutoModelForImageTextToText", "AutoModelForVision2Seq"})
 """Auto classes of a remote-code config (``auto_map``) that make it an image-text-to-text model."""
 

@@ -32,6 +32,9 @@ class KindInfo:
     """The model runs behind an API endpoint (``--endpoint``); the Space does not offer it."""
     example_params: float | None = None
     """The example's parameter count, roughly (the Space offers only examples under its cap)."""
+    more_examples: tuple[tuple[str, float], ...] = ()
+    """Hub models of other architecture families of this kind, with their parameter counts
+    (the Space's examples; ``docs/models.md`` lists the architectures the tests cover)."""
 
 
 BUILTIN_KINDS = (
@@ -48,6 +51,14 @@ BUILTIN_KINDS = (
         "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
         "Salesforce/blip2-opt-2.7b",
         example_params=3.7e9,
+        more_examples=(
+            ("HuggingFaceTB/SmolVLM-256M-Instruct", 2.6e8),
+            ("LiquidAI/LFM2-VL-450M", 4.5e8),
+            ("llava-hf/llava-onevision-qwen2-0.5b-ov-hf", 8.9e8),
+            ("OpenGVLab/InternVL3-1B-hf", 9.4e8),
+            ("Qwen/Qwen3-VL-2B-Instruct", 2.1e9),
+            ("Qwen/Qwen2.5-VL-3B-Instruct", 3.8e9),
+        ),
     ),
     KindInfo(
         "contrastive",
@@ -55,6 +66,7 @@ BUILTIN_KINDS = (
         "dual encoder (CLIP-like): image-sentence similarity",
         "openai/clip-vit-base-patch32",
         example_params=1.5e8,
+        more_examples=(("google/siglip2-base-patch16-224", 3.8e8),),
     ),
     KindInfo(
         "open_clip",

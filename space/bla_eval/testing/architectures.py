@@ -151,5 +151,17 @@ def markdown_rows() -> list[str]:
     return rows
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bla_eval.testing.architectures``: print the matrix as docs/models.md's table."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bla_eval.testing.architectures",
+        description="Print the architecture matrix as a Markdown table (docs/models.md).",
+    )
+    parser.parse_args(argv)
     print("\n".join(markdown_rows()))
+
+
+if __name__ == "__main__":
+    main()
