@@ -83,7 +83,9 @@ def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, c
         assert results["protocol"]["forward_path"] == arch.path, results["protocol"]
 
 
-GENERATIVE = [n for n, a in ARCHITECTURES.items() if a.kind == "generative" and not a.upstream_error]
+GENERATIVE = [
+    n for n, a in ARCHITECTURES.items() if a.kind == "generative" and not a.upstream_error
+]
 
 
 @pytest.mark.parametrize("name", GENERATIVE)
