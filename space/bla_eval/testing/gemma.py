@@ -15,8 +15,9 @@ GEMMA_TEXT = dict(TWO_LAYERS, num_key_value_heads=1, head_dim=16, query_pre_attn
 """A two-layer Gemma decoder."""
 
 
-def build_gemma3(out: Path, texts: list[str]) -> None:
-    """Gemma 3: a SigLIP tower pooled to 4 tokens per image, one full and one sliding layer."""
+def build_gemma3(out: Path, texts: list[str], *, sliding_window: int = 512) -> None:
+    """Gemma 3: a SigLIP tower pooled to 4 tokens per image, one full and one sliding layer
+    (``sliding_window`` tokens)."""
     specials = {"image_token": "<image_soft_token>", "boi_token": "<start_of_image>"}
     tok = multimodal_tokenizer(
         texts, {**specials, "eoi_token": "<end_of_image>"}, style="sentencepiece"
@@ -24,7 +25,7 @@ def build_gemma3(out: Path, texts: list[str]) -> None:
     text = dict(
         GEMMA_TEXT,
         **lm_config(tok),
-        sliding_window=512,
+        sliding_window=sliding_window,
         layer_types=["sliding_attention", "full_attention"],
     )
     config = tf.Gemma3Config(

@@ -121,3 +121,50 @@ def test_models_doc_lists_every_row_and_nothing_else():
     text = MODELS_DOC.read_text(encoding="utf-8")
     named = re.findall(r"^\| `([^`]+)` \|", text, flags=re.M)
     assert sorted(named) == sorted(ARCHITECTURES)
+
+
+def test_a_prompt_longer_than_the_sliding_window_falls_back_to_the_plain_path(
+    texts, ap_points, tmp_path
+):
+    """Gemma 3 with a 16-token window: the cache would drop tokens, so the scorer says so and
+    scores on the plain path, with the plain path's scores."""
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+    from bla_eval.scorers.prefix_cache import PLAIN
+    from bla_eval.testing.gemma import build_gemma3
+
+    build_gemma3(tmp_path, texts, sliding_window=16)
+    scorer = load_scorer(str(tmp_path), "generative", 3, LoadOptions(device="cpu"))
+    images = [decode_image(p, p.images[0]).resize((40, 30)) for p in ap_points]
+    queries = [[Query(c) for c in p.captions] for p in ap_points]
+    fell_back = scorer.score(images, queries)
+    described = scorer.describe()
+    assert described["forward_path"] == PLAIN
+    assert "sliding window (16 tokens)" in described["forward_path_reason"]
+    assert fell_back.scores == scorer.score(images, queries).scores
+
+
+def test_yes_and_no_in_pieces_are_read_from_their_first_pieces(texts):
+    """A tokenizer without a one-token "yes" or "no": the first piece of each spelling, none
+    shared by both answers; a tokenizer with one-token spellings keeps exactly those."""
+    from bla_eval.protocols.templates import NO_WORDS, YES_WORDS, answer_token_ids
+    from bla_eval.testing.processors import multimodal_tokenizer
+
+    pieces = multimodal_tokenizer(texts, style="yes-in-pieces")
+    yes, no, how = answer_token_ids(pieces)
+    assert how.startswith("first piece")
+    assert not set(yes) & set(no)
+    assert {pieces.decode([i]).strip() for i in yes} == {"y", "Y"}
+    assert {pieces.decode([i]).strip() for i in no} == {"n", "N"}
+    for style in ("byte-level", "sentencepiece"):
+        whole = multimodal_tokenizer(texts, style=style)
+        yes, no, how = answer_token_ids(whole)
+        assert how == "single-token spellings"
+        assert {whole.decode([i]).strip() for i in yes} <= set(w.strip() for w in YES_WORDS)
+        assert {whole.decode([i]).strip() for i in no} <= set(w.strip() for w in NO_WORDS)
+
+
+def test_remote_code_needs_the_flag(models, built_dataset, tmp_path, capsys):
+    """A model that runs code of its own is refused in one line naming --trust-remote-code."""
+    argv = eval_args(models["remote-code"], built_dataset, tmp_path / "run", "--limit", 1)
+    refused(bla_eval, argv, capsys, "--trust-remote-code", "auto_map")
+    assert not (tmp_path / "run").exists()
