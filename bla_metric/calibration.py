@@ -91,49 +91,37 @@ def calibration_summary(
     resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """``ece`` with ``ci`` (95% percentile interval over bootstrap resamples of the datapoints,
-    shifted by the bootstrap's bias and clipped at 0: resampling inflates ECE, so the plain
-    percentile interval would sit above it),
-    ``floor`` (the mean ECE of perfectly calibrated labels: each sentence true with its own
-    P(yes), over ``resamples`` // 5 draws; an ECE near it is no evidence of miscalibration) and
-    the Brier score ``brier``."""
+    """``ece``; ``p_value``, the test of calibration (H0: each sentence is true with its own
+    P(yes), independently): ``resamples`` sets of labels drawn true with the model's P(yes)
+    give ECE's distribution under H0 (consistency resampling, Broecker & Smith 2007), and p =
+    (1 + #{null ECE >= ECE}) / (resamples + 1), exact at any n (``python -m
+    bla_eval.performance.coverage --tables calibration`` measures its size); ``floor`` (the mean
+    of those null ECEs: what a perfectly calibrated model scores on this many sentences; an
+    ECE near it is no evidence of miscalibration) and the Brier score ``brier``. No interval
+    of ECE is given: the bootstrap's, even shifted by its bias, covered a calibrated model's
+    true ECE (0) in under 3% of simulated runs, and no interval was found that holds."""
     p, y = _flat(probabilities, labels)
-    rows = np.repeat(np.arange(len(probabilities)), [len(row) for row in probabilities])
+    if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
+        raise ValueError(f"resamples must be a whole number of at least 1, got {resamples!r}")
     index = np.minimum((p * bins).astype(int), bins - 1)
-    cell = rows * bins + index  # (datapoint, bin)
-    shape = len(probabilities) * bins
-    per = np.stack(  # per datapoint and bin: sentences, sum of P(yes), true sentences
-        [np.bincount(cell, weights=w, minlength=shape) for w in (np.ones_like(p), p, y)], axis=1
-    ).reshape(len(probabilities), bins, 3)
+    ones = np.zeros((p.size, bins))
+    ones[np.arange(p.size), index] = 1.0  # each sentence's bin
+    confidence = p @ ones
     rng = np.random.default_rng(seed)
-    draws = []
-    block = max(1, 200_000 // max(len(probabilities), 1))
+    null = []
+    block = max(1, 2_000_000 // max(p.size, 1))
     for start in range(0, resamples, block):
-        picks = rng.integers(0, len(probabilities), (min(block, resamples - start), len(per)))
-        draws.append(_ece_of(per[picks].sum(axis=1)))
-    floors = []
-    for _ in range(max(1, resamples // 5)):
-        fake = (rng.random(p.size) < p).astype(float)
-        sums = np.stack(
-            [np.bincount(index, weights=w, minlength=bins) for w in (np.ones_like(p), p, fake)],
-            axis=1,
-        )
-        floors.append(_ece_of(sums[None])[0])
-    ece = float(_ece_of(per.sum(axis=0)[None])[0])
-    resampled = np.concatenate(draws)
-    low, high = np.percentile(resampled, [2.5, 97.5]) - (resampled.mean() - ece)
+        fake = (rng.random((min(block, resamples - start), p.size)) < p).astype(float)
+        true = fake @ ones  # (draws, bins)
+        null.append(np.abs(true - confidence).sum(axis=1) / p.size)
+    draws = np.concatenate(null)
+    ece = float(np.abs(y @ ones - confidence).sum() / p.size)
+    tolerance = 1e-12 * max(1.0, ece)
     return {
         "ece": ece,
-        "ci": [float(max(0.0, low)), float(max(0.0, high))],
-        "floor": float(np.mean(floors)),
+        "p_value": float((1 + np.sum(draws >= ece - tolerance)) / (resamples + 1)),
+        "floor": float(draws.mean()),
         "brier": brier_score(probabilities, labels),
         "bins": bins,
         "resamples": resamples,
     }
-
-
-def _ece_of(sums: np.ndarray) -> np.ndarray:
-    """ECE per row of ``sums`` (rows, bins, 3: sentences, sum of P(yes), true sentences)."""
-    count, confidence, true = sums[..., 0], sums[..., 1], sums[..., 2]
-    gap = np.abs(true - confidence)  # n_b |accuracy_b - confidence_b|
-    return gap.sum(axis=1) / count.sum(axis=1)

@@ -57,13 +57,123 @@ def rank_sets(
     alpha: float = ALPHA,
     kind: str = RANK_SETS[0],
 ) -> np.ndarray:
-    """Confidence sets for ranks, (models, 2) whole numbers [low, high] (rank 1 = best).
+    """Confidence sets for ranks from bootstrap draws (MRSW's method), (models, 2) whole numbers
+    [low, high] (rank 1 = best).
 
     ``observed``: (models,) the metric on all datapoints (higher is better); ``draws``: (models,
     resamples) the metric on bootstrap resamples drawn jointly for all models. ``kind``:
     ``simultaneous`` (all sets hold together) or ``marginal`` (each on its own). A pair whose
-    difference does not vary over the resamples is never told apart."""
-    return sets_of(shown_better(np.asarray(observed, float), np.asarray(draws, float), alpha, kind))
+    difference does not vary over the resamples is never told apart. Below a few hundred
+    datapoints these sets under-cover (``python -m bla_eval.performance.coverage``): where
+    per-datapoint values exist, :func:`permutation_rank_sets` holds."""
+    t_obs, null = _bootstrap_statistics(np.asarray(observed, float), np.asarray(draws, float))
+    return _sets(t_obs, null, alpha, kind)
+
+
+def permutation_rank_sets(
+    values: np.ndarray,
+    resamples: int = 2000,
+    seed: int = 0,
+    alpha: float = ALPHA,
+    kind: str = RANK_SETS[0],
+) -> np.ndarray:
+    """Confidence sets for ranks from ``values`` (models, datapoints), each model's metric the
+    mean of its row (higher is better): the step-down of :func:`rank_sets` with the paired
+    t-statistic of every ordered pair, ``mean(d) / (sd(d) / sqrt(n))`` with d the per-datapoint
+    differences, and its null distribution from ``resamples`` random permutations of the models
+    within each datapoint (for two models, the sign-flip test; the observed assignment counts
+    as one of the draws). Exact at any n when the models' values are exchangeable within a
+    datapoint (equal models); studentised, so it holds for equal means otherwise as n grows.
+    (models, 2) whole numbers [low, high]."""
+    t_obs, null = permutation_statistics(values, resamples, seed)
+    return _sets(t_obs, null, alpha, kind)
+
+
+PERMUTATION_CELLS = 4_000_000
+"""Permuted values made at once (resamples x datapoints x models): the working memory of
+:func:`permutation_statistics`."""
+
+
+def permutation_statistics(
+    values: np.ndarray, resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(observed paired t-statistics (models, models), their permutation null distribution
+    (models, models, resamples + 1), the observed one first) of :func:`permutation_rank_sets`.
+    A pair whose differences are all equal has t = 0 when they are 0, else +-inf."""
+    x = np.asarray(values, float)
+    if x.ndim != 2 or x.shape[0] < 2:
+        raise ValueError(f"permutation rank sets need (models >= 2, datapoints), got {x.shape}")
+    resamples = significance._check_resamples(resamples)
+    count, n = x.shape
+    rng = np.random.default_rng(seed)
+    null = np.empty((count, count, resamples + 1))
+    null[:, :, 0] = _paired_t(x.T[None])[0]
+    block = max(1, PERMUTATION_CELLS // max(n * count, 1))
+    rows = np.arange(n)[None, :, None]
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        order = rng.permuted(np.broadcast_to(np.arange(count), (stop - start, n, count)), axis=2)
+        permuted = x.T[rows, order]  # (draws, datapoints, models): labels shuffled per datapoint
+        null[:, :, 1 + start : 1 + stop] = np.moveaxis(_paired_t(permuted), 0, 2)
+    return null[:, :, 0].copy(), null
+
+
+def _paired_t(x: np.ndarray) -> np.ndarray:
+    """Paired t-statistics (draws, models, models) of ``x`` (draws, datapoints, models): [j, k]
+    = mean(x_j - x_k) / (sd(x_j - x_k) / sqrt(n)), sd with n - 1; +-inf for differences that
+    are all equal and not 0, 0 for none."""
+    n = x.shape[1]
+    means = x.mean(axis=1)  # (draws, models)
+    second = np.matmul(np.swapaxes(x, 1, 2), x) / n  # (draws, models, models)
+    diff = means[:, :, None] - means[:, None, :]
+    squares = np.diagonal(second, axis1=1, axis2=2)
+    variance = squares[:, :, None] + squares[:, None, :] - 2 * second - diff**2
+    scale = np.maximum(1.0, np.abs(x).max()) ** 2
+    varies = variance > 1e-12 * scale
+    se = np.sqrt(np.where(varies, variance, 1.0) / max(n - 1, 1))
+    flat = np.where(np.abs(diff) > 1e-12 * np.sqrt(scale), np.copysign(np.inf, diff), 0.0)
+    return np.where(varies & (n > 1), diff / se, flat)
+
+
+def _bootstrap_statistics(observed: np.ndarray, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(observed studentised differences (models, models), the centred, studentised bootstrap
+    differences (models, models, resamples)) of :func:`rank_sets`; 0 for a pair whose
+    difference does not vary over the resamples."""
+    diff = observed[:, None] - observed[None, :]
+    boot = draws[:, None, :] - draws[None, :, :]  # (models, models, resamples)
+    se = boot.std(axis=2)
+    varies = se > 1e-12 * np.maximum(1.0, np.abs(boot).max(axis=2))
+    safe = np.where(varies, se, 1.0)
+    t_obs = np.where(varies, diff / safe, 0.0)
+    centred = np.where(varies[:, :, None], (boot - diff[:, :, None]) / safe[:, :, None], 0.0)
+    return t_obs, centred
+
+
+def _family(count: int, model: int | None) -> np.ndarray:
+    """The ordered pairs a step-down tests: all of them (``model`` None), or those of one
+    model (its marginal set)."""
+    off = ~np.eye(count, dtype=bool)
+    if model is None:
+        return off
+    own = np.zeros((count, count), dtype=bool)
+    own[model, :] = own[:, model] = True
+    return own & off
+
+
+def _sets(t_obs: np.ndarray, null: np.ndarray, alpha: float, kind: str) -> np.ndarray:
+    """Rank sets (models, 2) of ``kind`` from the statistics and their null draws: the
+    simultaneous ones from one step-down over every pair; each marginal one from the step-down
+    over its own model's pairs alone (MRSW: no other model's rejections count)."""
+    if kind not in RANK_SETS:
+        raise ValueError(f"rank sets {kind!r}: expected one of {', '.join(RANK_SETS)}")
+    count = len(t_obs)
+    if kind == RANK_SETS[0]:
+        return sets_of(_step_down(t_obs, null, _family(count, None), alpha))
+    sets = np.empty((count, 2), dtype=int)
+    for model in range(count):
+        rejected = _step_down(t_obs, null, _family(count, model), alpha)
+        sets[model] = [1 + rejected[:, model].sum(), count - rejected[model, :].sum()]
+    return sets
 
 
 def sets_of(better: np.ndarray) -> np.ndarray:
@@ -74,32 +184,11 @@ def sets_of(better: np.ndarray) -> np.ndarray:
     return np.stack([low, high], axis=1)
 
 
-def shown_better(observed: np.ndarray, draws: np.ndarray, alpha: float, kind: str) -> np.ndarray:
-    """(models, models) booleans: [j, k] when the step-down of ``kind`` rejects "j is not
-    better than k" (arguments as :func:`rank_sets`)."""
-    if kind not in RANK_SETS:
-        raise ValueError(f"rank sets {kind!r}: expected one of {', '.join(RANK_SETS)}")
-    count = len(observed)
-    diff = observed[:, None] - observed[None, :]
-    boot = draws[:, None, :] - draws[None, :, :]  # (models, models, resamples)
-    se = boot.std(axis=2)
-    varies = se > 1e-12 * np.maximum(1.0, np.abs(boot).max(axis=2))
-    safe = np.where(varies, se, 1.0)
-    t_obs = np.where(varies, diff / safe, 0.0)
-    centred = np.where(varies[:, :, None], (boot - diff[:, :, None]) / safe[:, :, None], 0.0)
-    off = ~np.eye(count, dtype=bool)
-    if kind == "simultaneous":
-        families = [off]
-    else:
-        families = []
-        for j in range(count):
-            own = np.zeros((count, count), dtype=bool)
-            own[j, :] = own[:, j] = True
-            families.append(own & off)
-    rejected = np.zeros((count, count), dtype=bool)
-    for family in families:
-        rejected |= _step_down(t_obs, centred, family, alpha)
-    return rejected
+def shown_better(observed: np.ndarray, draws: np.ndarray, alpha: float) -> np.ndarray:
+    """(models, models) booleans: [j, k] when the simultaneous bootstrap step-down rejects "j
+    is not better than k" (arguments as :func:`rank_sets`)."""
+    t_obs, null = _bootstrap_statistics(np.asarray(observed, float), np.asarray(draws, float))
+    return _step_down(t_obs, null, _family(len(t_obs), None), alpha)
 
 
 def _step_down(
@@ -125,6 +214,43 @@ def best_set(sets: np.ndarray) -> list[int]:
     return [m for m, (low, _) in enumerate(np.asarray(sets)) if low == 1]
 
 
+RANK_METHODS = ("permutation", "bootstrap")
+"""How the rank sets' step-down finds its critical values: random permutations of the models
+within each datapoint (:func:`permutation_rank_sets`, the default: it holds at n = 30), or
+bootstrap resamples (:func:`rank_sets`, MRSW's; used for clustered resamples and for metrics
+without a per-datapoint value)."""
+
+
+def rank_method(mode: str, metric: str, clusters: Sequence[Any] | None) -> str:
+    """The method of :data:`RANK_METHODS` :func:`rank_intervals` uses: the permutation where the
+    metric is a mean of per-datapoint values and datapoints are not clustered."""
+    return RANK_METHODS[0] if clusters is None and _has_values(mode, metric) else RANK_METHODS[1]
+
+
+def _has_values(mode: str, metric: str) -> bool:
+    return (mode, metric) in {
+        ("ranking", "sentence_accuracy"),
+        ("ranking", "set_accuracy"),
+        ("ranking", "set_error"),
+        ("binary", "accuracy"),
+        ("binary", "all_same_rate"),
+    }
+
+
+def datapoint_values(mode: str, metric: str, stats: dict[str, np.ndarray]) -> np.ndarray:
+    """Per-datapoint values whose mean is exactly ``metric`` (a ratio of sums, sentence accuracy
+    or binary accuracy, is divided by the mean denominator: datapoints with more sentences
+    weigh more, as in the metric)."""
+    if mode == "ranking" and metric == "sentence_accuracy":
+        sentences = np.asarray(stats["sentences"], float)
+        return np.asarray(stats["correct"], float) / sentences.mean()
+    if mode == "binary" and metric == "accuracy":
+        tp, tn = (np.asarray(stats[k], float) for k in ("tp", "tn"))
+        total = sum(np.asarray(stats[k], float) for k in ("tp", "fp", "tn", "fn"))
+        return (tp + tn) / total.mean()
+    return np.asarray(stats[metric], float)
+
+
 def rank_intervals(
     stats: Sequence[dict[str, np.ndarray]],
     mode: str,
@@ -138,24 +264,29 @@ def rank_intervals(
 ) -> list[dict[str, Any]]:
     """Per model (in the order of ``stats``, per-datapoint statistics of the same datapoints):
     ``rank`` (on all datapoints), ``interval`` [low, high] (the 1 - alpha confidence set of
-    :func:`rank_sets` of ``kind``, which ``rank_set`` names), ``best`` (in the confidence set
-    for the best model) and ``shown_better_than`` (the models it beats), both from the
-    simultaneous step-down, and ``ci`` [low, high] of the metric itself
-    (95%: :func:`bla_metric.formulas.share_interval` for the 0/1 metrics of
-    :data:`PROPORTIONS`, as in ``results.json``, else the percentile interval of the same
-    draws). ``clusters``: one label per datapoint, for a cluster bootstrap (the metric's
-    interval is then the percentile one for every metric)."""
+    ``kind``, which ``rank_set`` names, by the method ``rank_method`` names:
+    :func:`permutation_rank_sets`, or :func:`rank_sets` for clustered datapoints and metrics
+    without per-datapoint values), ``best`` (in the confidence set for the best model) and
+    ``shown_better_than`` (the models it beats), both from the simultaneous step-down, and
+    ``ci`` [low, high] of the metric itself (95%: :func:`bla_metric.formulas.share_interval`
+    for the 0/1 metrics of :data:`PROPORTIONS`, as in ``results.json``, else the percentile
+    interval of bootstrap draws). ``clusters``: one label per datapoint, for a cluster
+    bootstrap (the metric's interval is then the percentile one for every metric)."""
     if len(stats) < 2:
         raise ValueError("rank intervals need at least two models")
     resamples = significance._check_resamples(resamples)
     sign = 1.0 if higher_is_better else -1.0
-    observed = np.array([formulas._aggregate(mode, s)[metric] for s in stats])
+    observed = sign * np.array([formulas._aggregate(mode, s)[metric] for s in stats])
     found = formulas.resampled(mode, stats, resamples, seed, clusters)
-    draws = np.stack([d[metric] for d in found])
-    observed, draws = sign * observed, sign * draws
-    joint = shown_better(observed, draws, alpha, RANK_SETS[0])
-    own = joint if kind == RANK_SETS[0] else shown_better(observed, draws, alpha, kind)
-    sets = sets_of(own)
+    draws = sign * np.stack([d[metric] for d in found])
+    method = rank_method(mode, metric, clusters)
+    if method == RANK_METHODS[0]:
+        values = sign * np.stack([datapoint_values(mode, metric, s) for s in stats])
+        t_obs, null = permutation_statistics(values, resamples, seed)
+    else:
+        t_obs, null = _bootstrap_statistics(observed, draws)
+    joint = _step_down(t_obs, null, _family(len(stats), None), alpha)
+    sets = sets_of(joint) if kind == RANK_SETS[0] else _sets(t_obs, null, alpha, kind)
     best = set(best_set(sets_of(joint)))
     point = _ranks(observed[:, None])[:, 0]
     out = []
@@ -172,6 +303,7 @@ def rank_intervals(
                 "rank": int(point[m]),
                 "interval": [int(sets[m, 0]), int(sets[m, 1])],
                 "rank_set": kind,
+                "rank_method": method,
                 "best": m in best,
                 "shown_better_than": [int(k) for k in np.flatnonzero(joint[m])],
             }

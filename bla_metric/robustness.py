@@ -7,7 +7,9 @@ image-versus-prior control, and Kendall's tau between model rankings.
   worst) with a bootstrap of the range itself (on each resample the best minus the worst template
   of that resample: an observed best and worst are not taken as chosen in advance); and the
   templates that may be the best: the 95% confidence set for the best of
-  :func:`bla_metric.ranks.rank_sets` (simultaneous over all pairs of templates).
+  :func:`bla_metric.ranks.permutation_rank_sets` (simultaneous over all pairs of templates;
+  the bootstrap's :func:`bla_metric.ranks.rank_sets` for a metric without per-datapoint
+  values).
 - :func:`sweep_sensitivity`: the above for every task, and :func:`task_order`: the order of the
   tasks under each template, whether it changes, and the share of resamples in which every
   template keeps its observed order (a description, not a test).
@@ -60,7 +62,8 @@ def template_sensitivity(
 
     Returns ``templates`` ({name: {"value", "ci"}}), ``best`` and ``worst`` (observed),
     ``spread`` ({"value": best - worst, "ci": percentile interval of the range over resamples}),
-    ``indistinguishable_from_best`` (the 95% confidence set for the best template) and
+    ``may_be_best`` (the 95% confidence set for the best template; runs written before the
+    permutation step-down held it as ``indistinguishable_from_best``) and
     ``omnibus`` (Cochran's Q on set accuracy, ranking view only, else None). One datapoint draw
     per resample serves every template."""
     return _sensitivity(scores, references, metric, mode, threshold, resamples, seed)[0]
@@ -83,7 +86,12 @@ def _sensitivity(
     observed = np.array([significance.aggregate(mode, s)[metric] for s in stats])
     draws = np.stack([d[metric] for d in formulas.resampled(mode, stats, resamples, seed)])
     best, worst = int(np.argmax(observed)), int(np.argmin(observed))
-    may_be_best = ranks.best_set(ranks.rank_sets(observed, draws, ALPHA))
+    if resamples and ranks.rank_method(mode, metric, None) == ranks.RANK_METHODS[0]:
+        values = np.stack([ranks.datapoint_values(mode, metric, s) for s in stats])
+        sets = ranks.permutation_rank_sets(values, resamples, seed, ALPHA)
+    else:
+        sets = ranks.rank_sets(observed, draws, ALPHA)
+    may_be_best = ranks.best_set(sets)
     omnibus = None
     if mode == "ranking":
         test = significance.cochran_q(np.stack([s["set_accuracy"] for s in stats], axis=1))
@@ -103,7 +111,7 @@ def _sensitivity(
             "value": float(observed[best] - observed[worst]),
             "ci": _interval(draws.max(axis=0) - draws.min(axis=0)),
         },
-        "indistinguishable_from_best": [names[i] for i in may_be_best],
+        "may_be_best": [names[i] for i in may_be_best],
         "omnibus": omnibus,
     }
     return result, draws

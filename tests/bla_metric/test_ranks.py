@@ -150,15 +150,17 @@ def test_set_accuracy_intervals_are_clopper_pearson_and_keep_their_width_at_zero
     assert sentence[0]["ci"] == [0.0, 0.0]  # percentile interval: unchanged
 
 
-def test_calibration_summary_has_an_interval_a_floor_and_the_brier_score() -> None:
+def test_calibration_summary_has_a_test_a_floor_and_the_brier_score() -> None:
     rng = np.random.default_rng(4)
     p = rng.random((300, 4))
     y = (rng.random((300, 4)) < p).astype(int)  # calibrated by construction
     found = calibration.calibration_summary(p.tolist(), y.tolist(), resamples=200)
     assert found["ece"] == pytest.approx(calibration.expected_calibration_error(p, y))
-    assert found["ci"][0] <= found["ece"] <= found["ci"][1]
-    assert found["ece"] < 2.5 * found["floor"]  # calibrated: near the floor, not at 0
+    assert "ci" not in found  # no interval: none was found that holds
+    assert found["p_value"] > 0.05 and found["ece"] < 2.5 * found["floor"]
     assert found["brier"] == pytest.approx(np.mean((p - y) ** 2))
+    shifted = np.clip(p + 0.1, 0, 1)  # 10 points too sure of "true"
+    assert calibration.calibration_summary(shifted, y.tolist(), resamples=200)["p_value"] < 0.01
 
 
 def test_a_cluster_bootstrap_of_repeated_datapoints_is_that_of_the_originals() -> None:
@@ -182,3 +184,46 @@ def test_a_cluster_bootstrap_of_repeated_datapoints_is_that_of_the_originals() -
     assert draws["set_accuracy"].mean() == pytest.approx(originals["set_accuracy"].mean(), abs=0.01)
     with pytest.raises(ValueError, match="cluster labels"):
         formulas.resampled("ranking", [copies], 10, 0, clusters[:-1])
+
+
+def test_permutation_statistics_are_paired_t_tests() -> None:
+    from scipy import stats
+
+    x = np.random.default_rng(4).binomial(4, 0.7, (3, 30)) / 4
+    t_obs, null = ranks.permutation_statistics(x, 50, seed=0)
+    assert t_obs[0, 1] == pytest.approx(stats.ttest_rel(x[0], x[1]).statistic)
+    assert t_obs[2, 0] == pytest.approx(-t_obs[0, 2]) and null.shape == (3, 3, 51)
+    assert (null[:, :, 0] == t_obs).all()  # the observed assignment is one of the draws
+
+
+def test_permutation_rank_sets_separate_far_models_and_never_tie_breaking_noise() -> None:
+    rng = np.random.default_rng(5)
+    far = np.stack([rng.binomial(4, p, 200) / 4 for p in (0.8, 0.6, 0.4)])
+    assert ranks.permutation_rank_sets(far, 500).tolist() == [[1, 1], [2, 2], [3, 3]]
+    constant = np.full((4, 10), 0.5)  # every datapoint tied: nothing told apart
+    assert ranks.permutation_rank_sets(constant, 200).tolist() == [[1, 4]] * 4
+    one = np.array([[1.0], [0.5]])  # one datapoint: the sign flip cannot tell
+    assert ranks.permutation_rank_sets(one, 200).tolist() == [[1, 2], [1, 2]]
+
+
+def test_rank_intervals_use_the_permutation_unless_clustered() -> None:
+    rng = np.random.default_rng(6)
+    stats = [_stats(rng.binomial(4, 0.7, 30)) for _ in range(3)]
+    rows = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 200)
+    assert {row["rank_method"] for row in rows} == {"permutation"}
+    clusters = [k % 5 for k in range(30)]
+    rows = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 200, clusters=clusters)
+    assert {row["rank_method"] for row in rows} == {"bootstrap"}
+
+
+def test_a_marginal_set_uses_its_own_familys_rejections_only() -> None:
+    """MRSW: model 0's set counts only what the step-down over model 0's pairs rejects. Model
+    1's family (smaller critical value) rejects "1 is not better than 0"; model 0's does not,
+    so model 0 keeps rank 1 in its set (the union of the families gave it [2, 3])."""
+    z = np.random.default_rng(7).standard_normal((3, 3, 4000))
+    scale = np.array([[1.0, 1.0, 3.0], [1.0, 1.0, 0.5], [3.0, 0.5, 1.0]])
+    null = z * scale[:, :, None]
+    t_obs = np.zeros((3, 3))
+    t_obs[1, 0] = 2.6
+    sets = ranks._sets(t_obs, null, 0.05, "marginal")
+    assert sets[0].tolist() == [1, 3] and sets[1].tolist() == [1, 2]

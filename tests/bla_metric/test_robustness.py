@@ -35,7 +35,7 @@ def test_sensitivity_separates_a_worse_template_and_ties_equal_ones() -> None:
         {"a": good, "same": good, "chance": scores(rng, 0.0)}, LABELS, resamples=500
     )
     assert result["best"] in ("a", "same") and result["worst"] == "chance"
-    assert set(result["indistinguishable_from_best"]) == {"a", "same"}
+    assert set(result["may_be_best"]) == {"a", "same"}
     low, high = result["spread"]["ci"]
     assert 0 < low <= result["spread"]["value"] <= high
     value = result["templates"]["a"]["value"]
@@ -73,7 +73,7 @@ def test_template_statements_of_tied_scores_are_undefined() -> None:
         {"a": tied, "b": tied}, [[1, 1, 0, 0]] * 8, resamples=50
     )
     assert math.isnan(result["omnibus"]["statistic"]) and not result["omnibus"]["templates_matter"]
-    assert result["indistinguishable_from_best"] == ["a", "b"]
+    assert result["may_be_best"] == ["a", "b"]
 
 
 def test_task_order_and_ranking_agreement() -> None:
@@ -108,7 +108,7 @@ def test_equal_templates_are_not_told_apart_and_the_range_is_resampled_whole() -
     rng = np.random.default_rng(6)
     equal = {f"t{k}": scores(rng, 1.0) for k in range(5)}
     result = robustness.template_sensitivity(equal, LABELS, resamples=300)
-    assert set(result["indistinguishable_from_best"]) == set(equal)
+    assert set(result["may_be_best"]) == set(equal)
     assert not result["omnibus"]["templates_matter"] and result["omnibus"]["p_value"] > 0.05
     low, high = result["spread"]["ci"]
     assert low > 0 and high > result["spread"]["value"]  # the range of 5 noisy equals

@@ -2,9 +2,10 @@
 
 Per task, on a ranking-view metric (sentence accuracy by default, or set accuracy): each run's score
 with its 95% interval (percentile bootstrap; Clopper-Pearson's for set accuracy, as in
-results.json), its rank with a 95%
-confidence set for it (simultaneous over all runs by default, marginal on request; datapoints
-resampled jointly for all runs), the confidence set for the best run, the groups of statistically
+results.json), its rank with a 95% confidence set for it (simultaneous over all runs by default,
+marginal on request; critical values from permutations of the runs within each datapoint, or
+from clusters of datapoints resampled jointly for all runs), the confidence set for the best
+run, the groups of statistically
 tied runs (consistent with the simultaneous sets), the paired bootstrap tests of every pair
 (Holm-corrected) and the smallest difference the task's datapoints can detect (paired test, power
 0.8; per adjacent pair at the corrected level). The formulas are in :mod:`bla_metric.ranks`; this
@@ -174,6 +175,15 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
     first = next(iter(result.values()), {})
     metric = first.get("metric", DEFAULT_METRIC)
     kind = first.get("rank_set", RANK_SETS[0])
+    methods = {row.get("rank_method") for board in result.values() for row in board["models"]}
+    method = (
+        f"critical values from {resamples} random permutations of the runs within each "
+        "datapoint, exact for equal runs at any n"
+        if methods == {"permutation"}
+        else f"critical values from {resamples} resamples of the datapoints drawn jointly for "
+        "all runs"
+        + (" (clustered tasks), else from as many permutations" if "permutation" in methods else "")
+    )
     held = (
         "all rank sets hold together with probability 95%"
         if kind == RANK_SETS[0]
@@ -186,8 +196,8 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
         "every resample gave the same value; for set accuracy the Clopper-Pearson exact "
         f"interval, the one results.json gives), the rank (1 = best) with its 95% "
         f"{kind} confidence set for the rank (Mogstad, Romano, Shaikh & Wilhelm 2024, step-down "
-        f"over the studentised paired differences; {held}; {resamples} resamples of the "
-        f"datapoints drawn jointly for all runs, seed {seed}), whether a run may be the best "
+        f"over the paired t-statistics of every pair of runs; {held}; {method}, seed {seed}), "
+        "whether a run may be the best "
         "(the 95% confidence set for the best run), and tied groups: runs in score order of "
         "which the simultaneous step-down separates no pair share a letter. Values in %.",
         "",

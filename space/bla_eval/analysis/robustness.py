@@ -48,6 +48,13 @@ def _label(task: str, results: Mapping[str, Any]) -> str:
     return get_benchmark(str(results.get("benchmark") or "bla")).task_label(task)
 
 
+def may_be_best(sensitivity: Mapping[str, Any]) -> list[str]:
+    """The templates that may be the best of one task's sensitivity (``may_be_best``; an older
+    run's bootstrap set, ``indistinguishable_from_best``, where it has no other)."""
+    found = sensitivity.get("may_be_best", sensitivity.get("indistinguishable_from_best"))
+    return list(found or [])
+
+
 def sensitivity_table(results: Mapping[str, Any]) -> str:
     """The sweep of one run as Markdown ('' for a run without one)."""
     sweep = results.get("sensitivity")
@@ -66,7 +73,7 @@ def sensitivity_table(results: Mapping[str, Any]) -> str:
         cells = []
         for task in tasks:
             entry = sweep["tasks"][task]["templates"][template]
-            tied = template in sweep["tasks"][task]["indistinguishable_from_best"]
+            tied = template in may_be_best(sweep["tasks"][task])
             mark = " *" if tied else ""
             cells.append(f"{_pct(entry['value'])} {_ci(entry['ci'])}{mark}")
         lines.append(f"| {template} | " + " | ".join(cells) + " |")

@@ -1,9 +1,9 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
 Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
-[--tables ranks,small-ranks,templates,gain,shares]`` (a few minutes on two cores). Markdown
-tables, each from its own stream of the seed, every simulated share with its Monte Carlo
-standard error:
+[--tables ranks,small-ranks,templates,gain,shares,calibration]`` (a few minutes on two cores).
+Markdown tables, each from its own stream of the seed, every simulated share with its Monte
+Carlo standard error:
 
 - ``ranks``: for equal models, near ties and separated models at n = 600 (per-datapoint
   sentence accuracy drawn as Binomial(4, p) / 4, models independent), the share of simulated
@@ -21,7 +21,10 @@ standard error:
 - ``shares``: the exact coverage (a sum over binomial outcomes, no simulation) of the 95%
   intervals of a share of datapoints (set accuracy, set error) at n = 30, 100 and 600, for true
   rates from 0.5% to 50%: Clopper-Pearson (:func:`bla_metric.formulas.share_interval`, the one
-  every table gives), Wilson's, and the percentile bootstrap.
+  every table gives), Wilson's, and the percentile bootstrap;
+- ``calibration``: how often the test of calibration of
+  :func:`bla_metric.calibration.calibration_summary` says "miscalibrated" for a calibrated model
+  (its size; nominal 5%) and for one 5 points too sure of "true" (its power), at n = 100 and 600.
 
 Templates and image gains go through :mod:`bla_metric.robustness` itself; the rank sets through
 :func:`bla_metric.ranks.rank_sets` on a vectorised bootstrap of the same datapoints for all
@@ -36,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import formulas, ranks, robustness
+from bla_metric import calibration, formulas, ranks, robustness
 
 LABELS = (1, 1, 0, 0)
 RANK_SCENARIOS: dict[str, tuple[list[float], int]] = {
@@ -79,12 +82,25 @@ def percentile_sets(draws: np.ndarray) -> np.ndarray:
     return np.quantile(resampled, [0.025, 0.975], axis=1, method="inverted_cdf").T.astype(int)
 
 
+RANK_METHODS = (
+    "permutation, simultaneous",
+    "permutation, marginal",
+    "bootstrap, simultaneous",
+    "bootstrap, marginal",
+    "percentile",
+)
+"""The rank sets the simulation compares (the first two are the leaderboard's)."""
+
+
 def rank_coverage(
     accuracy: Sequence[float], n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, dict[str, float]]:
-    """{method: {"simultaneous", "marginal", "width"}} over ``benchmarks`` simulated ones."""
+    """{method: {"simultaneous", "marginal", "width"}} over ``benchmarks`` simulated ones: the
+    rank sets of :func:`bla_metric.ranks.permutation_rank_sets` (the leaderboard's) and of
+    :func:`bla_metric.ranks.rank_sets` (MRSW's bootstrap), simultaneous and marginal, and the
+    percentile intervals of bootstrap ranks."""
     truth = true_ranks(accuracy)
-    methods = ("simultaneous", "marginal", "percentile")
+    methods = RANK_METHODS
     together = dict.fromkeys(methods, 0)
     each = dict.fromkeys(methods, 0)
     width = dict.fromkeys(methods, 0.0)
@@ -93,9 +109,14 @@ def rank_coverage(
         picks = rng.integers(0, n, (resamples, n))
         draws = values[:, picks].mean(axis=2)  # (models, resamples)
         observed = values.mean(axis=1)
+        seed = int(rng.integers(2**31))
         found = {
-            "simultaneous": ranks.rank_sets(observed, draws),
-            "marginal": ranks.rank_sets(observed, draws, kind="marginal"),
+            "permutation, simultaneous": ranks.permutation_rank_sets(values, resamples, seed),
+            "permutation, marginal": ranks.permutation_rank_sets(
+                values, resamples, seed, kind="marginal"
+            ),
+            "bootstrap, simultaneous": ranks.rank_sets(observed, draws),
+            "bootstrap, marginal": ranks.rank_sets(observed, draws, kind="marginal"),
             "percentile": percentile_sets(draws),
         }
         for method, sets in found.items():
@@ -133,7 +154,7 @@ def template_false_alarms(
         }
         result = robustness.template_sensitivity(scores, labels, resamples=resamples, seed=sim)
         omnibus += bool(result["omnibus"]["templates_matter"])
-        excluded += len(result["indistinguishable_from_best"]) < templates
+        excluded += len(result["may_be_best"]) < templates
     return {"cochran_q": omnibus / benchmarks, "best_set": excluded / benchmarks}
 
 
@@ -311,7 +332,50 @@ def gain_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> lis
     return lines
 
 
-TABLES = ("ranks", "small-ranks", "templates", "gain", "shares")
+CALIBRATION_SIZES = (100, 600)
+"""Datapoints (four sentences each) of the calibration scenarios."""
+MISCALIBRATION = (0.0, 0.05)
+"""How much more often than its P(yes) says a sentence is false (0: calibrated)."""
+
+
+def calibration_rejections(
+    n: int, shift: float, benchmarks: int, resamples: int, rng: np.random.Generator
+) -> float:
+    """The share of simulated runs of ``n`` datapoints (four sentences each, P(yes) drawn from
+    Beta(2, 2), each sentence true with probability P(yes) - ``shift``) in which
+    :func:`bla_metric.calibration.calibration_summary`'s test says miscalibrated (p < 0.05):
+    its size at ``shift`` 0, its power otherwise."""
+    rejected = 0
+    for _ in range(benchmarks):
+        p = rng.beta(2.0, 2.0, (n, 4))
+        y = (rng.random((n, 4)) < np.clip(p - shift, 0.0, 1.0)).astype(int)
+        found = calibration.calibration_summary(
+            p, y, resamples=resamples, seed=int(rng.integers(2**31))
+        )
+        rejected += found["p_value"] < 0.05
+    return rejected / benchmarks
+
+
+def calibration_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
+    """The calibration test's size and power as Markdown lines."""
+    lines = [
+        "| calibration test (P(yes) ~ Beta(2, 2)) | "
+        + " | ".join(
+            "calibrated: says miscalibrated (size)"
+            if shift == 0
+            else f"{100 * shift:g} points too sure: says miscalibrated (power)"
+            for shift in MISCALIBRATION
+        )
+        + " |",
+        "|---|" + "---|" * len(MISCALIBRATION),
+    ]
+    for n in CALIBRATION_SIZES:
+        shares = [calibration_rejections(n, s, benchmarks, resamples, rng) for s in MISCALIBRATION]
+        lines.append(f"| n = {n} | " + " | ".join(_pm(v, benchmarks) for v in shares) + " |")
+    return lines
+
+
+TABLES = ("ranks", "small-ranks", "templates", "gain", "shares", "calibration")
 """The tables of the report, in order (``--tables`` picks some); each draws from its own
 stream of the seed, so a table gives the same numbers alone as in the whole report."""
 
@@ -336,6 +400,8 @@ def report(benchmarks: int, resamples: int, seed: int, tables: Sequence[str] = T
             found = template_table(benchmarks, resamples, rng)
         elif table == "gain":
             found = gain_table(benchmarks, resamples, rng)
+        elif table == "calibration":
+            found = calibration_table(benchmarks, resamples, rng)
         else:
             found = share_table()
         lines += ["", *found]

@@ -14,19 +14,21 @@ def test_the_simulation_prints_its_tables(monkeypatch, capsys) -> None:
     monkeypatch.setattr(coverage, "SMALL_RANK_SCENARIOS", (("2 equal models", [0.7] * 2, 30),))
     monkeypatch.setattr(coverage, "TEMPLATE_SCENARIOS", ((3, 40),))
     monkeypatch.setattr(coverage, "SHARE_SIZES", (30,))
+    monkeypatch.setattr(coverage, "CALIBRATION_SIZES", (20,))
     monkeypatch.setattr(coverage, "GAINS", (0.0, 0.03))
     monkeypatch.setattr(coverage, "GAIN_N", 40)
     assert coverage.main(["--benchmarks", "2", "--resamples", "20"]) == 0
     out = capsys.readouterr().out
     share = r"\d+\.\d% ± \d+\.\d"  # each simulated share with its Monte Carlo error
-    for method in ("simultaneous", "marginal", "percentile"):
+    for method in coverage.RANK_METHODS:
         row = rf"^\| 3 equal models \(n = 60\) \| {method} \| {share} \| {share} \| \d+\.\d\d \|$"
         assert re.search(row, out, re.M), method
-    assert "| 2 equal models (n = 30) | simultaneous |" in out
+    assert "| 2 equal models (n = 30) | permutation, simultaneous |" in out
     assert re.search(rf"^\| 3 templates, n = 40 \| {share} \| {share} \|$", out, re.M)
     for gain in ("0", "3"):
         assert re.search(rf"^\| {gain} points( \| {share}){{5}} \|$", out, re.M)
     assert "| helps | hurts | equivalent | inconclusive | from priors (old rule) |" in out
+    assert re.search(rf"^\| n = 20 \| {share} \| {share} \|$", out, re.M)  # calibration test
     exact = r"\d+\.\d%"
     for method in ("Clopper-Pearson \\(exact\\)", "Wilson", "percentile bootstrap"):
         assert re.search(rf"^\| n = 30 \| {method}( \| {exact}){{3}} \|$", out, re.M), method
