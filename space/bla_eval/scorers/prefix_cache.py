@@ -13,7 +13,9 @@ plain path sends each (image, prompt) pair through the whole model. This module:
    the positions continuing after it (Qwen2-VL: the multimodal-RoPE text position after the image).
    Zero-shot (:meth:`PrefixCachedForward.logits_many`), the prefixes of several images run as one
    batch, cut to the shortest shared part among them, and suffixes of different images share
-   batches, each row on its own image's cache row;
+   batches, each row on its own image's cache row. Sliding-window layers are used while every
+   prompt fits their window; the recurrent states of linear-attention and convolution layers
+   are copied like keys and values, their suffixes batched by equal length (no padding);
 3. encoder-decoder language models (BLIP-2 Flan-T5, ``image-features``): the encoder reads the
    whole prompt bidirectionally, so nothing of it can be cached; the image features are reused and
    the first decoder step is read.
@@ -117,6 +119,16 @@ def _kwargs_for(fn: Any, inputs: dict[str, Any], skip: Sequence[str] = ()) -> di
     return {k: v for k, v in inputs.items() if k in params and k not in skip}
 
 
+def select_rows(cache: Any, indices: torch.Tensor) -> None:
+    """Keep the batch rows ``indices`` (repeats allowed) of every layer of ``cache``: key/value
+    layers by their own selection, recurrent-state layers by their beam reordering."""
+    for layer in cache.layers:
+        if hasattr(layer, "recurrent_states"):
+            layer.reorder_cache(indices)
+        else:
+            layer.batch_select_indices(indices)
+
+
 class PrefixCachedForward:
     """First-answer-token logits of many prompts about one image, each image encoded once.
 
@@ -158,6 +170,8 @@ class PrefixCachedForward:
         self.stats = {"images": 0, "prefix_tokens": 0, "suffix_tokens": 0, "prompts": 0}
         self.seconds: dict[str, float] = {}
         """Time per part (processor, image features, prefix, cache copies, suffixes)."""
+        self.recurrent = False
+        """The cache holds recurrent states (linear attention, short convolutions)."""
         self.window: int | None = None
         """The smallest sliding window of the model's cache layers (None: full attention)."""
         self.memo: dict[Hashable, Any] | None = None
@@ -452,15 +466,25 @@ class PrefixCachedForward:
         return self._checked(output.past_key_values)
 
     def _checked(self, cache: Any) -> Any:
-        """``cache`` if it can be copied and extended exactly: full-attention layers, and
+        """``cache`` if it can be copied and extended exactly: full-attention layers,
         sliding-window layers while every prompt fits inside their window (the window is kept
-        in :attr:`window` and checked for each batch of suffixes)."""
-        from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
+        in :attr:`window` and checked for each batch of suffixes), and the recurrent states of
+        linear-attention and convolution layers (:attr:`recurrent`: their suffixes are batched
+        only with suffixes of the same length, so no padding token enters a state)."""
+        from transformers.cache_utils import (
+            DynamicCache,
+            DynamicLayer,
+            DynamicSlidingWindowLayer,
+            LinearAttentionAndFullAttentionLayer,
+            LinearAttentionLayer,
+        )
 
         layers = getattr(cache, "layers", None)
         if not isinstance(cache, DynamicCache) or not layers:
             raise UnsupportedPrefix(f"cache of type {type(cache).__name__} is not a DynamicCache")
-        known = (DynamicLayer, DynamicSlidingWindowLayer)
+        recurrent = (LinearAttentionLayer, LinearAttentionAndFullAttentionLayer)
+        self.recurrent = any(type(layer) in recurrent for layer in layers)
+        known = (DynamicLayer, DynamicSlidingWindowLayer, *recurrent)
         if any(type(layer) not in known for layer in layers):
             kinds = sorted({type(layer).__name__ for layer in layers if type(layer) not in known})
             raise UnsupportedPrefix(f"cache layers {kinds} (recurrent or other) are not copied")
@@ -501,7 +525,9 @@ class PrefixCachedForward:
         full_mask = torch.cat([prefix_mask, mask], 1)
         with self.timed("cache_copies"):
             batch_cache = copy.deepcopy(cache)
-            if rows is not None:
+            if self.recurrent:
+                select_rows(batch_cache, torch.tensor(rows or [0] * n, device=self.device))
+            elif rows is not None:
                 batch_cache.batch_select_indices(torch.tensor(rows, device=self.device))
             elif n > 1:
                 batch_cache.batch_repeat_interleave(n)
@@ -521,6 +547,20 @@ class PrefixCachedForward:
         return self._checked(output.past_key_values)
 
     def _suffix_forward(self, cache, suffixes, start, offset, rows=None) -> torch.Tensor:
+        if self.recurrent and len({len(x) for x in suffixes}) > 1:  # no padding into a state
+            out: list[torch.Tensor | None] = [None] * len(suffixes)
+            for length in sorted({len(x) for x in suffixes}):
+                part = [i for i, x in enumerate(suffixes) if len(x) == length]
+                logits = self._suffix_forward(
+                    cache,
+                    [suffixes[i] for i in part],
+                    start,
+                    offset if isinstance(offset, int) else [offset[i] for i in part],
+                    rows=None if rows is None else [rows[i] for i in part],
+                )
+                for i, row in zip(part, logits, strict=True):
+                    out[i] = row
+            return torch.stack(out)
         output = self._run_suffixes(cache, suffixes, start, offset, rows=rows)
         return output.logits[:, -1, :].float()
 
