@@ -64,7 +64,7 @@ class Conditions:
         templates: Sequence[str],
         twins: Mapping[tuple[str, str], Item] | None,
         control: str | None,
-        write: Callable[[Item, list[list[float]], Any, dict[str, Any]], None],
+        write: Callable[..., None],
     ) -> None:
         self.templates = list(templates)
         self.twins = dict(twins or {})
@@ -78,13 +78,16 @@ class Conditions:
         """The items to score: the pending ones, then their control twins."""
         return [*pending, *(self.twins[(i.task, i.id)] for i in pending if self.twins)]
 
-    def on_scored(self, item: Item, scores: list[list[float]], answers: Any) -> None:
-        """One scored item (real or twin); writes the record when its conditions are in."""
+    def on_scored(
+        self, item: Item, scores: list[list[float]], answers: Any, terms: Any = None
+    ) -> None:
+        """One scored item (real or twin); writes the record when its conditions are in
+        (``terms``: the real item's per-sentence terms, kept beside its scores)."""
         key = (item.task, item.id)
         if id(item) in self.twin_ids:
             self.controls[key] = (item, scores)
         else:
-            self.real[key] = (item, scores, answers)
+            self.real[key] = (item, scores, answers, terms)
         if key in self.real and (not self.twins or key in self.controls):
             self._write(key)
 
@@ -96,7 +99,7 @@ class Conditions:
         return first, {PROMPTS: {t: as_record_value(m) for t, m in parts.items()}}
 
     def _write(self, key: tuple[str, str]) -> None:
-        item, scores, answers = self.real.pop(key)
+        item, scores, answers, terms = self.real.pop(key)
         headline, fields = self._split(scores)
         if answers is not None and self.templates:
             answers = by_template(answers, self.templates)[self.templates[0]]
@@ -109,7 +112,7 @@ class Conditions:
                 "scores": as_record_value(control_headline),
                 **control_fields,
             }
-        self.write(item, headline, answers, fields)
+        self.write(item, headline, answers, fields, terms)
 
 
 def _view(records: Sequence[Mapping[str, Any]], scores: Callable[[Mapping], Any]) -> list[dict]:

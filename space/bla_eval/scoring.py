@@ -16,7 +16,9 @@ from .items import Item, decode_image, encoded_image
 from .queries import Query
 from .scorers.base import Scorer, raised_by_engine, scoring_failure
 
-OnScored = Callable[[Item, list[list[float]], "list[list[str]] | None"], None]
+OnScored = Callable[
+    [Item, list[list[float]], "list[list[str]] | None", "dict[str, list[list[Any]]] | None"], None
+]
 Progress = Callable[[int, int, str], None]
 QueryBuilder = Callable[[Item], Sequence[Query]]
 
@@ -50,12 +52,13 @@ def score_items(
     progress: Progress | None = None,
     queries: QueryBuilder = zero_shot_queries,
 ) -> None:
-    """Score every (image, caption) pair of every item; ``on_scored(item, scores, answers)``
-    once per item, with ``scores[i][j]`` for image i and caption j."""
+    """Score every (image, caption) pair of every item; ``on_scored(item, scores, answers,
+    terms)`` once per item, with ``scores[i][j]`` for image i and caption j (``terms``: each
+    number a score is made of, as a matrix per name, where the scorer keeps them; else None)."""
     groups = group_by_image(items)
     refs = {ref.key: (item, ref) for item in items for ref in item.images}
     item_queries = {id(item): list(queries(item)) for item in items}
-    results: dict[str, dict[Query, tuple[float, str | None]]] = {}
+    results: dict[str, dict[Query, tuple[float, str | None, dict | None]]] = {}
     written: set[int] = set()
 
     def prepare(key: str) -> Any:
@@ -86,8 +89,9 @@ def score_items(
                 raise scoring_failure(scorer, err) from err
             for i, key in enumerate(batch_keys):
                 answers = [None] * len(asked[i]) if scored.answers is None else scored.answers[i]
-                pairs = zip(scored.scores[i], answers, strict=True)
-                results[key] = dict(zip(asked[i], pairs, strict=True))
+                terms = [None] * len(asked[i]) if scored.terms is None else scored.terms[i]
+                triples = zip(scored.scores[i], answers, terms, strict=True)
+                results[key] = dict(zip(asked[i], triples, strict=True))
                 for item in groups[key]:
                     if id(item) in written or any(r.key not in results for r in item.images):
                         continue
@@ -102,10 +106,15 @@ def score_items(
 
 
 def _matrices(
-    item: Item, asked: list[Query], results: dict[str, dict[Query, tuple[float, str | None]]]
-) -> tuple[list[list[float]], list[list[str]] | None]:
+    item: Item, asked: list[Query], results: dict[str, dict[Query, tuple]]
+) -> tuple[list[list[float]], list[list[str]] | None, dict[str, list[list[Any]]] | None]:
     rows = [[results[ref.key][q] for q in asked] for ref in item.images]
-    scores = [[score for score, _ in row] for row in rows]
-    if any(answer is None for row in rows for _, answer in row):
-        return scores, None
-    return scores, [[answer for _, answer in row] for row in rows]
+    scores = [[score for score, _, _ in row] for row in rows]
+    answers = None
+    if not any(answer is None for row in rows for _, answer, _ in row):
+        answers = [[answer for _, answer, _ in row] for row in rows]
+    terms = None
+    if not any(cell is None for row in rows for _, _, cell in row):
+        names = list(rows[0][0][2]) if rows and rows[0] else []
+        terms = {n: [[cell[n] for _, _, cell in row] for row in rows] for n in names}
+    return scores, answers, terms

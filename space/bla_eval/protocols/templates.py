@@ -126,6 +126,10 @@ def authors_sentence(question: str, sentence: str) -> str:
     return AUTHORS_TEMPLATE.format(question.format(sentence), "")
 
 
+CAPTION_REQUEST = "Describe the image in one sentence."
+"""The user turn before the sentence when a model with a chat template is asked for the
+sentence's likelihood (``--score caption``): the sentence is the assistant's answer to it."""
+
 DEFAULT_TEMPLATE = "bla"
 """The template every kind asks with unless its protocol names another."""
 

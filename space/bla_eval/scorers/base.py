@@ -48,14 +48,22 @@ class LoadOptions:
     """vLLM engine: the longest prompt plus answer, in tokens (None: the model's)."""
     gpu_memory_utilization: float | None = None
     """vLLM engine: the fraction of device memory for weights and KV cache (None: vLLM's)."""
+    score: str = "yes-no"
+    """What a generative model is asked (``--score``: ``bla_metric.likelihood.SCORES``)."""
+    pmi_alpha: float | None = None
+    """``caption-pmi``: the prior's weight (None: chosen on the learning split by the run)."""
 
 
 class Scored(NamedTuple):
     """What ``Scorer.score`` returns: ``scores[i][j]`` for image i and query j, and, for
-    generative kinds, the generated answer of each pair (else None)."""
+    generative kinds, the generated answer of each pair (else None), and the terms of each
+    score where a kind keeps them."""
 
     scores: list[list[float]]
     answers: list[list[str]] | None = None
+    terms: list[list[dict[str, Any]]] | None = None
+    """Per pair, the numbers the score is made of (the likelihood scores' log-probabilities,
+    token count and alpha), kept beside it in ``scores.jsonl``."""
 
 
 class Scorer(ABC):
@@ -91,6 +99,8 @@ class Scorer(ABC):
     """Model forward batch when the run does not set one."""
     asks_question: ClassVar[bool] = False
     """True when the kind asks the yes/no question of a prompt template (``--prompt``)."""
+    scores_captions: ClassVar[bool] = False
+    """The kind can score a sentence by its likelihood (``--score caption``, ``caption-pmi``)."""
     one_batch: ClassVar[bool] = False
     """True when the kind schedules its own batches (an engine such as vLLM): ``score`` then
     receives every image of the run in one call."""

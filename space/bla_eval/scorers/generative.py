@@ -26,7 +26,7 @@ from ..protocols.templates import (
     yes_probability,
 )
 from ..queries import Query
-from . import generation
+from . import caption, generation
 from .base import Scored, regroup
 from .detect import architectures, auto_classes, is_dual_encoder
 from .local import LocalScorer
@@ -74,6 +74,7 @@ class GenerativeScorer(LocalScorer):
     kind = "generative"
     probabilistic = True
     asks_question = True
+    scores_captions = True
     default_batch_size = 8
 
     @classmethod
@@ -148,6 +149,18 @@ class GenerativeScorer(LocalScorer):
                 batch_size=self.batch_size,
             )
         self.keep_last_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self.score_mode = self.options.score
+        """What the model is asked: yes-no, caption or caption-pmi (``scorers.caption``)."""
+        if self.score_mode != "yes-no" and self.encoder_decoder:
+            raise ValueError(
+                f"--score {self.score_mode}: model {model_id!r} has an encoder-decoder language "
+                "model; the sentence's likelihood is scored for decoder-only models"
+            )
+        self.alpha = self.options.pmi_alpha
+        self.alpha_source = "given (--pmi-alpha)" if self.alpha is not None else None
+        self.priors: dict[str, tuple[float, int]] = {}
+        self.prior_input: str | None = None
+        self.caption_path, self.caption_path_reason = self.path, self.path_reason
         self.paper = protocol.generates_answers
         """True when the protocol generates answers (``scorers.generation``), e.g. the authors'."""
         self.timings: dict[str, float] = {}
@@ -186,6 +199,10 @@ class GenerativeScorer(LocalScorer):
             dtype=self.dtype,
         )
 
+    def caption_terms(self, images: Sequence[Any], texts: Sequence[Sequence[str]]) -> list:
+        """Per text of each image, the terms of its likelihood score (``scorers.caption``)."""
+        return caption.terms(self, images, texts)
+
     def reset_timings(self) -> None:
         """Start ``timings`` afresh."""
         self.timings.clear()
@@ -201,6 +218,8 @@ class GenerativeScorer(LocalScorer):
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         if self.paper:
             return generation.score(self, images, queries)
+        if self.score_mode != "yes-no":
+            return caption.score(self, images, queries)
         results = None
         if self.fast is not None and self.path != PLAIN:
             try:
@@ -263,6 +282,8 @@ class GenerativeScorer(LocalScorer):
     def describe(self) -> dict[str, Any]:
         if self.paper:
             return generation.describe(self)
+        if self.score_mode != "yes-no":
+            return caption.describe(self)
         return {
             "prompt": self.template.question,
             "chat_template": self.chat,

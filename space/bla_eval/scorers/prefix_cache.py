@@ -119,6 +119,16 @@ def _kwargs_for(fn: Any, inputs: dict[str, Any], skip: Sequence[str] = ()) -> di
     return {k: v for k, v in inputs.items() if k in params and k not in skip}
 
 
+def sentence_log_prob(logits: torch.Tensor, ids: Sequence[int], count: int) -> tuple[float, int]:
+    """(sum of log-probabilities, count) of the last ``count`` tokens of ``ids`` given
+    ``logits`` at each position of ``ids`` (position k predicts token k + 1)."""
+    if count < 1 or count >= len(ids) or logits.shape[0] != len(ids):
+        raise ValueError(f"no {count} predicted tokens in a sequence of {len(ids)}")
+    log_probs = torch.log_softmax(logits.float()[-count - 1 : -1], dim=-1)
+    target = torch.tensor(list(ids[-count:]), device=log_probs.device)
+    return float(log_probs.gather(-1, target[:, None]).sum()), count
+
+
 def select_rows(cache: Any, indices: torch.Tensor) -> None:
     """Keep the batch rows ``indices`` (repeats allowed) of every layer of ``cache``: key/value
     layers by their own selection, recurrent-state layers by their beam reordering."""
@@ -290,6 +300,64 @@ class PrefixCachedForward:
         else:
             self._decoder_only(enc, features, expanded, shift, rows, groups, out)
         return torch.stack(out)
+
+    @torch.inference_mode()
+    def continuation_log_probs(
+        self, image: Any, head: str, texts: Sequence[str], image_key: Hashable = None
+    ) -> list[tuple[float, int]]:
+        """(sum of log-probabilities, token count) of each text's tokens after ``head`` (the
+        prompt before it, image included), float32: the head up to its last token runs once,
+        each text as a continuation of its cache. Token ids are the plain path's (the longest
+        common prefix of the head and each full prompt marks where the text starts)."""
+        if self.path != PREFIX_CACHE:
+            raise UnsupportedPrefix("continuations need a decoder-only prefix cache")
+        prompts = [head + t for t in texts]
+        enc, features = self.encode_image(image, prompts[0], image_key)
+        expanded = enc["input_ids"][0].tolist()
+        lead = self.convention.image_text if self.convention else ""
+        with self.timed("tokenizer"):
+            rows = [list(r) for r in self.tokenizer([lead + p for p in prompts])["input_ids"]]
+            head_ids = list(self.tokenizer([lead + head])["input_ids"][0])
+        starts = [common_prefix_length([row, head_ids]) for row in rows]
+        if any(b >= len(row) for b, row in zip(starts, rows, strict=True)):
+            raise UnsupportedPrefix("a text has no tokens of its own after the prompt")
+        start, shift = min(starts) - 1, len(expanded) - len(rows[0])
+        if start < 0 or start + shift < 1 or shift < 0:
+            raise UnsupportedPrefix("the prompt leaves no prefix to cache")
+        self._check_cut(expanded, rows[0], start, shift)
+        ids = torch.tensor([expanded[: start + shift]], device=self.device)
+        with self.timed("prefix"):
+            positions, offset = self._prefix_positions(enc, ids)
+            extras = self._token_inputs([enc], ids.shape[1])
+            cache = self._prefix_forward(ids, features, positions, extras)
+        self.stats["images"] += 1
+        self.stats["prompts"] += len(prompts)
+
+        def run(batch: Sequence[int]) -> list[tuple[float, int]]:
+            suffixes = [rows[j][start:] for j in batch]
+            with self.timed("suffixes"):
+                logits = self._all_logits(cache, suffixes, start + shift, offset)
+            return [
+                sentence_log_prob(lg, suffix, len(rows[j]) - starts[j])
+                for j, lg, suffix in zip(batch, logits, suffixes, strict=True)
+            ]
+
+        return map_batches(run, list(range(len(prompts))), self.batch_size)
+
+    def _all_logits(self, cache, suffixes, start, offset) -> list[torch.Tensor]:
+        """Logits at every position of each suffix ([len(suffix), vocab] each, padding cut)."""
+        groups = [list(range(len(suffixes)))]
+        if self.recurrent:  # no padding into a recurrent state
+            lengths = sorted({len(x) for x in suffixes})
+            groups = [[i for i, x in enumerate(suffixes) if len(x) == n] for n in lengths]
+        out: list[torch.Tensor | None] = [None] * len(suffixes)
+        for group in groups:
+            part = [suffixes[i] for i in group]
+            logits = self._run_suffixes(cache, part, start, offset, keep_last=False).logits
+            width = logits.shape[1]
+            for i, row, suffix in zip(group, logits, part, strict=True):
+                out[i] = row[width - len(suffix) :].float()
+        return out
 
     @torch.inference_mode()
     def logits_many(
