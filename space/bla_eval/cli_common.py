@@ -153,8 +153,8 @@ def run_guarded(
         hint = install_hint(err, extra) if isinstance(err, ModuleNotFoundError) else None
         say(f"{prog}: error: {hint or one_line(err)}")
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        say(f"{prog}: interrupted")
+    except KeyboardInterrupt as err:
+        say(f"{prog}: interrupted" + (f"; {err}" if str(err) else ""))
         return 130
     finally:
         sys.stdout, sys.stderr = streams

@@ -176,6 +176,9 @@ class RunConfig:
     )
     icl_seed: int = option(
         0,
+    overwrite: bool = option(
+        False, "start again in a run folder whose scores.jsonl holds scores (they are discarded)"
+    )
         "ICL: seed of the shuffled order and of the paper-icl-* coin flips",
         resume=Recorded.BY_PROTOCOL,
     )

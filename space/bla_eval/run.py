@@ -99,7 +99,7 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
                 settings = resume_settings(config, run.kind, run.data, run.tasks, run.model)
                 folder.remove_stale()  # temporary files of a killed run
                 folder.check_parts()  # a part file the marker does not list is refused
-                folder.check_resume(settings, config.resume)
+                folder.check_resume(settings, config.resume, config.overwrite)
                 if config.resume:  # every kept record, against the dataset, before any change
                     asked = Asked(config.prompts, config.control, run.twins or {})
                     folder.check_scored(run.tasks, run.items, asked)
@@ -111,7 +111,13 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
         if run.procs.main:
             folder.start(settings, run.procs.world)  # only now is anything of the folder changed
         run.procs.barrier()
-        return _evaluate(run, progress)
+        try:
+            return _evaluate(run, progress)
+        except KeyboardInterrupt:  # the message says how to keep the work scored so far
+            raise KeyboardInterrupt(
+                f"the datapoints scored so far are kept in {folder.path}: rerun the same command "
+                "with --resume to continue"
+            ) from None
 
 
 def _recorded(folder: RunFolder) -> dict[str, Any] | None:

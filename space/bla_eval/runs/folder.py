@@ -105,7 +105,7 @@ class RunFolder:
 
     def read_scores(self, results: dict[str, Any]) -> list[dict[str, Any]]:
         """The records of the scores file ``results`` names, as they are (not checked)."""
-        return read_records(self.path / str(results.get("scores_file") or SCORES_FILE))
+        return read_records(scores_path(self.path, results))
 
     # ------------------------------------------------------------------------- ownership
     def is_run_folder(self) -> bool:
@@ -181,19 +181,36 @@ class RunFolder:
         remove_stale(self.path)
 
     # ------------------------------------------------------------------------- settings, resume
-    def check_resume(self, settings: dict[str, Any], resume: bool) -> None:
+    def check_resume(self, settings: dict[str, Any], resume: bool, overwrite: bool = False) -> None:
         """Refuse a resume whose settings differ from the interrupted run's ``run.json``, or
-        cannot be compared (nothing is changed; :meth:`start` writes ``run.json``)."""
+        cannot be compared, and a start without ``resume`` (or ``overwrite``) in a folder whose
+        scores hold scored datapoints: scored work is never discarded silently (nothing is
+        changed; :meth:`start` writes ``run.json``)."""
+        scored = self.scored_lines()
+        if not resume and not overwrite and scored:
+            raise FileExistsError(
+                f"{self.path} holds {scored} scored datapoints of an earlier run: continue it with "
+                "--resume, or give a new --output (--overwrite discards them); nothing was changed"
+            )
         if resume and (self.scores_path.exists() or self.part_files()):
             if not self.settings_path.exists():
                 raise ValueError(
                     f"cannot resume {self.path}: it has {SCORES_FILE} but no {RUN_FILE}, so its "
-                    "settings cannot be checked; run without --resume to start fresh"
+                    "settings cannot be checked; start fresh with --overwrite or a new --output"
                 )
             changed = changed_settings(read_json(self.settings_path), settings)
             if changed:
                 detail = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
                 raise ValueError(f"cannot resume {self.path}: the run settings changed ({detail})")
+
+    def scored_lines(self) -> int:
+        """How many records ``scores.jsonl`` and the parts hold (their non-empty lines)."""
+        count = 0
+        for path in [self.scores_path, *self.part_files()]:
+            if path.is_file() and not path.is_symlink():
+                with naming(path), path.open("rb") as handle:
+                    count += sum(1 for line in handle if line.strip())
+        return count
 
     def records(
         self, tasks: Collection[str], selected: Collection[Key]
@@ -218,7 +235,7 @@ class RunFolder:
                 check_records(path, numbered, tasks, by_key.keys())
         except ValueError as err:
             raise ValueError(
-                f"cannot resume {self.path}: {err}; run without --resume to start fresh"
+                f"cannot resume {self.path}: {err}; start fresh with --overwrite or a new --output"
             ) from None
 
     def check_parts(self) -> None:

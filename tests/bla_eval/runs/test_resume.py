@@ -85,10 +85,12 @@ def test_resume_refuses_changed_settings(clip_run, tiny_clip, built_dataset, tmp
         evaluate(config.with_(output_dir=tmp_path / "run", resume=True, similarity="clipscore"))
 
 
-def test_without_resume_a_new_run_starts_fresh(clip_run, tiny_clip, built_dataset, tmp_path):
+def test_with_overwrite_a_new_run_starts_fresh(clip_run, tiny_clip, built_dataset, tmp_path):
     out, _, config = clip_run
     shutil.copytree(out, tmp_path / "run")
-    again = evaluate(config.with_(output_dir=tmp_path / "run", tasks=("ap",), limit=2))
+    again = evaluate(
+        config.with_(output_dir=tmp_path / "run", tasks=("ap",), limit=2, overwrite=True)
+    )
     assert again["timings"]["datapoints_scored"] == 2
     assert len(lines_of(tmp_path / "run" / SCORES_FILE)) == 2
 
@@ -97,9 +99,39 @@ def test_resume_without_run_json_is_refused(co_run, tiny_clip, built_dataset, tm
     out = copy_run(co_run, tmp_path)
     (out / RUN_FILE).unlink()
     config = RunConfig(str(tiny_clip), out, data=str(built_dataset), tasks=("co",), limit=LIMIT)
-    with pytest.raises(ValueError, match="no run.json.*without --resume"):
+    with pytest.raises(ValueError, match="no run.json.*--overwrite or a new --output"):
         evaluate(config.with_(resume=True, similarity="clipscore"))
     assert json.loads((out / SCORES_FILE).read_text().splitlines()[0])["task"] == "coordination"
+
+
+def test_a_stopped_run_rerun_without_resume_is_refused_and_keeps_its_scores(
+    tiny_clip, built_dataset, tmp_path, capsys
+):
+    """Ctrl-C, up-arrow, Enter: the rerun names --resume and a new --output, and
+    scores.jsonl keeps every line; the interrupt message names --resume."""
+    out = tmp_path / "run"
+    config = RunConfig(
+        str(tiny_clip),
+        out,
+        data=str(built_dataset),
+        tasks=("co",),
+        limit=6,
+        batch_size=2,
+        images_per_batch=2,
+    )
+
+    def stop(done: int, total: int, desc: str) -> None:
+        if done >= 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt, match="--resume"):
+        evaluate(config, progress=stop)
+    kept = (out / SCORES_FILE).read_bytes()
+    assert kept.count(b"\n") >= 1
+    argv = eval_args(tiny_clip, built_dataset, out, "--tasks", "co", "--limit", "6")
+    refused(bla_eval, argv, capsys, "scored datapoints of an earlier run", "--resume", "--output")
+    assert (out / SCORES_FILE).read_bytes() == kept
+    assert evaluate(config.with_(resume=True))["tasks"]["coordination"]["n"] == 6
 
 
 # ----------------------------------------------------------------------------- a new run setting
