@@ -173,7 +173,9 @@ def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> 
         "",
         f"A = `{a.model}` ({a.path}), B = `{b.model}` ({b.path}). Same datapoints in both. "
         f"Paired bootstrap: {resamples} resamples of the datapoints, seed {seed}; 95% percentile "
-        "interval of A - B; two-sided p-value. Values in %.",
+        "interval of A - B; two-sided p-value. Values in %. "
+        f"*{NO_VARIATION}*: every resample gave the same difference (no interval, no p-value); "
+        f"*{UNDEFINED}*: a ratio of 0 / 0.",
         "",
         "| task | view | metric | A | B | A - B | 95% CI | p |",
         "|---|---|---|---|---|---|---|---|",
