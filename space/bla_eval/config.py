@@ -17,6 +17,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from bla_metric.likelihood import SCORES
+
 from .api.settings import (
     DEFAULT_CONCURRENCY,
     MAX_ANSWER_TOKENS,
@@ -83,6 +85,28 @@ class Recorded(Enum):
     """Its value for a kind that takes it (the scorer's ``takes_<name>``), else None."""
     BY_PROTOCOL = "by protocol"
     """Only when the run's protocol names it (its spec's ``resume_settings``)."""
+
+
+MAX_PMI_ALPHA = 10.0
+"""The largest ``--pmi-alpha``."""
+
+
+def check_score(config: RunConfig, protocol: Any) -> None:
+    """``--score`` other than yes-no asks no question: zero-shot only, one condition."""
+    if config.score not in SCORES:
+        raise ValueError(f"unknown score {config.score!r}: use one of {', '.join(SCORES)}")
+    if config.pmi_alpha is not None and config.score != "caption-pmi":
+        raise ValueError("--pmi-alpha is the weight of --score caption-pmi")
+    if config.score == "yes-no":
+        return
+    if protocol.generates_answers or protocol.name != DEFAULT_PROTOCOL:
+        raise ValueError(
+            f"--score {config.score}: the sentence's likelihood is scored zero-shot; protocol "
+            f"{protocol.name!r} asks a question with demonstrations or generates answers"
+        )
+    for name, value in (("--prompt", config.prompt), ("--prompts", config.prompts)):
+        if value:
+            raise ValueError(f"--score {config.score} asks no question: {name} does not apply")
 
 
 def option(default: Any = None, help: str = "", resume: bool | Recorded = False, **cli: Any) -> Any:
@@ -152,6 +176,9 @@ class RunConfig:
         choice_help=lambda: importlib.import_module("bla_eval.scorers").kind_helps(),
     )
     resume: bool = option(False, "keep the items already in scores.jsonl and score the rest")
+    overwrite: bool = option(
+        False, "start again in a run folder whose scores.jsonl holds scores (they are discarded)"
+    )
     trust_remote_code: bool = option(False, "allow the model repo's own code")
     similarity: str = option(
         "cosine",
@@ -176,9 +203,6 @@ class RunConfig:
     )
     icl_seed: int = option(
         0,
-    overwrite: bool = option(
-        False, "start again in a run folder whose scores.jsonl holds scores (they are discarded)"
-    )
         "ICL: seed of the shuffled order and of the paper-icl-* coin flips",
         resume=Recorded.BY_PROTOCOL,
     )
@@ -202,6 +226,20 @@ class RunConfig:
         choices=registry("bla_eval.controls:CONTROLS"),
     )
     control_seed: int = option(0, "the seed of --control shuffled", resume=True)
+    score: str = option(
+        "yes-no",
+        "generative kind: what the model is asked: yes-no = P(yes) to the yes/no question; "
+        "caption = log P(sentence | image), the sentence's likelihood; caption-pmi = that "
+        "minus alpha * log P(sentence | no image), the correction for the language prior",
+        resume=True,
+        choices=SCORES,
+    )
+    pmi_alpha: float | None = option(
+        help="caption-pmi: the prior's weight alpha (default: chosen on the learning split of "
+        "the run's tasks, never on the scored split; 1 = pointwise mutual information)",
+        resume=True,
+        type=bounded_float(0, MAX_PMI_ALPHA),
+    )
     device_map: str | None = option(
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
         "the GPUs of one machine"
@@ -325,6 +363,7 @@ class RunConfig:
                 f"unknown table_format {self.table_format!r}: use markdown, latex or csv"
             )
         check_api_fields(self)
+        check_score(self, protocol)
 
     def with_(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -129,6 +130,10 @@ def _recorded(folder: RunFolder) -> dict[str, Any] | None:
         return None
 
 
+ALPHA_DATAPOINTS = 100
+"""Learning-split datapoints per task that ``caption-pmi``'s alpha is chosen on."""
+
+
 def _prepare(config: RunConfig) -> _Run:
     """Everything a run checks before it writes: output path, benchmark, data, tasks, items,
     protocol plan and model kind (each error names the bad value)."""
@@ -156,6 +161,11 @@ def _prepare(config: RunConfig) -> _Run:
         config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
     )  # an unknown or unfit --kind is named before the folder is made
     protocol.check_kind(model.kind)
+    if config.score != "yes-no" and not scorer_class(model.kind).scores_captions:
+        raise ValueError(
+            f"--score {config.score}: model kind {model.kind!r} has no sentence likelihood "
+            "(the generative kind scores it)"
+        )
     if (config.prompt is not None or config.prompts) and not scorer_class(model.kind).asks_question:
         option = "--prompt" if config.prompt is not None else "--prompts"
         raise ValueError(f"{option}: model kind {model.kind!r} asks no question")
@@ -210,7 +220,9 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
 
     by_task = run.folder.records(run.tasks, run.selected)
     records = [r for task in run.tasks for r in by_task[task]]
-    probabilistic = scorer_class(run.kind).probabilistic_for(run.model)
+    probabilistic = run.config.score == "yes-no" and scorer_class(run.kind).probabilistic_for(
+        run.model
+    )
     results = {
         "benchmark": run.bench.name,
         "model": config.model,
@@ -266,19 +278,24 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 data_parallel_size=config.data_parallel_size,
                 max_model_len=config.max_model_len,
                 gpu_memory_utilization=config.gpu_memory_utilization,
+                score=config.score,
+                pmi_alpha=config.pmi_alpha,
             )
             scorer = load_scorer(run.model, batch_size=config.batch_size, options=options)
+            if config.score == "caption-pmi" and config.pmi_alpha is None:
+                choose_pmi_alpha(scorer, run.bench, run.data, run.tasks)
         run.clock["model"] = time.perf_counter()
         if scorer is not None:
 
-            def write(item: Item, scores, answers, fields) -> None:
-                store.add(item, scores, answers, _parsed(config, answers), fields)
+            def write(item: Item, scores, answers, fields, terms=None) -> None:
+                extra = {**(_parsed(config, answers) or {}), **(terms or {})}
+                store.add(item, scores, answers, extra or None, fields)
 
             conditions = Conditions(config.prompts, run.twins, config.control, write)
 
-            def on_scored(item: Item, scores: list[list[float]], answers) -> None:
+            def on_scored(item: Item, scores: list[list[float]], answers, terms) -> None:
                 check_finite(config.model, item, scores)
-                conditions.on_scored(item, scores, answers)
+                conditions.on_scored(item, scores, answers, terms)
 
             queries = run.plan.queries if run.plan is not None else zero_shot_queries
             if config.prompts:
@@ -289,6 +306,37 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
         store.close()
     run.clock["pending"] = len(pending)
     return scorer
+
+
+def choose_pmi_alpha(scorer: Scorer, bench: Any, data: str, tasks: Sequence[str]) -> None:
+    """Choose ``--score caption-pmi``'s alpha on the learning split of the run's tasks (their
+    ``<task>_learning`` validation datapoints, at most ``ALPHA_DATAPOINTS`` per task; never the
+    scored split) and give it to the scorer."""
+    from bla_metric.likelihood import choose_alpha
+    from bla_metric.tasks import get_task
+
+    from .items import decode_image
+
+    cond, prior, labels, used = [], [], [], []
+    for task in tasks:
+        learning = getattr(get_task(task), "learning_config", None) if bench.name == "bla" else None
+        if learning is None:
+            raise ValueError(
+                f"--score caption-pmi: task {task!r} of {bench.name} has no learning split to "
+                "choose alpha on; give --pmi-alpha"
+            )
+        items = bench.read_items(data, learning, "validation", ALPHA_DATAPOINTS)
+        images = [decode_image(item, item.images[0]) for item in items]
+        found = scorer.caption_terms(images, [list(item.captions) for item in items])
+        cond += [[c["log_p_image"] for c in row] for row in found]
+        prior += [[c["log_p_prior"] for c in row] for row in found]
+        labels += [list(item.labels[0]) for item in items]
+        used.append(f"{learning}/validation ({len(items)})")
+    alpha, accuracy = choose_alpha(cond, prior, labels)
+    scorer.alpha = alpha
+    scorer.alpha_source = (
+        f"chosen on {', '.join(used)} by sentence accuracy ({100 * accuracy:.1f}%)"
+    )
 
 
 def _parsed(config: RunConfig, answers: Any) -> dict[str, Any] | None:
@@ -308,7 +356,9 @@ def check_finite(model: str, item: Item, scores: list[list[float]]) -> None:
 
 def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
     config = run.config
-    probabilistic = scorer_class(run.kind).probabilistic_for(run.model)
+    probabilistic = run.config.score == "yes-no" and scorer_class(run.kind).probabilistic_for(
+        run.model
+    )
     record: dict[str, Any] = {"name": config.protocol}
     if run.plan is not None:  # the in-context template, demonstration rule, order, DD skips
         chat = bool(getattr(scorer, "chat", False))

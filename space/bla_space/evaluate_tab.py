@@ -10,6 +10,8 @@ import gradio as gr
 from bla_eval.bundled import BUNDLED_MODELS
 from bla_eval.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
+from bla_metric.likelihood import SCORES
+
 from . import results_store, views
 from .config import SpaceConfig
 from .explore_data import task_labels
@@ -23,6 +25,16 @@ WAITING = (
     "and the results JSON. Progress and your place in the queue show here.*"
 )
 VIEW_CHOICES = [("Ranking view (thesis)", "ranking"), ("Binary view (paper)", "binary")]
+
+
+def score_choices() -> list[tuple[str, str]]:
+    """(label, value) of every ``--score`` (``bla_metric.likelihood.SCORES``)."""
+    labels = {
+        "yes-no": "P(yes) to the question",
+        "caption": "likelihood of the sentence",
+        "caption-pmi": "likelihood minus the prior (PMI)",
+    }
+    return [(labels.get(s, s), s) for s in SCORES]
 
 
 def protocol_choices() -> list[tuple[str, str]]:
@@ -95,6 +107,15 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 "learning test split (200 datapoints per task) with two demonstrations per "
                 "sentence. Compare it with a zero-shot run of the same learning split.",
             )
+            score = gr.Radio(
+                score_choices(),
+                value="yes-no",
+                label="Question (generative models)",
+                elem_id="score",
+                info="P(yes) to the yes/no question; or the sentence's likelihood after the "
+                "image; or that corrected for the language prior (alpha chosen on the learning "
+                "split).",
+            )
             button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
             gr.Markdown(
                 "One evaluation runs at a time (queued). Models load without remote code.",
@@ -136,9 +157,18 @@ def build(config: SpaceConfig) -> EvaluateTab:
         """The model kind the engine detects for ``model``."""
         return detect_message(config, model)
 
-    def run(model, kind, tasks, limit, view, protocol=DEFAULT_PROTOCOL, progress=gr.Progress()):  # noqa: B008
+    def run(
+        model,
+        kind,
+        tasks,
+        limit,
+        view,
+        protocol=DEFAULT_PROTOCOL,
+        score="yes-no",
+        progress=gr.Progress(),  # noqa: B008
+    ):
         """Score a model on BLA; returns status, metrics table, plots and the results JSON."""
-        return evaluate_in_page(config, model, kind, tasks, limit, view, progress, protocol)
+        return evaluate_in_page(config, model, kind, tasks, limit, view, progress, protocol, score)
 
     def rerender(name: str, view_choice: str):
         found = results_store.find_run(config.results_dir, name)
@@ -149,7 +179,7 @@ def build(config: SpaceConfig) -> EvaluateTab:
     outputs = [status, table, *plots, download, run_name, results_box]
     event = button.click(
         run,
-        [model, kind, tasks, limit, view, protocol],
+        [model, kind, tasks, limit, view, protocol, score],
         outputs,
         api_name="evaluate",
         concurrency_limit=1,
@@ -174,14 +204,22 @@ def detect_message(config: SpaceConfig, text: str) -> str:
 
 
 def evaluate_in_page(
-    config, text, kind_choice, tasks, limit, view, progress, protocol=DEFAULT_PROTOCOL
+    config,
+    text,
+    kind_choice,
+    tasks,
+    limit,
+    view,
+    progress,
+    protocol=DEFAULT_PROTOCOL,
+    score="yes-no",
 ):
     """Run one evaluation for the page; every failure becomes a ``gr.Error`` the page shows."""
     try:
         progress(0, desc="checking the model")
         model, kind, n_params = resolve_model(config, text, kind_choice)
         run = run_evaluation(
-            config, model, kind, tasks, int(limit or 0) or None, progress, protocol
+            config, model, kind, tasks, int(limit or 0) or None, progress, protocol, score
         )
     except ModelRejected as err:
         raise gr.Error(str(err), title="Model not accepted") from None

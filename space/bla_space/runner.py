@@ -95,6 +95,7 @@ def run_evaluation(
     limit: int | None,
     progress: Any = None,
     protocol: str = DEFAULT_PROTOCOL,  # in-context ones score the learning test splits
+    score: str = "yes-no",  # what a generative model is asked (--score)
 ) -> results_store.Run:
     """Score ``model`` on ``tasks`` and publish the run folder (results.json + scores.jsonl).
 
@@ -121,6 +122,7 @@ def run_evaluation(
             device=config.device,
             trust_remote_code=False,
             protocol=protocol,
+            score=score,
         )
         results = evaluate_on_gpu(run_config, n_points, progress)
     run = results_store.Run(target, results)

@@ -35,13 +35,17 @@ SMALL_N = 30
 
 
 def run_label(run: Run) -> str:
-    """The run's display name (``--name``), else the last part of its model id (one line,
-    without control characters: ``tables.plain``)."""
+    """The run's display name (``--name``), else the last part of its model id and, for a
+    generative run asked for the sentence's likelihood, its ``--score`` (one line, without
+    control characters: ``tables.plain``)."""
     name = run.results.get("display_name")
     if name:
         return plain(str(name))
     model = run.model.rstrip("/").split("/")[-1]
-    return plain(model[:-5] if model.endswith(".gguf") else model)
+    model = model[:-5] if model.endswith(".gguf") else model
+    protocol = run.results.get("protocol")
+    score = protocol.get("score") if isinstance(protocol, dict) else None
+    return plain(f"{model} ({score})" if score and score != "yes-no" else model)
 
 
 def labels(runs: Sequence[Run]) -> list[str]:

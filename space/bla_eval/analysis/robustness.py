@@ -9,7 +9,9 @@ the image gain per task with its paired interval and the outcome of the equivale
 hurts, equivalent within the margin: answers from priors, inconclusive), beside the text-only
 baseline when a run of the ``text`` kind is among the runs; ``--margin`` recomputes the gains
 with another margin. With sweeps of two or more models: Kendall's tau between the model rankings
-of each pair of templates, with the share of resamples keeping its sign. The numbers are those
+of each pair of templates, with the share of resamples keeping its sign. For each run scored
+with ``--score caption-pmi``: how often the prior correction reverses the likelihood's choice,
+per task. The numbers are those
 ``results.json`` holds (``bla_eval.conditions``), the resampled tau's are computed from the
 runs' records; the formulas are ``bla_metric.robustness``'s.
 """
@@ -307,6 +309,33 @@ def tables(results: Mapping[str, Any]) -> str:
     return "\n\n".join(t for t in (sensitivity_table(results), gain_table(results)) if t)
 
 
+def _protocol(results: Mapping[str, Any]) -> Mapping[str, Any]:
+    protocol = results.get("protocol")
+    return protocol if isinstance(protocol, Mapping) else {}
+
+
+def prior_table(run: Any) -> str:
+    """How often a ``caption-pmi`` run's prior correction reverses the likelihood's choice of
+    the true sentences, per task (``bla_metric.likelihood.reversal_rate``)."""
+    from bla_metric.likelihood import reversal_rate
+
+    alpha = _protocol(run.results).get("pmi_alpha")
+    lines = [
+        f"Prior correction of {run.path} (--score caption-pmi, alpha {alpha}): share of "
+        "datapoints whose top-ranked sentences change from log P(t | i) to its PMI",
+        "",
+        "| task | n | reversed (%) |",
+        "|---|---|---|",
+    ]
+    for task, records in run.records.items():
+        cond = [r["log_p_image"] for r in records]
+        prior = [r["log_p_prior"] for r in records]
+        labels = [r["labels"] for r in records]
+        rate = reversal_rate(cond, prior, alpha, labels)
+        lines.append(f"| {_label(task, run.results)} | {len(records)} | {_pct(rate)} |")
+    return "\n".join(lines)
+
+
 def _ids(run: Any) -> dict[str, list[str]]:
     """The datapoint ids of a run, per task."""
     return {t: [str(r["id"]) for r in recs] for t, recs in run.records.items()}
@@ -347,6 +376,8 @@ def report(paths: Sequence[str], margin: float | None = None) -> str:
             blocks.append(gain_table(results, baseline))
             if baseline is None:
                 blocks.append(missing_baseline(run, len(text_runs)))
+        if _protocol(run.results).get("score") == "caption-pmi":
+            blocks.append(prior_table(run))
     sweeps = [r for r in runs if r.results.get("sensitivity")]
     for other in sweeps[1:]:
         if _ids(other) != _ids(sweeps[0]):
@@ -358,7 +389,8 @@ def report(paths: Sequence[str], margin: float | None = None) -> str:
     blocks = [b for b in blocks if b]
     if not blocks:
         raise ValueError(
-            "no run among the given ones was scored with --prompts or --control: nothing to report"
+            "no run among the given ones was scored with --prompts, --control or --score "
+            "caption-pmi: nothing to report"
         )
     return "\n\n".join(blocks) + "\n"
 

@@ -182,7 +182,9 @@ def describe(scorer: Any) -> dict[str, Any]:
         "processor_inputs": scorer.convention.record(),
         "forward_path": scorer.caption_path,
         "forward_path_reason": scorer.caption_path_reason,
-        "binary_view": "top-k: the two highest answered true (log-likelihoods have no threshold)",
+        "binary_view": "top-k",
+        "binary_view_rule": "the ranking view's top two answered true (log-likelihoods have "
+        "no threshold)",
     }
     if scorer.score_mode == "caption-pmi":
         record["ranks_by"] = "log P(t | i) - alpha * log P(t | no image)"
