@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,6 +11,8 @@ from pathlib import Path
 from bla_eval.benchmarks.bla import default_data
 
 from bla_metric import hub_ids
+
+log = logging.getLogger(__name__)
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 
@@ -24,7 +27,8 @@ class SpaceConfig:
     ``BLA_MAX_PARAMS`` (model size cap, e.g. ``4e9``), ``BLA_ALLOW_LOCAL_MODELS`` (accept local
     folders as model ids), ``BLA_DEFAULT_LIMIT``, ``BLA_BATCH_SIZE``, ``BLA_DEVICE``,
     ``BLA_PUBLISHED_RESULTS`` (comma-separated Hub dataset repos of published per-datapoint
-    scores, ranked in the Leaderboard tab: ``published.py``).
+    scores, ranked in the Leaderboard tab: ``published.py``; a bad id is skipped with one
+    warning line), ``BLA_CACHE_DIR`` (where those repos are pulled).
     """
 
     dataset: str = hub_ids.DATASET
@@ -36,14 +40,22 @@ class SpaceConfig:
     batch_size: int = 32
     device: str = "auto"
     published_repos: tuple[str, ...] = ()
+    published_warnings: tuple[str, ...] = ()
+    """One line per id of ``BLA_PUBLISHED_RESULTS`` that is skipped (not a repo id)."""
+    cache_dir: Path = field(default_factory=lambda: user_cache({}))
+    """The project's cache (``$BLA_CACHE_DIR``, else ``$XDG_CACHE_HOME/bla``, else
+    ``~/.cache/bla``): published results repos are pulled under it, nowhere else."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SpaceConfig:
         """Build the settings from ``env`` (default: ``os.environ``); unset keys keep defaults."""
-        from .published import VARIABLE, repo_ids
+        from .published import VARIABLE, read_setting
 
         env = os.environ if env is None else env
         base = cls()
+        published, warnings = read_setting(env.get(VARIABLE))
+        for line in warnings:  # the Space starts; the Leaderboard tab shows the lines too
+            log.warning("%s", line)
         return cls(
             dataset=env.get("BLA_DATASET") or default_data(),
             results_dir=Path(env.get("BLA_RESULTS_DIR", str(base.results_dir))),
@@ -53,8 +65,17 @@ class SpaceConfig:
             default_limit=int(_number(env, "BLA_DEFAULT_LIMIT", base.default_limit)),
             batch_size=int(_number(env, "BLA_BATCH_SIZE", base.batch_size)),
             device=env.get("BLA_DEVICE", base.device),
-            published_repos=repo_ids(env.get(VARIABLE)),
+            published_repos=published,
+            published_warnings=warnings,
+            cache_dir=user_cache(env),
         )
+
+
+def user_cache(env: Mapping[str, str]) -> Path:
+    """``$BLA_CACHE_DIR``, else ``$XDG_CACHE_HOME/bla``, else ``~/.cache/bla`` (of ``env``)."""
+    if env.get("BLA_CACHE_DIR"):
+        return Path(env["BLA_CACHE_DIR"])
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bla"
 
 
 def _number(env: Mapping[str, str], key: str, default: float) -> float:

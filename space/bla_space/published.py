@@ -17,35 +17,98 @@ from pathlib import Path
 from typing import Any
 
 from bla_eval.analysis.rundata import Run, load_run
+from bla_eval.cli_common import one_line
+from bla_eval.outputs import staged
+from bla_eval.redact import shown
 
 from . import results_store
 
 log = logging.getLogger(__name__)
 
 VARIABLE = "BLA_PUBLISHED_RESULTS"
+PULL_COMMAND = "bla-space published"
+"""The marker of a pulled repo's folder (its files under :data:`REPO_FOLDER`): only such a
+folder is ever replaced by the next pull."""
+REPO_FOLDER = "repo"
+MAX_ID_CHARS = 96
+"""The longest name (and namespace) of a Hub repo id."""
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SHOWN_CHARS = 40
+"""Characters of a bad id its warning shows."""
+
+
+def normalised(repo: str) -> str:
+    """``repo`` as the one spelling it is read under: ``org__res`` (the folder spelling of an
+    id) is ``org/res``; a ValueError (one line) names an id that is no ``org/name``."""
+    repo = repo.strip()
+    if "/" not in repo and "__" in repo:
+        repo = repo.replace("__", "/", 1)
+    parts = repo.split("/")
+    if not (
+        len(parts) == 2
+        and all(0 < len(p) <= MAX_ID_CHARS and ID_RE.match(p) for p in parts)
+        and not any(bad in repo for bad in ("--", "..", "_/", "/_"))
+        and not any(p.endswith((".", "-")) for p in parts)
+    ):
+        shown = repo if len(repo) <= SHOWN_CHARS else repo[:SHOWN_CHARS] + "..."
+        raise ValueError(
+            f"{VARIABLE}: {shown!r} is not a Hub dataset repo id (org/name, at most "
+            f"{MAX_ID_CHARS} characters each): skipped"
+        )
+    return repo
+
+
+def read_setting(value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(repo ids, warnings) of ``BLA_PUBLISHED_RESULTS`` (comma-separated): each id normalised
+    (:func:`normalised`) and kept once (ids differing only in case are one repo); each bad id
+    gives one warning line and is skipped."""
+    ids: dict[str, str] = {}
+    warnings = []
+    for part in (value or "").split(","):
+        if not part.strip():
+            continue
+        try:
+            repo = normalised(part)
+        except ValueError as err:
+            warnings.append(str(err))
+            continue
+        ids.setdefault(repo.lower(), repo)
+    return tuple(ids.values()), tuple(warnings)
 
 
 def repo_ids(value: str | None) -> tuple[str, ...]:
-    """The repo ids of ``BLA_PUBLISHED_RESULTS`` (a ValueError names one that is not an id)."""
-    from huggingface_hub.utils import validate_repo_id
-
-    ids = tuple(part.strip() for part in (value or "").split(",") if part.strip())
-    for repo in ids:
-        try:
-            validate_repo_id(repo)
-        except ValueError:
-            raise ValueError(f"{VARIABLE}: {repo!r} is not a Hub dataset repo id") from None
+    """The repo ids of ``BLA_PUBLISHED_RESULTS`` (:func:`read_setting`; bad ones are logged and
+    skipped)."""
+    ids, warnings = read_setting(value)
+    for line in warnings:
+        log.warning("%s", line)
     return ids
 
 
-def pull(repos: Sequence[str], folder: Path) -> list[Path]:
-    """Each repo's files in a folder of its own under ``folder`` (``snapshot_download``)."""
-    out = []
-    for repo in repos:
-        target = Path(folder) / re.sub(r"[^A-Za-z0-9._-]", "__", repo)
-        results_store.pull_from_hub(repo, target)
-        out.append(target)
-    return out
+def repo_folder(repo: str) -> str:
+    """The folder name of a normalised repo id (``org--name``: ``--`` is in no id, so two repos
+    never share a folder)."""
+    return repo.lower().replace("/", "--")
+
+
+def pull(repos: Sequence[str], folder: Path) -> tuple[list[Path], list[str]]:
+    """(each repo's files, one line per repo that could not be pulled). A repo is downloaded
+    (``snapshot_download``) into a staged folder of its own under ``folder`` (the Space's
+    cache), marked as this pull's, which replaces only a folder an earlier pull marked: a
+    folder or file there that the project did not write is never replaced."""
+    out: list[Path] = []
+    ids, failed = read_setting(",".join(repos))
+    for repo in ids:
+        target = Path(folder) / repo_folder(repo)
+        try:
+            with staged(target, PULL_COMMAND) as stage:
+                results_store.pull_from_hub(repo, stage / REPO_FOLDER)
+        except Exception as err:  # noqa: BLE001  (one line; the other repos are still read)
+            failed = (*failed, f"could not read {repo}: {shown(one_line(err))}")
+            log.warning("%s", failed[-1])
+            continue
+        out.append(target / REPO_FOLDER)
+    return out, list(failed)
 
 
 def published_runs(folders: Sequence[Path]) -> list[Run]:
@@ -87,9 +150,11 @@ def statistics(repos: Sequence[str], folder: Path, metric: str, resamples: int):
 
     if not repos:
         return f"No results repos are named ({VARIABLE} is not set).", None, None
-    runs = published_runs(pull(repos, folder))
+    folders, failed = pull(repos, folder)
+    runs = published_runs(folders)
     result = ranking(runs, metric, resamples)
-    head = f"{len(runs)} published runs read from {', '.join(repos)}"
+    head = "".join(f"{line}\n\n" for line in failed)
+    head += f"{len(runs)} published runs read from {', '.join(repos)}"
     if not result:
         return head + "; no two of them scored the same datapoints.", None, None
     table = leaderboard.leaderboard_table(result)

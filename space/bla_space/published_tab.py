@@ -21,8 +21,8 @@ INTRO = (
 
 
 def folder(config: SpaceConfig) -> Path:
-    """Where the published repos are pulled (beside the Space's own runs)."""
-    return Path(config.results_dir).parent / "published"
+    """Where the published repos are pulled: the project's cache, never a user's folder."""
+    return Path(config.cache_dir) / "published"
 
 
 def refresh(config: SpaceConfig, metric: str):
@@ -33,6 +33,7 @@ def refresh(config: SpaceConfig, metric: str):
     text, table, png = published.statistics(
         config.published_repos, folder(config), metric, RESAMPLES
     )
+    text = "".join(f"{line}\n\n" for line in config.published_warnings) + text
     if table is None:
         return text, pd.DataFrame(), None
     frame = pd.DataFrame(table.rows, columns=table.columns).round(2)

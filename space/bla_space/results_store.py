@@ -28,14 +28,18 @@ class Run:
 
     path: Path
     results: dict
+    cell: str = ""
+    """The cell id (``benchmark/protocol/model``) of a run that is a sweep's cell, else empty."""
 
     @property
     def label(self) -> str:
-        """A short name for menus: ``model (kind, n=..., date)``."""
+        """A short name for menus: ``model (kind, n=..., date)``, a sweep cell's with its id."""
         res = self.results
         n = sum(t.get("n", 0) for t in res.get("tasks", {}).values())
         created = str(res.get("created", ""))[:16].replace("T", " ")
-        return f"{res.get('model', self.path.name)} ({res.get('kind', '?')}, n={n}, {created})"
+        where = f"sweep cell {self.cell}, " if self.cell else ""
+        model = res.get("model", self.path.name)
+        return f"{model} ({where}{res.get('kind', '?')}, n={n}, {created})"
 
 
 def run_folder_name(model: str, now: datetime | None = None) -> str:
@@ -61,33 +65,63 @@ def list_runs(results_dir: Path) -> list[Run]:
     disagrees with its scores.jsonl, hidden folders (runs being written) and unreadable runs
     are skipped with a warning."""
     runs = []
-    for folder in _run_folders(Path(results_dir)):
+    for folder, cell in _run_folders(Path(results_dir)).items():
         try:
-            runs.append(Run(folder, _checked_results(folder)))
+            runs.append(Run(folder, _checked_results(folder), cell))
         except (ValueError, OSError) as err:
             log.warning("skipping run %s: %s", folder, err)
     return sorted(runs, key=lambda r: str(r.results.get("created", "")), reverse=True)
 
 
-def _run_folders(results_dir: Path) -> list[Path]:
+def _run_folders(results_dir: Path) -> dict[Path, str]:
     """The run folders of ``results_dir``: its sub-folders with a results.json, and the cells
-    of a sweep folder (``bla-eval sweep --output``) that ``results_dir`` is or holds."""
+    of a sweep folder (``bla-eval sweep --output``) that ``results_dir`` is or holds. A folder
+    or cell reached through a symbolic link, or lying outside ``results_dir``, is none of them
+    (:func:`inside`), and so is a folder holding a link."""
     if not results_dir.is_dir():
-        return []
-    folders = [f.parent for f in results_dir.glob(f"*/{RESULTS_FILE}")]
-    for sweep in (results_dir, *(f for f in results_dir.iterdir() if f.is_dir())):
-        folders += _sweep_cells(sweep)
-    return [f for f in dict.fromkeys(folders) if not f.name.startswith(".")]
+        return {}
+    subfolders = [f for f in results_dir.iterdir() if inside(results_dir, f.name) is not None]
+    folders = {f: "" for f in subfolders if inside(f, RESULTS_FILE) is not None}
+    for sweep in (results_dir, *subfolders):
+        folders.update(_sweep_cells(sweep))
+    return {f: cell for f, cell in folders.items() if not f.name.startswith(".") and not _links(f)}
 
 
-def _sweep_cells(folder: Path) -> list[Path]:
-    """The finished cells of the sweep folder ``folder`` (none when it is no sweep's)."""
+def _links(folder: Path) -> bool:
+    """True when ``folder`` holds a symbolic link (a run's files are never links)."""
+    return any(entry.is_symlink() for entry in folder.iterdir())
+
+
+def inside(folder: Path, name: object) -> Path | None:
+    """``folder / name`` when ``name`` (from a stored or downloaded marker, or a folder's
+    listing) is a relative path without ``..`` whose every part below ``folder`` exists and is
+    no symbolic link (so the path stays inside ``folder``); else None."""
+    if not isinstance(name, str) or not name or "\x00" in name:
+        return None
+    rel = Path(name)
+    if rel.is_absolute() or rel.anchor or any(part in ("", ".", "..") for part in rel.parts):
+        return None
+    path = Path(folder)
+    for part in rel.parts:
+        path = path / part
+        if path.is_symlink() or not path.exists():
+            return None
+    return path
+
+
+def _sweep_cells(folder: Path) -> dict[Path, str]:
+    """The finished cells of the sweep folder ``folder`` (none when it is no sweep's): the
+    relative cell paths its marker lists, each inside it and reached through no link."""
     marker = owner(folder)
     cells = marker.get("cells") if marker and marker["command"] == SWEEP_COMMAND else None
     if not isinstance(cells, list):
-        return []
-    found = [folder / c for c in cells if isinstance(c, str) and ".." not in Path(c).parts]
-    return [cell for cell in found if (cell / RESULTS_FILE).is_file()]
+        return {}
+    found = {c: inside(folder, c) for c in cells}
+    return {
+        path: cell
+        for cell, path in found.items()
+        if path is not None and inside(path, RESULTS_FILE) is not None
+    }
 
 
 def _checked_results(folder: Path) -> dict:

@@ -92,3 +92,31 @@ def test_the_cells_of_a_sweep_folder_are_runs_of_the_store(co_run, tmp_path):
     copy_run(co_run, tmp_path, "single")
     found = sorted(r.path for r in results_store.list_runs(tmp_path))
     assert found == sorted([*cells, tmp_path / "single"])
+
+
+def test_a_stored_markers_cells_are_read_only_inside_it_and_not_through_links(co_run, tmp_path):
+    """A results repo whose sweep marker lists an absolute cell path, a cell above it, or a cell
+    that is a link to a run outside the store: none is read or listed; its own cell is."""
+    from bla_eval.outputs import OWNER_FILE
+    from bla_eval.sweep.folder import SWEEP_COMMAND
+
+    private = copy_run(co_run, tmp_path / "home" / "private-runs", "x")
+    store = tmp_path / "store"
+    repo = store / "repo"
+    copy_run(co_run, repo / "bla" / "zero-shot", "good")
+    (repo / "bla" / "zero-shot" / "linked").symlink_to(private)
+    (repo / "bla" / "linked-protocol").symlink_to(private.parent)
+    cells = [
+        str(private),
+        "bla/zero-shot/good",
+        "bla/zero-shot/linked",
+        "bla/linked-protocol/x",
+        "../../home/private-runs/x",
+        "/" + str(private).lstrip("/"),
+    ]
+    marker = {"command": SWEEP_COMMAND, "files": [], "cells": cells}
+    (repo / OWNER_FILE).write_text(json.dumps(marker), encoding="utf-8")
+    (store / "linked-run").symlink_to(private)  # a run folder of the store that is a link
+    assert [r.path for r in results_store.list_runs(repo)] == [repo / "bla/zero-shot/good"]
+    assert [r.path for r in results_store.list_runs(store)] == [repo / "bla/zero-shot/good"]
+    assert results_store.inside(repo, str(private)) is None
