@@ -44,8 +44,10 @@ def task_label(config: str) -> str:
 
 
 def same_datapoint_runs(config: SpaceConfig) -> list:
-    """The largest group (two or more) of this Space's BLA runs that scored the same datapoints,
-    newest first; [] when no two runs did."""
+    """The largest group (two or more) of this Space's BLA runs that scored the same datapoints
+    under the same condition (protocol, prompts and control: :func:`views.condition_label`),
+    newest first; [] when no two runs did. Like is ranked with like: one model's zero-shot and
+    control cells, or a sweep's cells of two protocols, are never ranked against each other."""
     from bla_eval.analysis.rundata import load_run
 
     groups: dict[tuple, list] = {}
@@ -56,15 +58,15 @@ def same_datapoint_runs(config: SpaceConfig) -> list:
             run = load_run(found.path)
         except (ValueError, OSError):
             continue
-        key = tuple((t, tuple(str(r["id"]) for r in recs)) for t, recs in run.records.items())
-        groups.setdefault(key, []).append(run)
+        ids = tuple((t, tuple(str(r["id"]) for r in recs)) for t, recs in run.records.items())
+        groups.setdefault((views.condition_label(found.results), ids), []).append(run)
     best = max(groups.values(), key=len, default=[])
     return best if len(best) > 1 else []
 
 
 def statistics(config: SpaceConfig, metric: str = LEADERBOARD_METRICS[0]):
     """(Markdown, table, plot) of the rank intervals and ties of this Space's runs, ranked by
-    ``metric`` (sentence or set accuracy)."""
+    ``metric`` (sentence or set accuracy): per task, rows from the best score down."""
     import io
 
     import pandas as pd
@@ -81,7 +83,12 @@ def statistics(config: SpaceConfig, metric: str = LEADERBOARD_METRICS[0]):
     result = board.leaderboard(runs, STATS_RESAMPLES, 0, metric)
     table = board.leaderboard_table(result)
     frame = pd.DataFrame(table.rows, columns=table.columns).round(2)
-    lines = [intro, ""]
+    value = table.columns[2]
+    frame["_task"] = frame["task"].map({t: k for k, t in enumerate(dict.fromkeys(frame["task"]))})
+    frame = frame.sort_values(["_task", value], ascending=[True, False], kind="stable")
+    frame = frame.drop(columns="_task").reset_index(drop=True)
+    condition = views.condition_label(runs[0].results)
+    lines = [intro, "", f"Ranked: {len(runs)} runs of **{condition}** on the same datapoints.", ""]
     for task, stats in result.items():
         lines.append(
             f"- **{task_label(task)}** (n = {stats['n']}): {detectable_text(stats['detectable'])}"
@@ -180,5 +187,8 @@ def build(config: SpaceConfig) -> LeaderboardTab:
 
 def leaderboard(config: SpaceConfig, view: str):
     """The leaderboard table of ``view`` from the reference rows and the results folder."""
-    runs = [run.results for run in results_store.list_runs(config.results_dir)]
+    runs = [
+        {**run.results, views.CELL_KEY: run.cell} if run.cell else run.results
+        for run in results_store.list_runs(config.results_dir)
+    ]
     return views.leaderboard_table(runs, view)

@@ -72,8 +72,29 @@ def protocol_label(results: dict) -> str:
     if not isinstance(protocol, dict):
         return protocol_name(results)
     name = protocol_name(results)  # icl-sd / icl-dd runs kept apart
-    parts = [name, protocol.get("binary_view"), protocol.get("similarity")]
+    score = protocol.get("score") if protocol.get("score") != "yes-no" else None
+    parts = [name, score, protocol.get("binary_view"), protocol.get("similarity")]
+    parts += conditions(results)
     return ", ".join(str(p) for p in parts if p)
+
+
+def conditions(results: dict) -> list[str]:
+    """What a sweep of prompts or an image control adds to a run's protocol (``4 prompts``,
+    ``control blank``): such runs are no copies of the plain one and are never ranked with it."""
+    out = []
+    prompts = results.get("prompts")
+    if isinstance(prompts, dict) and prompts:
+        out.append(f"{len(prompts)} prompts")
+    control = results.get("control")
+    if isinstance(control, dict) and control.get("kind"):
+        out.append(f"control {control['kind']}")
+    return out
+
+
+def condition_label(results: dict) -> str:
+    """``benchmark · protocol`` of a run (its protocol with its control and prompts): the runs
+    ranked together share it."""
+    return f"{results.get('benchmark', 'bla')} · {protocol_label(results)}"
 
 
 def run_row(results: dict, view: str, source: str = THIS_RUN) -> dict:
@@ -227,12 +248,18 @@ def leaderboard_columns(benchmark: str = "bla") -> list[str]:
     return [*TABLE_FIXED_COLUMNS, *metric_columns(view, benchmark)]
 
 
+CELL_KEY = "_sweep_cell"
+"""Key the Leaderboard tab adds to the copy of a sweep cell's results: its cell id."""
+
+
 def run_source(results: dict) -> str:
-    """``Space run <date>``, and the published rows the run reproduces (every number of the row
-    within its tolerance: ``bla_eval.reproduce``)."""
+    """``Space run <date>`` (a sweep's cell: ``sweep cell <id>``), and the published rows the
+    run reproduces (every number of the row within its tolerance: ``bla_eval.reproduce``)."""
     from bla_eval.reproduce import reproduced_rows
 
-    source = f"Space run {str(results.get('created', ''))[:10]}"
+    cell = results.get(CELL_KEY)
+    when = str(results.get("created", ""))[:10]
+    source = f"sweep cell {cell}" if cell else f"Space run {when}"
     rows = reproduced_rows(results)
     return source + (f"; reproduces {', '.join(rows)}" if rows else "")
 
