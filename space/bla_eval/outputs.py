@@ -564,11 +564,31 @@ def staged(
             stage.mkdir()
             yield stage
             check(Path(target))
+            scrub_files(stage)
             if command is not None:
                 write_owner(stage, command)
             _swap(stage, path)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
+
+
+TEXT_SUFFIXES = (".md", ".json", ".jsonl", ".csv", ".tex", ".txt", ".yaml", ".html")
+MAX_SCRUBBED_BYTES = 64 << 20
+
+
+def scrub_files(folder: Path) -> None:
+    """Mask the secrets the process knows (``bla_eval.redact``) in the text files under a staged
+    ``folder``, whichever code wrote them (analyses, comparisons, learning reports)."""
+    for name in files_under(folder):
+        path = Path(folder) / name
+        if path.suffix not in TEXT_SUFFIXES or path.is_symlink():
+            continue
+        if path.stat().st_size > MAX_SCRUBBED_BYTES:
+            continue
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        clean = scrub(text)
+        if clean != text:
+            path.write_text(clean, encoding="utf-8", errors="surrogateescape")
 
 
 def _swap(stage: Path, target: Path) -> None:

@@ -2,7 +2,10 @@
 values) and their removal from everything that leaves the process.
 
 A secret is registered where it is read (:func:`register`, :func:`register_url`) and masked in any
-case and in its common encodings (URL-encoded, base64). What is written to a file
+case and in its common encodings (URL-encoded, base64); so is any piece of it of
+:data:`PIECE_CHARS` characters, looked for after :func:`normalise` (``\\u`` escapes and
+percent-encoding decoded, whitespace, newlines and zero-width characters removed): a key a
+server echoes cut, split across lines or partly escaped is masked too. What is written to a file
 (``bla_eval.outputs``, the score store, the response cache) loses the registered secrets
 (:func:`scrub_data`); what is shown (an error line, a server's message, anything printed by a
 command: :func:`shown`, :class:`ScrubbedStream`) loses them too, and also anything shaped like a
@@ -15,7 +18,9 @@ Standard library only: ``bla_eval.outputs`` and the command lines import it.
 from __future__ import annotations
 
 import base64
+import bisect
 import re
+import sys
 import threading
 from typing import Any, TextIO
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
@@ -52,9 +57,21 @@ CONTROL_RE = re.compile(
 )
 """Terminal control sequences and control characters removed from what is printed."""
 
+PIECE_CHARS = 16
+"""Any piece this long of a registered secret is masked wherever it appears (a shorter secret:
+the whole of it), after :func:`normalise`: a key echoed cut, split or partly escaped."""
+IGNORED = r"[\s\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]|\\[nrt]"
+"""Whitespace and newlines (also as ``\\n`` escapes) and zero-width and direction characters:
+removed before secrets are looked for."""
+ESCAPED = r"\\u(?P<u>[0-9a-fA-F]{4})|%(?P<pct>[0-9a-fA-F]{2})|\\(?P<char>[/\\\"'])"
+"""``\\uXXXX`` escapes, percent-encoded bytes and escaped characters: decoded first."""
+SPECIAL_RE = re.compile(f"(?P<ignored>{IGNORED})|{ESCAPED}")
+
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+_pieces: dict[int, frozenset[str]] = {}
+"""Piece length -> the normalised, lower-case pieces of the registered secrets of that length."""
 
 
 def encodings(secret: str) -> set[str]:
@@ -78,6 +95,81 @@ def register(*values: str | None) -> None:
         forms = set().union(*(encodings(s) for s in _secrets))
         ordered = sorted(forms, key=len, reverse=True)  # the longest form masked first
         _pattern = re.compile("|".join(re.escape(f) for f in ordered), re.IGNORECASE)
+        _pieces.clear()
+        for secret in _secrets:
+            text = _lower(normalise(secret)[0])
+            size = min(PIECE_CHARS, len(text))
+            if size >= MIN_SECRET_CHARS:
+                found = {text[i : i + size] for i in range(len(text) - size + 1)}
+                _pieces[size] = frozenset(_pieces.get(size, frozenset()) | found)
+
+
+def normalise(text: str) -> tuple[str, list[tuple[int, int, int]]]:
+    """(``text`` with escapes decoded and whitespace and zero-width characters removed, its
+    segments ``(start in the result, start in text, end in text or -1 for a run of text kept
+    as it is)``): where each character of the result comes from."""
+    out: list[str] = []
+    segments: list[tuple[int, int, int]] = []
+    size = pos = 0
+    for match in SPECIAL_RE.finditer(text):
+        if match.start() > pos:
+            out.append(text[pos : match.start()])
+            segments.append((size, pos, -1))
+            size += match.start() - pos
+        pos = match.end()
+        if match["ignored"] is not None:
+            continue
+        code = match["u"] or match["pct"]
+        out.append(chr(int(code, 16)) if code else match["char"])
+        segments.append((size, match.start(), match.end()))
+        size += 1
+    if pos < len(text):
+        out.append(text[pos:])
+        segments.append((size, pos, -1))
+    return "".join(out), segments
+
+
+def _lower(text: str) -> str:
+    """``text`` in lower case, character for character (the positions kept)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def _span(segments: list[tuple[int, int, int]], index: int) -> tuple[int, int]:
+    """Where in the original text the character ``index`` of the normalised text comes from."""
+    at = bisect.bisect_right(segments, (index, sys.maxsize, sys.maxsize)) - 1
+    start, orig, end = segments[at]
+    return (orig + index - start, orig + index - start + 1) if end < 0 else (orig, end)
+
+
+def _mask_pieces(text: str) -> str:
+    """``text`` with every stretch holding a piece of a registered secret (after
+    :func:`normalise`) replaced by the mask."""
+    pieces = _pieces
+    if not pieces or len(text) < min(pieces):
+        return text
+    normal, segments = normalise(text)
+    lowered = _lower(normal)
+    covered: list[tuple[int, int]] = []
+    for size, found in pieces.items():
+        for i in range(len(lowered) - size + 1):
+            if lowered[i : i + size] in found:
+                covered.append((_span(segments, i)[0], _span(segments, i + size - 1)[1]))
+    if not covered:
+        return text
+    merged: list[list[int]] = []
+    for start, end in sorted(covered):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, pos = [], 0
+    for start, end in merged:
+        out += [text[pos:start], MASK]
+        pos = end
+    return "".join(out) + text[pos:]
 
 
 def url_secrets(url: str) -> list[str]:
@@ -105,7 +197,7 @@ def register_url(url: str) -> None:
 def scrub(text: str) -> str:
     """``text`` with every registered secret masked."""
     pattern = _pattern
-    return text if pattern is None else pattern.sub(MASK, text)
+    return text if pattern is None else _mask_pieces(pattern.sub(MASK, text))
 
 
 def shown(text: str) -> str:

@@ -87,3 +87,41 @@ def test_what_a_command_prints_is_scrubbed(capsys):
     assert sys.stdout is not None and not isinstance(sys.stdout, redact.ScrubbedStream)
     say(f"\x1b[1m{SECRET}")
     assert capsys.readouterr().err == "***\n"
+
+
+KEY = "sk-proj-Pieces0fTheKey-AbCdEfGhIjKlMnOpQrStUvWxYz-0123456789"
+
+
+@pytest.mark.parametrize(
+    "echoed",
+    [
+        KEY[:30] + "\n" + KEY[30:],  # split by a newline
+        KEY[:30] + "\u200b" + KEY[30:],  # by a zero-width space
+        KEY[:30] + f"\\u{ord(KEY[30]):04x}" + KEY[31:],  # one character \u-escaped
+        KEY[:30] + f"%{ord(KEY[30]):02X}" + KEY[31:],  # one character percent-encoded
+        KEY[:-2],  # the key minus two characters
+        KEY[7 : 7 + redact.PIECE_CHARS],  # any 16-character piece
+    ],
+)
+def test_any_piece_of_a_secret_is_masked_after_normalising(echoed: str, tmp_path: Path, capsys):
+    redact.register(KEY)
+    assert redact.scrub(f"server said <{echoed}>") == "server said <***>"
+    write_json_atomic(tmp_path / "results.json", {"model": echoed, "note": [f"x {echoed} y"]})
+    written = json.loads((tmp_path / "results.json").read_text())
+    assert written == {"model": "***", "note": ["x *** y"]}
+
+    def command() -> int:
+        print(f"model {echoed} done")
+        return 0
+
+    assert run_guarded(command, debug=False, prog="bla-eval") == 0
+    assert capsys.readouterr().out == "model *** done\n"
+
+
+def test_a_staged_output_loses_secret_pieces_whoever_wrote_its_files(tmp_path: Path):
+    from bla_eval.outputs import staged
+
+    redact.register(KEY)
+    with staged(tmp_path / "report", "bla-eval analyze") as stage:
+        (stage / "report.md").write_text(f"| {KEY[:-2]} | 0.5 |\n", encoding="utf-8")
+    assert (tmp_path / "report" / "report.md").read_text() == "| *** | 0.5 |\n"
