@@ -150,7 +150,23 @@ def entry_notes(run: Run, task: str, partial: str | None, scores: str | None) ->
         f"BLA headline {view}.{metric} {ranking[metric]:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]",
         f"per-datapoint scores: {scores or 'not published (bla-eval export --scores REPO)'}",
     ]
-    return "; ".join(parts + ([partial] if partial else []))
+    return "; ".join(parts + [n for n in (neither_note(answers), partial) if n])
+
+
+def neither_note(answers: list) -> str | None:
+    """The note on answers that begin with neither yes nor no (a zero-shot generative run's
+    greedy first token of a random or off-prompt model, e.g. ``\ufffd``): the Hub's task
+    counts them wrong, BLA's binary view compares P(yes) with P(no) only; None when there are
+    none."""
+    flat = [str(a) for row in answers for a in row]
+    neither = [a for a in flat if not answer_match.matches(a, 0) and not answer_match.matches(a, 1)]
+    if not neither:
+        return None
+    return (
+        f"{len(neither)} of {len(flat)} answers begin with neither yes nor no (e.g. "
+        f"{neither[0][:20]!r}) and count as wrong here, while the run's binary accuracy "
+        "compares P(yes) with P(no) only"
+    )
 
 
 def eval_result_entries(

@@ -203,3 +203,25 @@ def test_a_run_whose_date_is_not_a_date_is_refused(created, tmp_path, capsys) ->
     argv = [str(run), "--output", str(tmp_path / "out")]
     refused(export_main, argv, capsys, "results.json: created must be an ISO-8601 date, not")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_zero_shot_generative_run_is_exported_as_docs_hub_says(tmp_path: Path, capsys) -> None:
+    """Greedy first tokens that are neither yes nor no ("\ufffd" of a random model) count as
+    wrong, and the notes say so; docs/hub.md says the same."""
+    run = answered_run(tmp_path)
+    records = lines_of(run / SCORES_FILE)
+    for record in records:
+        record["answers"] = ["\ufffd", *record["answers"][1:]]
+    write_lines(run / SCORES_FILE, records)
+    assert export_main([str(run), "--output", str(tmp_path / "out")]) == 0
+    path = tmp_path / "out" / ".eval_results" / "bla.yaml"
+    for entry in parse_eval_result_entries(yaml.safe_load(path.read_text())):
+        held = [r for r in records if r["task"] == entry.task_id]
+        answers, labels = [r["answers"] for r in held], [r["labels"] for r in held]
+        assert entry.value == round(answer_accuracy(answers, labels), 4)
+        note = f"{len(held)} of {4 * len(held)} answers begin with neither yes nor no"
+        assert note in entry.notes and "compares P(yes) with P(no) only" in entry.notes
+    hub = (Path(__file__).resolve().parents[3] / "docs" / "hub.md").read_text()
+    text = " ".join(hub.split())
+    assert "A zero-shot run of a generative model is exported too" in text
+    assert "begin with neither yes nor no" in text and "is refused" in text

@@ -70,3 +70,15 @@ def test_a_remote_kind_keeps_the_name_as_typed_and_needs_an_endpoint():
     assert model.kind == "openai-api" and model.path == "smollm2" and model.config is None
     with pytest.raises(ValueError, match="endpoint"):
         resolve("smollm2", "openai-api")
+
+
+@pytest.mark.parametrize("typed", ["tiny-lava", "smollm3", "./runs/tiny-lava", "~/models/x/y"])
+def test_a_mistyped_folder_or_bundled_name_is_refused_before_the_hub(
+    typed: str, monkeypatch: pytest.MonkeyPatch
+):
+    """No wait for the Hub: a name that is no path, no org/name id and no open_clip name."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match="is not a local folder, not a bundled name"):
+        resolve(typed)
+    with pytest.raises(ValueError, match="is not a local folder, not a bundled name"):
+        resolve(typed, "contrastive")
