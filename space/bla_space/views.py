@@ -115,24 +115,28 @@ def run_row(results: dict, view: str, source: str = THIS_RUN) -> dict:
     return row
 
 
-CI_SOURCE = "95% CI (bootstrap)"
+CI_SOURCE = "95% CI"
 """The source cell of the row that gives the run's intervals."""
 
 
 def interval_row(results: dict, view: str) -> dict | None:
-    """The run's bootstrap 95% interval of each metric in ``view`` as ``[low, high]`` (percent;
-    ``results.json``'s ``confidence_intervals``), or None for a run without them."""
+    """The run's 95% interval of each metric in ``view`` as ``[low, high]`` (percent), the one
+    every table gives (``bla_eval.report.run_interval``: an older run's shares recomputed, a
+    word for 0 / 0 or no variation), or None for a run without them."""
+    from bla_eval.report import run_interval
+
     intervals = ((results.get("confidence_intervals") or {}).get("tasks")) or {}
     if not intervals:
         return None
     row = {**run_row(results, view), "source": CI_SOURCE}
     bench = benchmark_of(results)
     for task in table_tasks(bench, results):
-        cis = (intervals.get(task) or {}).get(view) or {}
         for metric in view_metrics(bench, view):
-            ci = cis.get(metric)
+            ci = run_interval(results, task, view, metric)
             row[column(bench, task, metric)] = (
-                f"[{percent(ci[0]):.2f}, {percent(ci[1]):.2f}]" if ci else None
+                ci
+                if isinstance(ci, str) or ci is None
+                else f"[{percent(ci[0]):.2f}, {percent(ci[1]):.2f}]"
             )
     return row
 

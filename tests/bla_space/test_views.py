@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bla_space import views
 
-from bla_metric import references
+from bla_metric import formulas, references
 from bla_metric.published import SETUPS, numbers_of
 from tests.bla_space.documents import results_document
 
@@ -85,4 +85,9 @@ def test_metrics_table_gives_the_runs_intervals_below_it():
     assert list(table["source"][:2]) == [views.THIS_RUN, views.CI_SOURCE]
     assert table.loc[1, "AP sent. acc"] == "[40.00, 51.02]"
     assert table.loc[1, "AP set err"] is None and table.loc[1, "CO sent. acc"] is None
+    # set accuracy is a share: its exact interval from the value and n, as in every table
+    n = results["tasks"]["active_passive"]["n"]
+    value = results["tasks"]["active_passive"]["ranking"]["set_accuracy"]
+    low, high = (100 * v for v in formulas.share_interval(round(value * n), n))
+    assert table.loc[1, "AP set acc"] == f"[{low:.2f}, {high:.2f}]"
     assert list(table.columns) == views.metrics_table_columns()
