@@ -103,6 +103,26 @@ register(
     flags=("--trust-remote-code",),
 )
 # -- more generative families --
+from . import blip_family, early_fusion, glm_mllama  # noqa: E402
+
+register(
+    "instructblip",
+    "generative",
+    blip_family.build_instructblip,
+    "Q-Former reads the prompt, yes in pieces",
+    upstream_error="InstructBlipForConditionalGeneration.forward() missing 2 required",
+)
+register("git", "generative", blip_family.build_git, "BERT-vocabulary decoder", path="plain")
+register(
+    "blip-generative",
+    "generative",
+    blip_family.build_blip_generative,
+    "BLIP captioning head",
+    path="plain",
+)
+register("glm4v", "generative", glm_mllama.build_glm4v, "GLM-4.1V, multimodal RoPE")
+register("mllama", "generative", glm_mllama.build_mllama, "tiles, cross-attention", path="plain")
+register("chameleon", "generative", early_fusion.build_chameleon, "VQ image tokens", path="plain")
 # -- end of more generative families --
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
