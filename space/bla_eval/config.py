@@ -177,7 +177,7 @@ class RunConfig:
     )
     resume: bool = option(False, "keep the items already in scores.jsonl and score the rest")
     overwrite: bool = option(
-        False, "start again in a run folder whose scores.jsonl holds scores (they are discarded)"
+        False, "start again in the folder of a stopped run, discarding its scores.jsonl"
     )
     trust_remote_code: bool = option(False, "allow the model repo's own code")
     similarity: str = option(
@@ -228,9 +228,9 @@ class RunConfig:
     control_seed: int = option(0, "the seed of --control shuffled", resume=True)
     score: str = option(
         "yes-no",
-        "generative kind: what the model is asked: yes-no = P(yes) to the yes/no question; "
-        "caption = log P(sentence | image), the sentence's likelihood; caption-pmi = that "
-        "minus alpha * log P(sentence | no image), the correction for the language prior",
+        "generative and vllm kinds: what the model is asked: yes-no = P(yes) to the yes/no "
+        "question; caption = log P(sentence | image), the sentence's likelihood; caption-pmi = "
+        "that minus alpha * log P(sentence | no image), the correction for the language prior",
         resume=True,
         choices=SCORES,
     )

@@ -155,7 +155,7 @@ def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]
     """The run's score of each (image, sentence): log P(t | i), or its PMI with the run's
     alpha; each sentence's terms beside it."""
     texts = [[q.sentence for q in group] for group in queries]
-    found = terms(scorer, images, texts)
+    found = scorer.caption_terms(images, texts)
     if scorer.score_mode == "caption-pmi":
         if scorer.alpha is None:
             raise ValueError("caption-pmi: no alpha (give --pmi-alpha or a learning split)")
@@ -169,7 +169,8 @@ def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]
 
 
 def describe(scorer: Any) -> dict[str, Any]:
-    """What results.json records of a run asked for the sentence's likelihood."""
+    """What results.json records of a run asked for the sentence's likelihood (a kind that
+    keeps no ``convention`` or ``caption_path`` records without them)."""
     with_image = "the sentence as the assistant's answer to a user turn with the image and "
     record = {
         "score": scorer.score_mode,
@@ -179,13 +180,14 @@ def describe(scorer: Any) -> dict[str, Any]:
         "ranks_by": "log P(t | i), summed over the sentence's tokens (the mean per token is "
         "log_p_image / tokens in scores.jsonl)",
         "chat_template": scorer.chat,
-        "processor_inputs": scorer.convention.record(),
-        "forward_path": scorer.caption_path,
-        "forward_path_reason": scorer.caption_path_reason,
+        "processor_inputs": scorer.convention.record() if hasattr(scorer, "convention") else None,
+        "forward_path": getattr(scorer, "caption_path", None),
+        "forward_path_reason": getattr(scorer, "caption_path_reason", None),
         "binary_view": "top-k",
         "binary_view_rule": "the ranking view's top two answered true (log-likelihoods have "
         "no threshold)",
     }
+    record = {k: v for k, v in record.items() if v is not None}
     if scorer.score_mode == "caption-pmi":
         record["ranks_by"] = "log P(t | i) - alpha * log P(t | no image)"
         record["prior_input"] = scorer.prior_input or TEXT_ONLY

@@ -59,6 +59,8 @@ def engine_settings(options: LoadOptions, device_type: str) -> dict[str, Any]:
         settings["max_model_len"] = options.max_model_len
     if options.gpu_memory_utilization is not None:
         settings["gpu_memory_utilization"] = options.gpu_memory_utilization
+    if options.score != "yes-no":  # exact prompt log-probabilities, whatever the order
+        settings["enable_prefix_caching"] = False
     if options.tensor_parallel_size == 1 and options.data_parallel_size == 1:
         # one device: the engine runs in this process, so a failure to start raises its own
         # message here (from worker processes only "see root cause above" comes back)
@@ -123,6 +125,7 @@ class VllmScorer(Scorer):
     probabilistic = True
     one_batch = True
     asks_question = True
+    scores_captions = True
     default_batch_size = 1
 
     @classmethod
@@ -174,6 +177,17 @@ class VllmScorer(Scorer):
         """Where the model runs (recorded as the run's device)."""
         self.generation = self._generation_config() if self.paper else None
         self.timings: dict[str, float] = {}
+        self.score_mode = self.options.score
+        """What an image model is asked: yes-no, caption or caption-pmi (``scorers.caption``)."""
+        if self.score_mode != "yes-no" and self.text_only:
+            raise ValueError(
+                f"--score {self.score_mode}: model {path!r} is text-only; its sentences are "
+                "scored by their own log-probability already"
+            )
+        self.alpha = self.options.pmi_alpha
+        self.alpha_source = "given (--pmi-alpha)" if self.alpha is not None else None
+        self.priors: dict[str, tuple[float, int]] = {}
+        self.prior_input: str | None = None
 
     def _load_processor(self, path: str) -> None:
         """The processor, chat template, yes/no tokens and protocol of an image model."""
@@ -309,9 +323,54 @@ class VllmScorer(Scorer):
 
         return {"prompt_token_ids": encode_texts(self.tokenizer, [text], self.prefix)[0]}
 
+    def caption_terms(self, images: Sequence[Any], texts: Sequence[Sequence[str]]) -> list:
+        """Per text of each image, the terms of its likelihood score (``scorers.caption``),
+        from the engine's prompt log-probabilities (prefix caching off)."""
+        from . import caption
+
+        with_image, without = caption.heads(self)
+        requests = [
+            {"prompt": with_image + t, "multi_modal_data": {"image": image}}
+            for image, group in zip(images, texts, strict=True)
+            for t in group
+        ]
+        flat = [t for group in texts for t in group]
+        values = self.prompt_log_probs(
+            requests, caption.sentence_counts(self, "", with_image, flat)
+        )
+        out = [[{"log_p_image": s, "tokens": n} for s, n in row] for row in regroup(values, texts)]
+        if self.score_mode == "caption-pmi":
+            new = [t for t in dict.fromkeys(flat) if t not in self.priors]
+            if new:
+                counts = caption.sentence_counts(self, "", without, new)
+                found = self.prompt_log_probs([{"prompt": without + t} for t in new], counts)
+                self.priors.update(zip(new, found, strict=True))
+                self.prior_input = caption.TEXT_ONLY
+            for row, group in zip(out, texts, strict=True):
+                for cell, text in zip(row, group, strict=True):
+                    cell["log_p_prior"] = self.priors[text][0]
+        return out
+
+    def prompt_log_probs(self, requests: list[dict], counts: Sequence[int]) -> list:
+        """(sum, count) of the log-probabilities of the last ``count`` prompt tokens of each
+        request."""
+        from vllm import SamplingParams
+
+        params = SamplingParams(max_tokens=1, temperature=0, prompt_logprobs=0)
+        outputs = self.generate(requests, params) if requests else []
+        found = []
+        for output, count in zip(outputs, counts, strict=True):
+            pairs = list(zip(output.prompt_logprobs, output.prompt_token_ids, strict=True))
+            found.append((sum(lp[token].logprob for lp, token in pairs[-count:]), count))
+        return found
+
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         if self.text_only:
             return self.text_scores(queries)
+        if self.score_mode != "yes-no":
+            from . import caption
+
+            return caption.score(self, images, queries)
         requests = self.requests(images, queries)
         if not requests:
             return Scored([[] for _ in queries], [[] for _ in queries])
@@ -374,6 +433,10 @@ class VllmScorer(Scorer):
         engine = {"version": self.version, **self.settings}
         if self.text_only:
             return self.describe_text(engine)
+        if self.score_mode != "yes-no":
+            from . import caption
+
+            return {**caption.describe(self), "forward_path": "vllm", "vllm": engine}
         record: dict[str, Any] = {
             "prompt": self.template.question,
             "chat_template": self.chat,

@@ -170,10 +170,16 @@ def wait_for_server(url: str, server: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def transformers_runs(tiny_llava: Path, built_dataset: Path, tmp_path_factory) -> dict[str, Path]:
-    """The generative kind's zero-shot and paper runs of the same datapoints."""
+    """The generative kind's zero-shot, paper and likelihood runs of the same datapoints."""
     out = tmp_path_factory.mktemp("transformers")
     runs = {}
-    for name, extra in {"zero-shot": [], "paper": ["--protocol", "paper"]}.items():
+    asked = {
+        "zero-shot": [],
+        "paper": ["--protocol", "paper"],
+        "caption": ["--score", "caption"],
+        "caption-pmi": ["--score", "caption-pmi", "--pmi-alpha", "1"],
+    }
+    for name, extra in asked.items():
         argv = eval_args(tiny_llava, built_dataset, out / name, "--tasks", TASK)
         assert bla_eval([*argv, "--limit", str(LIMIT), "--kind", "generative", *extra]) == 0
         runs[name] = out / name
@@ -213,6 +219,23 @@ def test_p_yes_equals_the_transformers_generative_kind(vllm, transformers_runs):
     engine = results["protocol"]["vllm"]
     assert engine["version"] and engine["dtype"] == "float32" and engine["max_model_len"] == 160
     assert results["kind"] == "vllm" and results["protocol"]["device"] == "vllm (cpu)"
+
+
+@pytest.mark.parametrize("name", ["caption", "caption-pmi"])
+def test_likelihood_scores_equal_the_transformers_generative_kind(vllm, transformers_runs, name):
+    """Sums of prompt log-probabilities (prefix caching off) against the prefix cache of
+    transformers, per sentence and per term."""
+    assert vllm["summary"][name] == {"code": 0, "errors": [], "traceback": False}
+    ours, theirs = scores(vllm["out"] / name), scores(transformers_runs[name])
+    assert ours.keys() == theirs.keys() and len(ours) == LIMIT
+    terms = ["scores", "log_p_image", "tokens"] + (["log_p_prior"] if name != "caption" else [])
+    for key, record in ours.items():
+        for term in terms:
+            for a, b in zip(record[term], theirs[key][term], strict=True):
+                assert abs(a - b) <= LOG_PROB_TOLERANCE * max(1, abs(b)), (key, term, a, b)
+    results = json.loads((vllm["out"] / name / "results.json").read_text())
+    assert results["protocol"]["score"] == name
+    assert results["protocol"]["vllm"]["enable_prefix_caching"] is False
 
 
 def test_the_papers_protocol_generates_the_greedy_answers_of_transformers(vllm, transformers_runs):

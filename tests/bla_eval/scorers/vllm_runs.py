@@ -3,7 +3,8 @@ that they share one engine: ``python vllm_runs.py MODEL DATA OUT TEXT_MODEL``.
 
 Runs ``bla-eval`` (zero-shot, the authors' protocol, and an in-context run whose prompts are
 longer than ``--max-model-len``) into ``OUT/<name>``, then asks the same engine for the top 20
-log-probabilities of the zero-shot prompts; stops that engine and runs the text-only model
+log-probabilities of the zero-shot prompts; stops that engine, runs the likelihood scores
+(``--score caption``, ``caption-pmi``) on one without prefix caching, then the text-only model
 (``TEXT_RUNS``: the sentences' own log-probabilities, and P(yes) of a question); and writes
 ``OUT/summary.json``: each run's exit code and error lines, the ids of the yes/no tokens and
 the top 20 token ids of each prompt.
@@ -23,6 +24,11 @@ ENGINE = ["--max-model-len", "160", "--gpu-memory-utilization", "0.1"]
 """Zero-shot prompts of the tiny LLaVA take at most ~110 tokens, in-context ones over 200."""
 RUNS = {"zero-shot": [], "paper": ["--protocol", "paper"], "too-long": ["--protocol", "icl-sd"]}
 TEXT_RUNS = {"text": [], "text-prompt": ["--prompt", "bla"]}
+CAPTION_RUNS = {
+    "caption": ["--score", "caption"],
+    "caption-pmi": ["--score", "caption-pmi", "--pmi-alpha", "1"],
+}
+"""The likelihood scores, on an engine without prefix caching (started after the first)."""
 
 
 def run_all(model: str, data: str, out: Path, text_model: str) -> dict:
@@ -34,6 +40,9 @@ def run_all(model: str, data: str, out: Path, text_model: str) -> dict:
     # vLLM's CPU worker sizes the KV cache as the memory fraction less this process's resident
     # memory, which the first engine left high (freed memory stays resident): a fixed 1 GiB
     os.environ["VLLM_CPU_KVCACHE_SPACE"] = "1"
+    for name, extra in CAPTION_RUNS.items():
+        summary[name] = run(model, data, out / name, extra)
+    shutdown_engines()
     for name, extra in TEXT_RUNS.items():
         summary[name] = run(text_model, data, out / name, extra)
     return summary
