@@ -103,7 +103,7 @@ register(
     flags=("--trust-remote-code",),
 )
 # -- more generative families --
-from . import blip_family, early_fusion, glm_mllama  # noqa: E402
+from . import blip_family, early_fusion, glm_mllama, grounding  # noqa: E402
 
 register(
     "instructblip",
@@ -123,6 +123,11 @@ register(
 register("glm4v", "generative", glm_mllama.build_glm4v, "GLM-4.1V, multimodal RoPE")
 register("mllama", "generative", glm_mllama.build_mllama, "tiles, cross-attention", path="plain")
 register("chameleon", "generative", early_fusion.build_chameleon, "VQ image tokens", path="plain")
+register(
+    "kosmos-2", "generative", grounding.build_kosmos2, "latents at fixed positions", path="plain"
+)
+register("florence2", "generative", grounding.build_florence2, "DaViT tower, BART", path="plain")
+register("pix2struct", "generative", grounding.build_pix2struct, "T5-style decoder", path="plain")
 # -- end of more generative families --
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
