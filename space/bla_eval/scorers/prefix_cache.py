@@ -88,8 +88,20 @@ def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
                 "encoder-decoder: image features reused, the encoder reads each whole prompt",
             )
         return FastPath(PLAIN, f"{model_type}: encoder-decoder without a tested feature input")
-    if "mm_encoder_outputs" not in inspect.signature(model.forward).parameters:
+    params = inspect.signature(model.forward).parameters
+    if "mm_encoder_outputs" not in params:
         return FastPath(PLAIN, f"{model_type}: the forward takes no precomputed image features")
+    required = [
+        name
+        for name, p in params.items()
+        if p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        and name not in ("self", "input_ids", "pixel_values")
+    ]
+    if required:  # e.g. InstructBLIP's Q-Former reads the prompt: its image features depend on it
+        return FastPath(
+            PLAIN, f"{model_type}: the forward requires {', '.join(required)} beside the image"
+        )
     return FastPath(PREFIX_CACHE, "image features once per image; shared prefix cached")
 
 
