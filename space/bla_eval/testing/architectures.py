@@ -103,7 +103,7 @@ register(
     flags=("--trust-remote-code",),
 )
 # -- more generative families --
-from . import blip_family, early_fusion, glm_mllama, grounding  # noqa: E402
+from . import blip_family, deepseek, early_fusion, glm_mllama, grounding  # noqa: E402
 
 register(
     "instructblip",
@@ -128,6 +128,10 @@ register(
 )
 register("florence2", "generative", grounding.build_florence2, "DaViT tower, BART", path="plain")
 register("pix2struct", "generative", grounding.build_pix2struct, "T5-style decoder", path="plain")
+register("janus", "generative", deepseek.build_janus, "SigLIP tower, VQ head", path="plain")
+register(
+    "deepseek_vl", "generative", deepseek.build_deepseek_vl, "SigLIP, SentencePiece", path="plain"
+)
 # -- end of more generative families --
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
