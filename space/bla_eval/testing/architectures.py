@@ -103,7 +103,7 @@ register(
     flags=("--trust-remote-code",),
 )
 # -- more generative families --
-from . import blip_family, deepseek, early_fusion, glm_mllama, grounding  # noqa: E402
+from . import blip_family, deepseek, early_fusion, glm_mllama, grounding, perception  # noqa: E402
 
 register(
     "instructblip",
@@ -131,6 +131,9 @@ register("pix2struct", "generative", grounding.build_pix2struct, "T5-style decod
 register("janus", "generative", deepseek.build_janus, "SigLIP tower, VQ head", path="plain")
 register(
     "deepseek_vl", "generative", deepseek.build_deepseek_vl, "SigLIP, SentencePiece", path="plain"
+)
+register(
+    "perception_lm", "generative", perception.build_perception_lm, "timm PE tower", path="plain"
 )
 # -- end of more generative families --
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
