@@ -183,13 +183,14 @@ class RunFolder:
     # ------------------------------------------------------------------------- settings, resume
     def check_resume(self, settings: dict[str, Any], resume: bool, overwrite: bool = False) -> None:
         """Refuse a resume whose settings differ from the interrupted run's ``run.json``, or
-        cannot be compared, and a start without ``resume`` (or ``overwrite``) in a folder whose
-        scores hold scored datapoints: scored work is never discarded silently (nothing is
-        changed; :meth:`start` writes ``run.json``)."""
-        scored = self.scored_lines()
-        if not resume and not overwrite and scored:
+        cannot be compared, and a start without ``resume`` (or ``overwrite``) in the folder of a
+        stopped run (scored datapoints and no ``results.json``): scored work is never discarded
+        silently (nothing is changed; :meth:`start` writes ``run.json``). A finished run is
+        run again from the start."""
+        stopped = not self.results_path.exists() and self.scored_lines()
+        if not resume and not overwrite and stopped:
             raise FileExistsError(
-                f"{self.path} holds {scored} scored datapoints of an earlier run: continue it with "
+                f"{self.path} holds {stopped} scored datapoints of a stopped run: continue it with "
                 "--resume, or give a new --output (--overwrite discards them); nothing was changed"
             )
         if resume and (self.scores_path.exists() or self.part_files()):

@@ -28,7 +28,8 @@ def resolve(
     path, config = model, None
     if kind is None or not scorer_class(kind).remote:  # a remote model's name is the server's
         path = bundled.resolve_model(model)
-        check_findable(model, path)
+        if not endpoint:  # with one, the model is the server's name: check_endpoint names it
+            check_findable(model, path)
         if kind is None:
             kind, config = detect(path, trust_remote_code)
         else:

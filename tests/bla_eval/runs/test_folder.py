@@ -105,8 +105,10 @@ def test_check_resume_compares_run_json(tmp_path):
     folder.check_resume(settings, resume=True)
     with pytest.raises(ValueError, match=r"settings changed \(model: 'm' -> 'n'\)"):
         folder.check_resume({**settings, "model": "n"}, resume=True)
+    folder.check_resume({**settings, "model": "n"}, resume=False)  # finished: run again
+    folder.results_path.unlink()  # a stopped run: its scores are kept
     with pytest.raises(FileExistsError, match="continue it with --resume, or give a new --"):
-        folder.check_resume({**settings, "model": "n"}, resume=False)  # scores: kept
+        folder.check_resume({**settings, "model": "n"}, resume=False)
     folder.check_resume({**settings, "model": "n"}, resume=False, overwrite=True)  # no check
     folder.settings_path.unlink()
     with pytest.raises(ValueError, match=f"cannot resume {folder.path}: it has scores.jsonl but"):

@@ -129,7 +129,7 @@ def test_a_stopped_run_rerun_without_resume_is_refused_and_keeps_its_scores(
     kept = (out / SCORES_FILE).read_bytes()
     assert kept.count(b"\n") >= 1
     argv = eval_args(tiny_clip, built_dataset, out, "--tasks", "co", "--limit", "6")
-    refused(bla_eval, argv, capsys, "scored datapoints of an earlier run", "--resume", "--output")
+    refused(bla_eval, argv, capsys, "scored datapoints of a stopped run", "--resume", "--output")
     assert (out / SCORES_FILE).read_bytes() == kept
     assert evaluate(config.with_(resume=True))["tasks"]["coordination"]["n"] == 6
 
