@@ -135,6 +135,7 @@ register(
 register(
     "perception_lm", "generative", perception.build_perception_lm, "timm PE tower", path="plain"
 )
+register("emu3", "generative", early_fusion.build_emu3, "VQ image tokens in rows", path="plain")
 # -- end of more generative families --
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
