@@ -103,7 +103,7 @@ register(
     flags=("--trust-remote-code",),
 )
 # -- more generative families --
-from . import blip_family, deepseek, early_fusion, glm_mllama, grounding, perception  # noqa: E402
+from . import blip_family, deepseek, early_fusion, glm_mllama, grounding, llama4, perception  # noqa: E402
 
 register(
     "instructblip",
@@ -136,6 +136,13 @@ register(
     "perception_lm", "generative", perception.build_perception_lm, "timm PE tower", path="plain"
 )
 register("emu3", "generative", early_fusion.build_emu3, "VQ image tokens in rows", path="plain")
+register(
+    "llama4",
+    "generative",
+    llama4.build_llama4,
+    "pixel shuffle, mixture of experts",
+    upstream_error="'MoeCausalLMOutputWithPast' object has no attribute 'image_outputs'",
+)
 # -- end of more generative families --
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
