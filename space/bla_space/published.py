@@ -102,7 +102,7 @@ def pull(repos: Sequence[str], folder: Path) -> tuple[list[Path], list[str]]:
         target = Path(folder) / repo_folder(repo)
         try:
             with staged(target, PULL_COMMAND) as stage:
-                results_store.pull_from_hub(repo, stage / REPO_FOLDER)
+                results_store.download(repo, stage / REPO_FOLDER)
         except Exception as err:  # noqa: BLE001  (one line; the other repos are still read)
             failed = (*failed, f"could not read {repo}: {shown(one_line(err))}")
             log.warning("%s", failed[-1])

@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from bla_eval.hub_auth import require_token
-from bla_eval.outputs import files_under, owner
+from bla_eval.outputs import (
+    files_under,
+    naming,
+    owner,
+    remove_stale,
+    temporary_folder,
+    temporary_name,
+)
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
 from bla_eval.sweep.folder import SWEEP_COMMAND
 
@@ -145,11 +154,38 @@ def find_run(results_dir: Path, name: str | None) -> Run | None:
     return next((r for r in list_runs(results_dir) if r.path.name == name), None)
 
 
-def pull_from_hub(repo_id: str, results_dir: Path) -> None:
-    """Copy the runs stored in the Hub dataset repo ``repo_id`` into ``results_dir``."""
+def download(repo_id: str, folder: Path) -> None:
+    """The files of the Hub dataset repo ``repo_id`` as they are, into ``folder`` (a folder of
+    the caller's own: a staged or temporary one)."""
     from huggingface_hub import snapshot_download
 
-    snapshot_download(repo_id, repo_type="dataset", local_dir=results_dir)
+    snapshot_download(repo_id, repo_type="dataset", local_dir=folder)
+
+
+def pull_from_hub(repo_id: str, results_dir: Path) -> list[Path]:
+    """Add the runs stored in the Hub dataset repo ``repo_id`` to ``results_dir``: the repo is
+    downloaded into a marked temporary folder inside it, and each run folder (one holding a
+    results.json) that ``results_dir`` does not have is renamed into place; nothing already in
+    ``results_dir`` is replaced (a run of that name is the same run, synced before). Returns
+    the run folders added."""
+    results_dir = Path(results_dir)
+    with naming(results_dir):
+        results_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale(results_dir)
+    holder = temporary_folder(results_dir / temporary_name("pull", "tmp"))
+    added = []
+    try:
+        download(repo_id, holder / "repo")
+        for run in sorted((holder / "repo").iterdir()):
+            if run.name.startswith(".") or inside(run, RESULTS_FILE) is None or run.is_symlink():
+                continue
+            target = results_dir / run.name
+            if not os.path.lexists(target):
+                run.rename(target)
+                added.append(target)
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+    return added
 
 
 def push_to_hub(repo_id: str, run_dir: Path) -> str:

@@ -94,3 +94,23 @@ def test_space_with_a_results_repo_and_no_token_does_not_start(hub, run_cli) -> 
     last = result.stderr.strip().splitlines()[-1]
     assert f"BLA_RESULTS_REPO={RESULTS_REPO}" in last and "set HF_TOKEN" in last, last
     assert hub.calls == []
+
+
+def test_a_pull_adds_the_repos_runs_and_replaces_nothing_of_the_users(
+    hub, run_cli, tmp_path: Path
+) -> None:
+    run_files = {name: (RUN / name).read_bytes() for name in ("results.json", "scores.jsonl")}
+    files = {
+        f"{folder}/{name}": data for folder in ("run-a", "mine") for name, data in run_files.items()
+    }
+    hub.seed("dataset", RESULTS_REPO, {**files, "notes.txt": b"the repo's"}, "runs")
+    pulled = tmp_path / "pulled"
+    (pulled / "mine").mkdir(parents=True)
+    (pulled / "notes.txt").write_text("the user's own", encoding="utf-8")
+    (pulled / "mine" / "results.json").write_text("the user's results", encoding="utf-8")
+    result = run_cli("-c", PULLER, RESULTS_REPO, str(pulled))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(p.name for p in pulled.iterdir()) == ["mine", "notes.txt", "run-a"]
+    assert (pulled / "notes.txt").read_text(encoding="utf-8") == "the user's own"
+    assert (pulled / "mine" / "results.json").read_text(encoding="utf-8") == "the user's results"
+    assert (pulled / "run-a" / "scores.jsonl").read_bytes() == run_files["scores.jsonl"]
