@@ -76,15 +76,6 @@ def read_setting(value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(ids.values()), tuple(warnings)
 
 
-def repo_ids(value: str | None) -> tuple[str, ...]:
-    """The repo ids of ``BLA_PUBLISHED_RESULTS`` (:func:`read_setting`; bad ones are logged and
-    skipped)."""
-    ids, warnings = read_setting(value)
-    for line in warnings:
-        log.warning("%s", line)
-    return ids
-
-
 def repo_folder(repo: str) -> str:
     """The folder name of a normalised repo id (``org--name``: ``--`` is in no id, so two repos
     never share a folder)."""

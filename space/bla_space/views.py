@@ -264,6 +264,10 @@ def run_source(results: dict) -> str:
     cell = results.get(CELL_KEY)
     when = str(results.get("created", ""))[:10]
     source = f"sweep cell {cell}" if cell else f"Space run {when}"
+    protocol = results.get("protocol")
+    limit = protocol.get("limit") if isinstance(protocol, dict) else None
+    if limit:  # a quick run is no full-benchmark row: it says so beside them
+        source += f"; partial: the first {limit} datapoints per task"
     rows = reproduced_rows(results)
     return source + (f"; reproduces {', '.join(rows)}" if rows else "")
 
