@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .redact import scrub, scrub_data
+from .redact import any_registered, scrub, scrub_data
 
 FINETUNE_FILE = "finetune.json"
 OWNER_FILE = ".bla-output.json"
@@ -579,6 +579,8 @@ MAX_SCRUBBED_BYTES = 64 << 20
 def scrub_files(folder: Path) -> None:
     """Mask the secrets the process knows (``bla_eval.redact``) in the text files under a staged
     ``folder``, whichever code wrote them (analyses, comparisons, learning reports)."""
+    if not any_registered():
+        return
     for name in files_under(folder):
         path = Path(folder) / name
         if path.suffix not in TEXT_SUFFIXES or path.is_symlink():

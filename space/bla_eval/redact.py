@@ -172,6 +172,11 @@ def _mask_pieces(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
+def any_registered() -> bool:
+    """Whether any secret is registered (else nothing is ever masked)."""
+    return _pattern is not None
+
+
 def url_secrets(url: str) -> list[str]:
     """The secrets in ``url``: its credentials (read up to the last ``@`` of the authority, so
     a password holding ``/``, ``?`` or ``#`` is whole; the user name alone is no secret) and
