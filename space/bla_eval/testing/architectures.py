@@ -110,7 +110,7 @@ register(
     "generative",
     blip_family.build_instructblip,
     "Q-Former reads the prompt, yes in pieces",
-    upstream_error="InstructBlipForConditionalGeneration.forward() missing 2 required",
+    path="plain",
 )
 register("git", "generative", blip_family.build_git, "BERT-vocabulary decoder", path="plain")
 register(
