@@ -22,6 +22,8 @@ from .formulas import ranking_metrics
 SCORES = ("yes-no", "caption", "caption-pmi")
 """The questions a generative model can be asked: P(yes) to the yes/no question, the caption's
 likelihood, or the likelihood corrected for the prior."""
+LIKELIHOOD_SCORES = SCORES[1:]
+"""The scores that ask for the sentence's likelihood (a run is labelled with its score)."""
 ALPHA_GRID = tuple(round(0.1 * k, 1) for k in range(0, 16))
 """The alphas :func:`choose_alpha` tries: 0.0, 0.1, ..., 1.5."""
 

@@ -13,6 +13,8 @@ import pandas as pd
 from bla_eval.benchmarks import Benchmark, get_benchmark
 from bla_eval.runs import protocol_name
 
+from bla_metric.likelihood import LIKELIHOOD_SCORES
+
 from .references import ReferenceRow, reference_rows
 
 METRIC_LABELS: dict[str, str] = {
@@ -72,7 +74,7 @@ def protocol_label(results: dict) -> str:
     if not isinstance(protocol, dict):
         return protocol_name(results)
     name = protocol_name(results)  # icl-sd / icl-dd runs kept apart
-    score = protocol.get("score") if protocol.get("score") != "yes-no" else None
+    score = protocol.get("score") if protocol.get("score") in LIKELIHOOD_SCORES else None
     parts = [name, score, protocol.get("binary_view"), protocol.get("similarity")]
     parts += conditions(results)
     return ", ".join(str(p) for p in parts if p)

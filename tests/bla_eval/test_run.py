@@ -141,7 +141,7 @@ def test_each_image_is_prepared_once_across_tasks(built_dataset):
     distinct_images = {p.images[0].key for p in points}
     assert len(distinct_images) < len(points)  # coordination and relative clause share images
     scorer, seen = CountingScorer(), []
-    score_items(scorer, points, lambda p, s, a: seen.append((p, s[0])), images_per_batch=16)
+    score_items(scorer, points, lambda p, s, a, t: seen.append((p, s[0])), images_per_batch=16)
     assert len(scorer.prepared) == len(distinct_images)
     assert sorted(p.id for p, _ in seen) == sorted(p.id for p in points)
     assert all(s == [float(len(c.split())) for c in p.captions] for p, s in seen)

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bla_metric import formulas, ranks, significance
+from bla_metric.likelihood import LIKELIHOOD_SCORES
 
 from ..tables import Table, group_label, group_marks, plain
 from .rundata import Run
@@ -45,7 +46,7 @@ def run_label(run: Run) -> str:
     model = model[:-5] if model.endswith(".gguf") else model
     protocol = run.results.get("protocol")
     score = protocol.get("score") if isinstance(protocol, dict) else None
-    return plain(f"{model} ({score})" if score and score != "yes-no" else model)
+    return plain(f"{model} ({score})" if score in LIKELIHOOD_SCORES else model)
 
 
 def labels(runs: Sequence[Run]) -> list[str]:

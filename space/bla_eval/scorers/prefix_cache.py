@@ -79,7 +79,7 @@ def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
     model_type = getattr(model.config, "model_type", "")
     if model_type in NOT_CACHEABLE:
         return FastPath(PLAIN, f"{model_type}: {NOT_CACHEABLE[model_type]}")
-    if not hasattr(model, "get_image_features"):
+    if image_feature_method(model) is None:
         return FastPath(PLAIN, f"{model_type}: the model has no get_image_features")
     if encoder_decoder:
         if model_type in ENCODER_DECODER_TYPES:
@@ -103,6 +103,16 @@ def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
             PLAIN, f"{model_type}: the forward requires {', '.join(required)} beside the image"
         )
     return FastPath(PREFIX_CACHE, "image features once per image; shared prefix cached")
+
+
+def image_feature_method(model: Any) -> Any:
+    """The model's ``get_image_features`` (the outer class's, else its base model's, as Janus,
+    DeepSeek-VL, PerceptionLM and Emu3 keep it), or None."""
+    for owner in (model, getattr(model, "model", None)):
+        method = getattr(owner, "get_image_features", None)
+        if callable(method):
+            return method
+    return None
 
 
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
@@ -175,6 +185,7 @@ class PrefixCachedForward:
         if path not in (PREFIX_CACHE, IMAGE_FEATURES):
             raise ValueError(f"no fast forward for path {path!r}")
         self.model, self.processor, self.path = model, processor, path
+        self.features_of = image_feature_method(model)
         self.tokenizer = processor.tokenizer
         self.device, self.dtype = device, dtype
         self.convention = convention
@@ -257,10 +268,10 @@ class PrefixCachedForward:
         """The model's image features of the images of ``encs`` (processor outputs of one image
         each), in one vision-tower batch."""
         with self.timed("image_features"):
-            kwargs = _kwargs_for(self.model.get_image_features, encs[0])
+            kwargs = _kwargs_for(self.features_of, encs[0])
             if len(encs) > 1:
                 kwargs = {k: torch.cat([e[k] for e in encs], 0) for k in kwargs}
-            return self.model.get_image_features(**kwargs, return_dict=True)
+            return self.features_of(**kwargs, return_dict=True)
 
     def split(self, expanded: list[int], prompts: Sequence[str]) -> tuple[int, list[list[int]]]:
         """(shift, token rows): ``expanded`` = the processor's ids of ``prompts[0]``; each row is
@@ -414,14 +425,14 @@ class PrefixCachedForward:
     def _chunk_features(self, encs: Sequence[dict[str, Any]]) -> Any:
         """Image features of a chunk of images: one vision batch where their inputs stack
         (same shapes), else one image at a time, combined."""
-        keys = _kwargs_for(self.model.get_image_features, encs[0])
+        keys = _kwargs_for(self.features_of, encs[0])
         stackable = all(
             not torch.is_tensor(encs[0][k])
             or all(torch.is_tensor(e[k]) and e[k].shape[1:] == encs[0][k].shape[1:] for e in encs)
             for k in keys
         )
         if stackable and all(
-            set(_kwargs_for(self.model.get_image_features, e)) == set(keys) for e in encs
+            set(_kwargs_for(self.features_of, e)) == set(keys) for e in encs
         ):
             return self.image_features(encs)
         return combine_features([self.image_features([e]) for e in encs])

@@ -20,8 +20,24 @@ from pathlib import Path
 
 import transformers as tf
 
+from . import (
+    blip_family,
+    deepseek,
+    early_fusion,
+    gemma,
+    generative,
+    glm_mllama,
+    grounding,
+    idefics,
+    llama4,
+    llava_family,
+    perception,
+    processors,
+    qwen,
+    remote_code,
+    sizes,
+)
 from . import dual_encoders as dual
-from . import gemma, generative, idefics, llava_family, processors, qwen, remote_code, sizes
 from .itm import build_blip2_itm, build_blip_itm
 
 
@@ -103,7 +119,6 @@ register(
     flags=("--trust-remote-code",),
 )
 # -- more generative families --
-from . import blip_family, deepseek, early_fusion, glm_mllama, grounding, llama4, perception  # noqa: E402
 
 register(
     "instructblip",
@@ -128,14 +143,10 @@ register(
 )
 register("florence2", "generative", grounding.build_florence2, "DaViT tower, BART", path="plain")
 register("pix2struct", "generative", grounding.build_pix2struct, "T5-style decoder", path="plain")
-register("janus", "generative", deepseek.build_janus, "SigLIP tower, VQ head", path="plain")
-register(
-    "deepseek_vl", "generative", deepseek.build_deepseek_vl, "SigLIP, SentencePiece", path="plain"
-)
-register(
-    "perception_lm", "generative", perception.build_perception_lm, "timm PE tower", path="plain"
-)
-register("emu3", "generative", early_fusion.build_emu3, "VQ image tokens in rows", path="plain")
+register("janus", "generative", deepseek.build_janus, "SigLIP tower, VQ head")
+register("deepseek_vl", "generative", deepseek.build_deepseek_vl, "SigLIP, SentencePiece")
+register("perception_lm", "generative", perception.build_perception_lm, "timm PE tower")
+register("emu3", "generative", early_fusion.build_emu3, "VQ image tokens in rows")
 register(
     "llama4",
     "generative",
