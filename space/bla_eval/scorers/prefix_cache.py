@@ -431,9 +431,7 @@ class PrefixCachedForward:
             or all(torch.is_tensor(e[k]) and e[k].shape[1:] == encs[0][k].shape[1:] for e in encs)
             for k in keys
         )
-        if stackable and all(
-            set(_kwargs_for(self.features_of, e)) == set(keys) for e in encs
-        ):
+        if stackable and all(set(_kwargs_for(self.features_of, e)) == set(keys) for e in encs):
             return self.image_features(encs)
         return combine_features([self.image_features([e]) for e in encs])
 

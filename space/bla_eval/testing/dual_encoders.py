@@ -165,12 +165,9 @@ def build_clipseg(out: Path, texts: list[str]) -> None:
 
 def build_blip_contrastive(out: Path, texts: list[str]) -> None:
     """BLIP's base model (``BlipModel``: image and text features, compared by cosine)."""
-    tok = bert_tokenizer(texts)
-    text = dict(TWO_LAYERS, vocab_size=len(tok) + 8, encoder_hidden_size=32)
-    vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
-    config = tf.BlipConfig(text_config=text, vision_config=vision, projection_dim=16)
-    tf.BlipModel(config).save_pretrained(out)
-    tf.BlipProcessor(image_processor=image_processor(), tokenizer=tok).save_pretrained(out)
+    from .itm import build_blip_itm
+
+    build_blip_itm(out, texts, model_class=tf.BlipModel)
 
 
 def clip_images() -> tf.CLIPImageProcessor:

@@ -16,13 +16,15 @@ def build_blip_itm(
     *,
     layers: dict[str, int] = TWO_LAYERS,
     tokenizer: tf.BertTokenizer | None = None,
+    model_class: type = tf.BlipForImageTextRetrieval,
 ) -> None:
-    """A BLIP image-text matching model; ``tokenizer`` defaults to ``bert_tokenizer(texts)``."""
+    """A BLIP image-text matching model (or another head of ``model_class``: ``BlipModel``'s
+    features); ``tokenizer`` defaults to ``bert_tokenizer(texts)``."""
     tok = bert_tokenizer(texts) if tokenizer is None else tokenizer
     text = dict(layers, vocab_size=len(tok) + 8, encoder_hidden_size=32)
     vision = dict(layers, image_size=32, patch_size=8)
     config = tf.BlipConfig(text_config=text, vision_config=vision, projection_dim=16)
-    tf.BlipForImageTextRetrieval(config).save_pretrained(out)
+    model_class(config).save_pretrained(out)
     tf.BlipProcessor(image_processor=image_processor(), tokenizer=tok).save_pretrained(out)
 
 
