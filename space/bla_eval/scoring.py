@@ -6,7 +6,9 @@ of its images has been scored (BLA items have one image; Winoground items two).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -21,6 +23,24 @@ OnScored = Callable[
 ]
 Progress = Callable[[int, int, str], None]
 QueryBuilder = Callable[[Item], Sequence[Query]]
+
+
+LIBRARY_LOGGERS = ("transformers", "py.warnings")
+"""The loggers whose messages a progress bar prints above itself (Python warnings included)."""
+
+
+@contextmanager
+def library_messages_above() -> Iterator[None]:
+    """While the block runs, the libraries' log messages and warnings are written above the
+    progress bars on their own lines (``tqdm.write``), not into a bar's line."""
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    logging.captureWarnings(True)
+    try:
+        with logging_redirect_tqdm([logging.getLogger(name) for name in LIBRARY_LOGGERS]):
+            yield
+    finally:
+        logging.captureWarnings(False)
 
 
 def zero_shot_queries(item: Item) -> list[Query]:
@@ -73,34 +93,38 @@ def score_items(
     desc = f"scoring ({scorer.kind})"
     bar = tqdm(total=total, desc=desc, unit="item")
     try:
-        per_call = max(len(groups), 1) if scorer.one_batch else images_per_batch
-        batches = list(chunks(list(groups), per_call))
-        for batch_keys, prepared in zip(batches, prefetch_map(prepare, batches), strict=True):
-            asked = [
-                distinct([q for it in groups[k] for q in item_queries[id(it)]]) for k in batch_keys
-            ]
-            try:
-                scored = scorer.score(prepared, asked)
-            except (OSError, ImportError):
-                raise  # a path, a connection or a package: already a message for the user
-            except Exception as err:
-                if isinstance(err, ValueError) and raised_by_engine(err):
-                    raise
-                raise scoring_failure(scorer, err) from err
-            for i, key in enumerate(batch_keys):
-                answers = [None] * len(asked[i]) if scored.answers is None else scored.answers[i]
-                terms = [None] * len(asked[i]) if scored.terms is None else scored.terms[i]
-                triples = zip(scored.scores[i], answers, terms, strict=True)
-                results[key] = dict(zip(asked[i], triples, strict=True))
-                for item in groups[key]:
-                    if id(item) in written or any(r.key not in results for r in item.images):
-                        continue
-                    on_scored(item, *_matrices(item, item_queries[id(item)], results))
-                    written.add(id(item))
-                    done += 1
-                    bar.update(1)
-                if progress is not None:
-                    progress(done, total, desc)
+        with library_messages_above():
+            per_call = max(len(groups), 1) if scorer.one_batch else images_per_batch
+            batches = list(chunks(list(groups), per_call))
+            for batch_keys, prepared in zip(batches, prefetch_map(prepare, batches), strict=True):
+                asked = [
+                    distinct([q for it in groups[k] for q in item_queries[id(it)]])
+                    for k in batch_keys
+                ]
+                try:
+                    scored = scorer.score(prepared, asked)
+                except (OSError, ImportError):
+                    raise  # a path, a connection or a package: already a message for the user
+                except Exception as err:
+                    if isinstance(err, ValueError) and raised_by_engine(err):
+                        raise
+                    raise scoring_failure(scorer, err) from err
+                for i, key in enumerate(batch_keys):
+                    answers = (
+                        [None] * len(asked[i]) if scored.answers is None else scored.answers[i]
+                    )
+                    terms = [None] * len(asked[i]) if scored.terms is None else scored.terms[i]
+                    triples = zip(scored.scores[i], answers, terms, strict=True)
+                    results[key] = dict(zip(asked[i], triples, strict=True))
+                    for item in groups[key]:
+                        if id(item) in written or any(r.key not in results for r in item.images):
+                            continue
+                        on_scored(item, *_matrices(item, item_queries[id(item)], results))
+                        written.add(id(item))
+                        done += 1
+                        bar.update(1)
+                    if progress is not None:
+                        progress(done, total, desc)
     finally:
         bar.close()
 

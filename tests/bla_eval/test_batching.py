@@ -75,3 +75,27 @@ def test_similarities_and_regroup():
     with pytest.raises(ValueError, match="similarity"):
         similarity_scores(image, text, "dot")
     assert regroup([1, 2, 3, 4, 5], [["a", "b"], [], ["c", "d", "e"]]) == [[1, 2], [], [3, 4, 5]]
+
+
+def test_library_messages_and_warnings_print_above_the_progress_bar(capsys):
+    """A transformers log message or a Python warning while items are scored is written on a
+    line of its own, not appended to the bar's line."""
+    import logging
+    import re
+    import sys
+    import warnings
+
+    from bla_eval.scoring import library_messages_above
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=2, desc="scoring (test)", file=sys.stderr)
+    bar.update(1)
+    with library_messages_above():
+        logging.getLogger("transformers").warning("careful: a library message")
+        warnings.warn("an old argument", FutureWarning, stacklevel=1)
+    bar.close()
+    err = capsys.readouterr().err
+    for message in ("careful: a library message", "an old argument"):
+        assert re.search(r"(^|[\r\n])[^\r\n|]*" + re.escape(message), err), err
+        assert not re.search(r"\|[^\r\n]*" + re.escape(message), err), err
+    assert logging.captureWarnings is not None and not logging.getLogger("py.warnings").handlers
