@@ -22,8 +22,9 @@ SECTIONS = ("models", "benchmarks", "protocols")
 """The lists of a plan, in the order of a cell's path (benchmark/protocol/model)."""
 KEY_FIELD = {"models": "model", "benchmarks": "benchmark", "protocols": "protocol"}
 """The ``RunConfig`` setting an entry may be given as a bare string."""
-NOT_IN_PLAN = ("output_dir", "resume", "table_format", "plot")
-"""Settings the sweep itself decides (the cell's folder, resuming) or that print (the report)."""
+NOT_IN_PLAN = ("output_dir", "resume", "overwrite", "table_format", "plot")
+"""Settings the sweep itself decides (the cell's folder, resuming, never discarding a cell's scores)
+or that print (the report)."""
 ONLY = "protocols"
 """A model entry's key: the protocol entries it runs (default: all)."""
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,79}")

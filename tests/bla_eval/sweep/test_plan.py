@@ -63,6 +63,7 @@ def test_a_plan_expands_into_cells_with_the_later_settings_winning() -> None:
         (("name: b,", "name: clip-a,"), "models[1].name: 'clip-a' is given twice"),
         (("name: b,", "name: ../b,"), "models[1].name: '../b' is no folder name"),
         (("control: shuffled", "resume: true"), "protocols[1].resume: unknown key 'resume'"),
+        (("control: shuffled", "overwrite: true"), "protocols[1].overwrite: unknown key"),
         (("options:", "option:"), "plan: unknown key 'option'"),
         (("name: b,", "name: b, protocols: [paper],"), "models[1].protocols: 'paper' is none"),
         (("models:", "models: []\nx:"), "plan: unknown key 'x'"),
