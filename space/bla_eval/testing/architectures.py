@@ -31,6 +31,7 @@ from . import (
     idefics,
     llama4,
     llava_family,
+    ovis,
     perception,
     processors,
     qwen,
@@ -155,6 +156,7 @@ register(
     upstream_error="'MoeCausalLMOutputWithPast' object has no attribute 'image_outputs'",
 )
 # -- end of more generative families --
+register("ovis2", "generative", ovis.build_ovis2, "visual vocabulary, indicator tokens")
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
 register("siglip2", "contrastive", dual.build_siglip2, "NaFlex patches and mask")
