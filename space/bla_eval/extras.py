@@ -17,6 +17,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "tqdm": ("tqdm", "engine"),
     "gguf": ("gguf", "engine"),
     "httpx": ("httpx", "engine"),
+    "num2words": ("num2words", "engine"),
     "pandas": ("pandas", "analysis"),
     "statsmodels": ("statsmodels", "analysis"),
     "matplotlib": ("matplotlib", "analysis"),
