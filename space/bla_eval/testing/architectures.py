@@ -31,6 +31,7 @@ from . import (
     idefics,
     llama4,
     llava_family,
+    molmo,
     ovis,
     perception,
     processors,
@@ -157,6 +158,7 @@ register(
 )
 # -- end of more generative families --
 register("ovis2", "generative", ovis.build_ovis2, "visual vocabulary, indicator tokens")
+register("molmo2", "generative", molmo.build_molmo2, "attention-pooled crops, column tokens")
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
 register("siglip2", "contrastive", dual.build_siglip2, "NaFlex patches and mask")
