@@ -145,10 +145,18 @@ def terms(scorer: Any, images: Sequence[Any], texts: Sequence[Sequence[str]]) ->
         start = time.perf_counter()
         priors = prior(scorer, [t for group in texts for t in group])
         scorer.timings["prior"] = scorer.timings.get("prior", 0.0) + time.perf_counter() - start
-        for row, group in zip(out, texts, strict=True):
-            for cell, text in zip(row, group, strict=True):
-                cell["log_p_prior"] = priors[text][0]
+        with_priors(out, texts, priors)
     return out
+
+
+def with_priors(
+    found: list[list[dict]], texts: Sequence[Sequence[str]], priors: dict[str, tuple[float, int]]
+) -> None:
+    """Put each text's ``log_p_prior`` beside its other terms (``found``: per text of each
+    image, as :func:`terms` gives them)."""
+    for row, group in zip(found, texts, strict=True):
+        for cell, text in zip(row, group, strict=True):
+            cell["log_p_prior"] = priors[text][0]
 
 
 def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:

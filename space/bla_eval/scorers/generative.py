@@ -126,7 +126,6 @@ class GenerativeScorer(LocalScorer):
             model_type = getattr(config, "model_type", "?")
             raise ValueError(f"model {model_id!r} ({model_type}): {err}") from err
         """How the processor takes an image and a prompt (``processor_inputs``)."""
-        self.nested = self.convention.nested
         self.accepted = forward_parameters(self.model)
         self.encoder_decoder = bool(
             getattr(config, "is_encoder_decoder", False)

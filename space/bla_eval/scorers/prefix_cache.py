@@ -151,6 +151,11 @@ def sentence_log_prob(logits: torch.Tensor, ids: Sequence[int], count: int) -> t
     return float(log_probs.gather(-1, target[:, None]).sum()), count
 
 
+def _picked(offset: int | Sequence[int], group: Sequence[int]) -> int | list[int]:
+    """``offset`` (one for all suffixes, or one per suffix) for the suffixes of ``group``."""
+    return offset if isinstance(offset, int) else [offset[i] for i in group]
+
+
 def select_rows(cache: Any, indices: torch.Tensor) -> None:
     """Keep the batch rows ``indices`` (repeats allowed) of every layer of ``cache``: key/value
     layers by their own selection, recurrent-state layers by their beam reordering."""
@@ -369,18 +374,24 @@ class PrefixCachedForward:
 
     def _all_logits(self, cache, suffixes, start, offset) -> list[torch.Tensor]:
         """Logits at every position of each suffix ([len(suffix), vocab] each, padding cut)."""
-        groups = [list(range(len(suffixes)))]
-        if self.recurrent:  # no padding into a recurrent state
-            lengths = sorted({len(x) for x in suffixes})
-            groups = [[i for i, x in enumerate(suffixes) if len(x) == n] for n in lengths]
         out: list[torch.Tensor | None] = [None] * len(suffixes)
-        for group in groups:
+        for group in self._padding_groups(suffixes):
             part = [suffixes[i] for i in group]
-            logits = self._run_suffixes(cache, part, start, offset, keep_last=False).logits
+            logits = self._run_suffixes(
+                cache, part, start, _picked(offset, group), keep_last=False
+            ).logits
             width = logits.shape[1]
             for i, row, suffix in zip(group, logits, part, strict=True):
                 out[i] = row[width - len(suffix) :].float()
         return out
+
+    def _padding_groups(self, suffixes: Sequence[Sequence[int]]) -> list[list[int]]:
+        """The positions of ``suffixes`` that may share one padded batch: all of them, or, with
+        recurrent layers, those of equal length (no padding token may enter a state)."""
+        if not self.recurrent:
+            return [list(range(len(suffixes)))]
+        lengths = sorted({len(x) for x in suffixes})
+        return [[i for i, x in enumerate(suffixes) if len(x) == n] for n in lengths]
 
     @torch.inference_mode()
     def logits_many(
@@ -636,22 +647,18 @@ class PrefixCachedForward:
         return self._checked(output.past_key_values)
 
     def _suffix_forward(self, cache, suffixes, start, offset, rows=None) -> torch.Tensor:
-        if self.recurrent and len({len(x) for x in suffixes}) > 1:  # no padding into a state
-            out: list[torch.Tensor | None] = [None] * len(suffixes)
-            for length in sorted({len(x) for x in suffixes}):
-                part = [i for i, x in enumerate(suffixes) if len(x) == length]
-                logits = self._suffix_forward(
-                    cache,
-                    [suffixes[i] for i in part],
-                    start,
-                    offset if isinstance(offset, int) else [offset[i] for i in part],
-                    rows=None if rows is None else [rows[i] for i in part],
-                )
-                for i, row in zip(part, logits, strict=True):
-                    out[i] = row
-            return torch.stack(out)
-        output = self._run_suffixes(cache, suffixes, start, offset, rows=rows)
-        return output.logits[:, -1, :].float()
+        out: list[torch.Tensor | None] = [None] * len(suffixes)
+        for group in self._padding_groups(suffixes):
+            output = self._run_suffixes(
+                cache,
+                [suffixes[i] for i in group],
+                start,
+                _picked(offset, group),
+                rows=None if rows is None else [rows[i] for i in group],
+            )
+            for i, row in zip(group, output.logits[:, -1, :].float(), strict=True):
+                out[i] = row
+        return torch.stack(out)
 
     # -- encoder-decoder: image features reused ----------------------------------------------
 

@@ -346,9 +346,7 @@ class VllmScorer(Scorer):
                 found = self.prompt_log_probs([{"prompt": without + t} for t in new], counts)
                 self.priors.update(zip(new, found, strict=True))
                 self.prior_input = caption.TEXT_ONLY
-            for row, group in zip(out, texts, strict=True):
-                for cell, text in zip(row, group, strict=True):
-                    cell["log_p_prior"] = self.priors[text][0]
+            caption.with_priors(out, texts, self.priors)
         return out
 
     def prompt_log_probs(self, requests: list[dict], counts: Sequence[int]) -> list:
