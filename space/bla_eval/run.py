@@ -34,7 +34,7 @@ from .runs import SCORES_FILE, RunFolder
 from .runs.kept import Asked
 from .runs.settings import resume_settings
 from .scorers import LoadOptions, ResolvedModel, Scorer, load_scorer, resolve, scorer_class
-from .scoring import Progress, score_items, zero_shot_queries
+from .scoring import Progress, prepared_image, score_items, zero_shot_queries
 
 
 def _dataset_revision(data: str) -> str | None:
@@ -315,8 +315,6 @@ def choose_pmi_alpha(scorer: Scorer, bench: Any, data: str, tasks: Sequence[str]
     from bla_metric.likelihood import choose_alpha
     from bla_metric.tasks import get_task
 
-    from .items import decode_image
-
     cond, prior, labels, used = [], [], [], []
     for task in tasks:
         learning = getattr(get_task(task), "learning_config", None) if bench.name == "bla" else None
@@ -326,7 +324,7 @@ def choose_pmi_alpha(scorer: Scorer, bench: Any, data: str, tasks: Sequence[str]
                 "choose alpha on; give --pmi-alpha"
             )
         items = bench.read_items(data, learning, "validation", ALPHA_DATAPOINTS)
-        images = [decode_image(item, item.images[0]) for item in items]
+        images = [prepared_image(scorer, item, item.images[0]) for item in items]
         found = scorer.caption_terms(images, [list(item.captions) for item in items])
         cond += [[c["log_p_image"] for c in row] for row in found]
         prior += [[c["log_p_prior"] for c in row] for row in found]

@@ -14,7 +14,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from .batching import chunks, prefetch_map
-from .items import Item, decode_image, encoded_image
+from .items import ImageRef, Item, decode_image, encoded_image
 from .queries import Query
 from .scorers.base import Scorer, raised_by_engine, scoring_failure
 
@@ -64,6 +64,17 @@ def distinct(items: Sequence[Any]) -> list[Any]:
     return list(dict.fromkeys(items))
 
 
+def prepared_image(scorer: Scorer, item: Item, ref: ImageRef) -> Any:
+    """An image of ``item`` as ``scorer`` takes it: its ``prepare_image`` of the decoded image,
+    or of the bytes as stored (``wants_encoded``, e.g. sent on to an API); None for a scorer
+    that needs no images."""
+    if not scorer.needs_images:
+        return None
+    if scorer.wants_encoded:
+        return scorer.prepare_image(encoded_image(item, ref))
+    return scorer.prepare_image(decode_image(item, ref))
+
+
 def score_items(
     scorer: Scorer,
     items: Sequence[Item],
@@ -82,12 +93,7 @@ def score_items(
     written: set[int] = set()
 
     def prepare(key: str) -> Any:
-        item, ref = refs[key]
-        if not scorer.needs_images:
-            return None
-        if scorer.wants_encoded:  # the bytes as stored (e.g. sent on to an API)
-            return scorer.prepare_image(encoded_image(item, ref))
-        return scorer.prepare_image(decode_image(item, ref))
+        return prepared_image(scorer, *refs[key])
 
     total, done = len(items), 0
     desc = f"scoring ({scorer.kind})"

@@ -6,8 +6,10 @@ A response must be a JSON object with a non-empty list ``choices`` of objects; i
 ``logprobs`` (when present) an object whose ``content`` is a list of token objects, each with a
 string ``token``, a ``logprob`` that is a finite number <= 0 (not a boolean) and, when present, a
 list ``top_logprobs`` of such objects; ``usage`` (when present) an object whose token counts are
-whole numbers >= 0 (or null); ``model`` and ``system_fingerprint`` strings or null. The first
-thing that is otherwise is named in :class:`Malformed`'s one line.
+whole numbers >= 0 (or null); ``model`` and ``system_fingerprint`` strings or null; vLLM's
+``prompt_token_ids`` (when present) a list of whole numbers >= 0 and ``prompt_logprobs`` (when
+present) a list of null or objects mapping a token id to an object with such a ``logprob``. The
+first thing that is otherwise is named in :class:`Malformed`'s one line.
 """
 
 from __future__ import annotations
@@ -43,7 +45,27 @@ def check_completion(doc: Any) -> dict[str, Any]:
     for name in ("model", "system_fingerprint"):
         if doc.get(name) is not None and not isinstance(doc[name], str):
             raise Malformed(f"{name} is {_kind(doc[name])}, not a string")
+    _check_prompt(doc)
     return doc
+
+
+def _check_prompt(doc: dict[str, Any]) -> None:
+    ids = doc.get("prompt_token_ids")
+    if ids is not None and not (isinstance(ids, list) and all(_whole(i) and i >= 0 for i in ids)):
+        raise Malformed(f"prompt_token_ids is {_shown(ids)}, not a list of token ids")
+    logprobs = doc.get("prompt_logprobs")
+    if logprobs is None:
+        return
+    if not isinstance(logprobs, list):
+        raise Malformed(f"prompt_logprobs is {_kind(logprobs)}, not a list")
+    for n, entry in enumerate(logprobs):
+        if entry is not None and not isinstance(entry, dict):
+            raise Malformed(f"prompt_logprobs[{n}] is {_kind(entry)}, not an object")
+        for token, value in (entry or {}).items():
+            where = f"prompt_logprobs[{n}][{token!r}]"
+            if not isinstance(value, dict):
+                raise Malformed(f"{where} is {_kind(value)}, not an object")
+            _check_logprob(value.get("logprob"), f"{where}.logprob")
 
 
 def _check_choice(choice: Any, where: str) -> None:
@@ -87,11 +109,14 @@ def _check_token(token: Any, where: str) -> None:
         raise Malformed(f"{where} is {_kind(token)}, not an object")
     if not isinstance(token.get("token"), str):
         raise Malformed(f"{where}.token is {_kind(token.get('token'))}, not a string")
-    logprob = token.get("logprob")
+    _check_logprob(token.get("logprob"), f"{where}.logprob")
+
+
+def _check_logprob(logprob: Any, where: str) -> None:
     number = isinstance(logprob, (int, float)) and not isinstance(logprob, bool)
     if not (number and math.isfinite(logprob) and logprob <= 0):
         raise Malformed(
-            f"{where}.logprob is {_shown(logprob)}, not a log-probability (a finite number <= 0)"
+            f"{where} is {_shown(logprob)}, not a log-probability (a finite number <= 0)"
         )
 
 

@@ -1,7 +1,9 @@
 """Models behind an OpenAI-compatible chat-completions endpoint (vLLM, SGLang, llama.cpp,
 ``transformers serve``, OpenAI, Gemini, Claude): the engine's yes/no question, scored from the
 first answer token's top log-probabilities, or from a short generated answer where the endpoint
-returns none (``bla_eval.api.answers``).
+returns none (``bla_eval.api.answers``); or, with ``--score caption`` / ``caption-pmi``, the
+sentence's likelihood from the prompt log-probabilities of a vLLM server
+(``bla_eval.api.prompt_logprobs``, ``scorers.caption``).
 
 The kind is chosen by ``--endpoint`` and never detected from a model name. The first query of a
 run decides the path (``auto``): one request with ``logprobs``; a response with top
@@ -29,6 +31,13 @@ from ..api.answers import from_text as answer_from_text
 from ..api.cache import CACHE_FOLDER, ResponseCache, cache_key, request_bytes
 from ..api.client import ChatClient, EndpointError, LogprobsRefused
 from ..api.messages import api_messages, data_url
+from ..api.prompt_logprobs import (
+    head_body,
+    prompt_ids,
+    sentence_body,
+    sentence_tokens,
+    tail_log_prob,
+)
 from ..api.response import Malformed, check_completion
 from ..api.usage import Usage
 from ..api.vllm_server import yes_no_token_ids
@@ -63,6 +72,7 @@ class OpenAIApiScorer(Scorer):
     asks_question = True
     remote = True
     wants_encoded = True
+    scores_captions = True
     default_batch_size = 1
 
     def load(self, model: ResolvedModel) -> None:
@@ -84,7 +94,22 @@ class OpenAIApiScorer(Scorer):
         self.path = None if settings.scoring == "auto" else settings.scoring
         self.path_reason = "" if self.path is None else f"--api-scoring {settings.scoring}"
         self.decided = False
-        self.token_ids = None if self.path == GENERATION else yes_no_token_ids(self.client)
+        self.score_mode = self.options.score
+        """What the model is asked: yes-no, caption or caption-pmi (``scorers.caption``)."""
+        if self.score_mode != "yes-no" and settings.text_only:
+            raise ValueError(
+                f"--score {self.score_mode}: --text-only sends no image; the sentence's "
+                "likelihood is scored after the image"
+            )
+        self.alpha = self.options.pmi_alpha
+        self.alpha_source = "given (--pmi-alpha)" if self.alpha is not None else None
+        self.priors: dict[str, tuple[float, int]] = {}
+        self.prior_input: str | None = None
+        self.head_ids: list[int] | None = None
+        self._sentence_ids: dict[str, list[int]] = {}
+        captions = self.score_mode != "yes-no"
+        asks_ids = not captions and self.path != GENERATION
+        self.token_ids = yes_no_token_ids(self.client) if asks_ids else None
         """(yes ids, no ids) when the server is vLLM: requests ask for exactly those tokens."""
         self.bar: Any = None
         self._bar_lock = threading.Lock()
@@ -196,19 +221,86 @@ class OpenAIApiScorer(Scorer):
         jobs = [(image, q) for image, group in zip(images, queries, strict=True) for q in group]
         # one bar per call (the engine's item bar shows the whole run), closed even on errors
         with tqdm(total=0, desc=f"requests ({self.kind})", unit="req", leave=False) as self.bar:
+            if self.score_mode != "yes-no":
+                from . import caption
+
+                return caption.score(self, images, queries)
             if jobs and not self.decided:
                 self.decide(*jobs[0])
-            answers = self._answer_all(jobs)
+            answers = self._run_all(self.answer, jobs)
         results = [answers[job] for job in jobs]
         scores = regroup([a.score for a in results], queries)
         return Scored(scores, regroup([a.text for a in results], queries))
 
-    def _answer_all(self, jobs: list[tuple[str | None, Query]]) -> dict[Any, Answer]:
-        """Every distinct job answered, ``concurrency`` at a time; the first failure stops the
-        rest (requests not yet sent are not sent) and is raised."""
+    def caption_terms(self, images: Sequence[Any], texts: Sequence[Sequence[str]]) -> list:
+        """Per text of each image, the terms of its likelihood score (``scorers.caption``), from
+        the endpoint's prompt log-probabilities; each distinct text once without the image (its
+        token count, and its prior)."""
+        from . import caption
+
+        if self.head_ids is None:
+            self._grow_bar(1)
+            self.head_ids = self._prompt_ids(head_body(self.model_id))
+        flat = [t for group in texts for t in group]
+        new = [(None, t) for t in dict.fromkeys(flat) if t not in self.priors]
+        for (_, text), value in self._run_all(self._prior, new).items():
+            self.priors[text] = value
+        self.prior_input = caption.TEXT_ONLY
+        jobs = [(image, t) for image, group in zip(images, texts, strict=True) for t in group]
+        found = self._run_all(self._conditional, jobs)
+        values = [found[job] for job in jobs]
+        out = [[{"log_p_image": s, "tokens": n} for s, n in row] for row in regroup(values, texts)]
+        if self.score_mode == "caption-pmi":
+            caption.with_priors(out, texts, self.priors)
+        return out
+
+    def _prompt_ids(self, body: dict[str, Any]) -> list[int]:
+        try:
+            return prompt_ids(self.fetch(body))
+        except Malformed as err:
+            raise self._no_prompt_logprobs(err) from None
+
+    def _prior(self, _: None, text: str) -> tuple[float, int]:
+        """log P(text | no image) and the text's token count."""
+        doc = self.fetch(sentence_body(self.model_id, text, None))
+        try:
+            count = sentence_tokens(prompt_ids(doc), self.head_ids or [])
+            value, ids = tail_log_prob(doc, count)
+        except Malformed as err:
+            raise self._no_prompt_logprobs(err) from None
+        self._sentence_ids[text] = ids
+        return value, count
+
+    def _conditional(self, image_url: str | None, text: str) -> tuple[float, int]:
+        """log P(text | image) and the text's token count (its tokens checked against the
+        text-only prompt's)."""
+        doc = self.fetch(sentence_body(self.model_id, text, image_url))
+        count = self.priors[text][1]
+        try:
+            value, ids = tail_log_prob(doc, count)
+        except Malformed as err:
+            raise self._no_prompt_logprobs(err) from None
+        if ids != self._sentence_ids[text]:
+            raise EndpointError(
+                f"endpoint {self.settings.public_endpoint} tokenized sentence {text!r} after the "
+                "image differently from after the text-only prompt; its likelihood cannot be "
+                "read from the prompt's last tokens"
+            )
+        return value, count
+
+    def _no_prompt_logprobs(self, err: Malformed) -> EndpointError:
+        return EndpointError(
+            f"endpoint {self.settings.public_endpoint} returned no usable prompt "
+            f"log-probabilities for model {self.model_id!r} ({err}); --score {self.score_mode} "
+            "needs a server that returns them (vLLM's chat completions)"
+        )
+
+    def _run_all(self, fn: Any, jobs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+        """``fn(*job)`` of every distinct job, ``concurrency`` at a time; the first failure stops
+        the rest (requests not yet sent are not sent) and is raised."""
         unique = list(dict.fromkeys(jobs))
         self._grow_bar(len(unique))
-        futures = {job: self.pool.submit(self.answer, *job) for job in unique}
+        futures = {job: self.pool.submit(fn, *job) for job in unique}
         try:
             done, _ = wait(futures.values(), return_when=FIRST_EXCEPTION)
             for future in done:
@@ -240,8 +332,16 @@ class OpenAIApiScorer(Scorer):
                 self.bar.update(1)
 
     def describe(self) -> dict[str, Any]:
-        settings = self.settings
-        prices = (settings.price_input, settings.price_output)
+        if self.score_mode != "yes-no":
+            from . import caption
+
+            return {
+                **caption.describe(self),
+                "chat_template": "the server's",
+                "forward_path": "the endpoint's prompt log-probabilities (chat completions with "
+                "continue_final_message; vLLM reads no cached prefix for them)",
+                "api": self._api_record(),
+            }
         outcomes = self.usage.outcomes
         return {
             "prompt": self.template.question,
@@ -259,16 +359,22 @@ class OpenAIApiScorer(Scorer):
             "yes_tokens": list(YES_WORDS),
             "no_tokens": list(NO_WORDS),
             "unparsed_answers": outcomes["unparsed"],
-            "api": {
-                "endpoint": settings.public_endpoint,
-                "key_env": settings.key_env,
-                "concurrency": settings.concurrency,
-                "request_timeout_s": settings.timeout,
-                "max_retries": settings.max_retries,
-                "top_logprobs": settings.top_logprobs,
-                "max_answer_tokens": settings.max_answer_tokens,
-                "text_only": settings.text_only,
-                "cache": CACHE_FOLDER if settings.cache_dir is not None else None,
-                **self.usage.record(self.client.retries, prices),
-            },
+            "api": self._api_record(),
+        }
+
+    def _api_record(self) -> dict[str, Any]:
+        """The endpoint's settings and the run's usage."""
+        settings = self.settings
+        prices = (settings.price_input, settings.price_output)
+        return {
+            "endpoint": settings.public_endpoint,
+            "key_env": settings.key_env,
+            "concurrency": settings.concurrency,
+            "request_timeout_s": settings.timeout,
+            "max_retries": settings.max_retries,
+            "top_logprobs": settings.top_logprobs,
+            "max_answer_tokens": settings.max_answer_tokens,
+            "text_only": settings.text_only,
+            "cache": CACHE_FOLDER if settings.cache_dir is not None else None,
+            **self.usage.record(self.client.retries, prices),
         }

@@ -279,6 +279,49 @@ def test_the_endpoint_kind_asks_a_vllm_server_for_the_exact_yes_no_tokens(
     assert protocol["api"]["answers"] == {"both": sum(len(r["scores"]) for r in served.values())}
 
 
+@pytest.mark.parametrize("name", ["caption", "caption-pmi"])
+def test_the_endpoint_kind_reads_the_likelihood_from_the_servers_prompt_log_probabilities(
+    vllm, transformers_runs, built_dataset, tmp_path, capsys, name
+):
+    """The chat endpoint's prompt log-probabilities (the sentence as the assistant's message,
+    continued) against the prefix cache of transformers, per sentence and per term."""
+    out = tmp_path / name
+    argv = ["--model", SERVED, "--endpoint", vllm["url"], "--data", built_dataset]
+    extra = ["--score", name] + (["--pmi-alpha", "1"] if name == "caption-pmi" else [])
+    argv += ["--tasks", TASK, "--limit", LIMIT, "--output", out, *extra]
+    code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    ours, theirs = scores(out), scores(transformers_runs[name])
+    assert ours.keys() == theirs.keys() and len(ours) == LIMIT
+    terms = ["scores", "log_p_image", "tokens"] + (["log_p_prior"] if name != "caption" else [])
+    for key, record in ours.items():
+        for term in terms:
+            for a, b in zip(record[term], theirs[key][term], strict=True):
+                assert abs(a - b) <= LOG_PROB_TOLERANCE * max(1, abs(b)), (key, term, a, b)
+    protocol = json.loads((out / "results.json").read_text())["protocol"]
+    assert protocol["score"] == name and "prompt log-probabilities" in protocol["forward_path"]
+    # each distinct sentence once without the image, each (image, sentence) once with it
+    sentences = sum(len(r["scores"]) for r in ours.values())
+    assert protocol["api"]["requests_sent"] == 1 + 2 * sentences
+
+
+def test_the_endpoint_kind_chooses_alpha_on_the_learning_split(
+    vllm, built_dataset, tmp_path, capsys
+):
+    out = tmp_path / "chosen"
+    argv = ["--model", SERVED, "--endpoint", vllm["url"], "--data", built_dataset]
+    argv += ["--tasks", TASK, "--limit", 1, "--output", out, "--score", "caption-pmi"]
+    code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    protocol = json.loads((out / "results.json").read_text())["protocol"]
+    assert protocol["pmi_alpha_source"].startswith("chosen on active_passive_learning/validation")
+    record = scores(out).popitem()[1]
+    for score, image, prior in zip(
+        record["scores"], record["log_p_image"], record["log_p_prior"], strict=True
+    ):
+        assert math.isclose(score, image - protocol["pmi_alpha"] * prior, abs_tol=1e-9)
+
+
 @pytest.mark.parametrize(
     ("name", "fragments"),
     [
