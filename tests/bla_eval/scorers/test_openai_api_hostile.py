@@ -382,6 +382,34 @@ def test_a_hostile_response_is_refused_in_one_line(case, root, built_dataset, ca
     assert fragment in line and server.url in line, line
 
 
+CAPTION_RESPONSES: dict[str, tuple[Any, str]] = {
+    "no prompt log-probabilities": (completion(), "returned no usable prompt log-probabilities"),
+    "a positive prompt log-probability": (
+        completion(prompt_token_ids=[1, 5], prompt_logprobs=[None, {"5": {"logprob": 0.5}}]),
+        "prompt_logprobs[1]['5'].logprob is 0.5",
+    ),
+    "token ids that are not ids": (
+        completion(prompt_token_ids=[1, -5], prompt_logprobs=None),
+        "prompt_token_ids is [1, -5]",
+    ),
+    "one log-probability for two tokens": (
+        completion(prompt_token_ids=[1, 5, 6], prompt_logprobs=[None, {"5": {"logprob": -1}}]),
+        "one per prompt token",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CAPTION_RESPONSES))
+def test_a_likelihood_without_usable_prompt_log_probabilities_is_one_line(
+    case, root, built_dataset, capsys
+):
+    doc, fragment = CAPTION_RESPONSES[case]
+    with HostileServer(send_json(doc)) as server:
+        argv = run_args(server.url, root / "out", built_dataset, "--score", "caption")
+        line = outcome(root, argv, capsys)[1]
+    assert fragment in line and server.url in line, line
+
+
 # ----------------------------------------------------------------------------- fuzz
 NUMBERS = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**20), 10**20)
 VALUES = st.recursive(
