@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from . import formulas, significance
+from . import cluster_ranks, formulas, significance
 
 ALPHA = 0.05
 POWER = 0.8
@@ -214,17 +214,20 @@ def best_set(sets: np.ndarray) -> list[int]:
     return [m for m, (low, _) in enumerate(np.asarray(sets)) if low == 1]
 
 
-RANK_METHODS = ("permutation", "bootstrap")
+RANK_METHODS = ("permutation", "bootstrap", "cluster permutation")
 """How the rank sets' step-down finds its critical values: random permutations of the models
-within each datapoint (:func:`permutation_rank_sets`, the default: it holds at n = 30), or
-bootstrap resamples (:func:`rank_sets`, MRSW's; used for clustered resamples and for metrics
-without a per-datapoint value)."""
+within each datapoint (:func:`permutation_rank_sets`, the default: it holds at n = 30),
+bootstrap resamples (:func:`rank_sets`, MRSW's; for metrics without a per-datapoint value), or
+random permutations of the models within each cluster of datapoints (clustered datapoints:
+:func:`bla_metric.cluster_ranks.cluster_permutation_statistics`)."""
 
 
 def rank_method(mode: str, metric: str, clusters: Sequence[Any] | None) -> str:
     """The method of :data:`RANK_METHODS` :func:`rank_intervals` uses: the permutation where the
     metric is a mean of per-datapoint values and datapoints are not clustered."""
-    return RANK_METHODS[0] if clusters is None and _has_values(mode, metric) else RANK_METHODS[1]
+    if not _has_values(mode, metric):
+        return RANK_METHODS[1]
+    return RANK_METHODS[0] if clusters is None else RANK_METHODS[2]
 
 
 def _has_values(mode: str, metric: str) -> bool:
@@ -265,13 +268,17 @@ def rank_intervals(
     """Per model (in the order of ``stats``, per-datapoint statistics of the same datapoints):
     ``rank`` (on all datapoints), ``interval`` [low, high] (the 1 - alpha confidence set of
     ``kind``, which ``rank_set`` names, by the method ``rank_method`` names:
-    :func:`permutation_rank_sets`, or :func:`rank_sets` for clustered datapoints and metrics
-    without per-datapoint values), ``best`` (in the confidence set for the best model) and
+    :func:`permutation_rank_sets`, its step-down on
+    :func:`bla_metric.cluster_ranks.cluster_permutation_statistics` for clustered datapoints,
+    or :func:`rank_sets` for metrics without per-datapoint values), ``best`` (in the
+    confidence set for the best model) and
     ``shown_better_than`` (the models it beats), both from the simultaneous step-down, and
     ``ci`` [low, high] of the metric itself (95%: :func:`bla_metric.formulas.share_interval`
     for the 0/1 metrics of :data:`PROPORTIONS`, as in ``results.json``, else the percentile
-    interval of bootstrap draws). ``clusters``: one label per datapoint, for a cluster
-    bootstrap (the metric's interval is then the percentile one for every metric)."""
+    interval of bootstrap draws). ``clusters``: one label per datapoint: rank sets from
+    permutations within clusters (fewer than
+    :func:`bla_metric.cluster_ranks.minimum_clusters` clusters: ValueError), and the metric's
+    interval the percentile one of a cluster bootstrap for every metric."""
     if len(stats) < 2:
         raise ValueError("rank intervals need at least two models")
     resamples = significance._check_resamples(resamples)
@@ -280,11 +287,15 @@ def rank_intervals(
     found = formulas.resampled(mode, stats, resamples, seed, clusters)
     draws = sign * np.stack([d[metric] for d in found])
     method = rank_method(mode, metric, clusters)
-    if method == RANK_METHODS[0]:
-        values = sign * np.stack([datapoint_values(mode, metric, s) for s in stats])
-        t_obs, null = permutation_statistics(values, resamples, seed)
-    else:
+    if method == RANK_METHODS[1]:
         t_obs, null = _bootstrap_statistics(observed, draws)
+    else:
+        values = sign * np.stack([datapoint_values(mode, metric, s) for s in stats])
+        t_obs, null = (
+            permutation_statistics(values, resamples, seed)
+            if clusters is None
+            else cluster_ranks.cluster_permutation_statistics(values, clusters, resamples, seed)
+        )
     joint = _step_down(t_obs, null, _family(len(stats), None), alpha)
     sets = sets_of(joint) if kind == RANK_SETS[0] else _sets(t_obs, null, alpha, kind)
     best = set(best_set(sets_of(joint)))

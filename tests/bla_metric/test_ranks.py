@@ -206,14 +206,18 @@ def test_permutation_rank_sets_separate_far_models_and_never_tie_breaking_noise(
     assert ranks.permutation_rank_sets(one, 200).tolist() == [[1, 2], [1, 2]]
 
 
-def test_rank_intervals_use_the_permutation_unless_clustered() -> None:
+def test_rank_intervals_permute_within_datapoints_or_within_clusters() -> None:
     rng = np.random.default_rng(6)
     stats = [_stats(rng.binomial(4, 0.7, 30)) for _ in range(3)]
     rows = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 200)
     assert {row["rank_method"] for row in rows} == {"permutation"}
-    clusters = [k % 5 for k in range(30)]
+    clusters = [k % 6 for k in range(30)]
     rows = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 200, clusters=clusters)
-    assert {row["rank_method"] for row in rows} == {"bootstrap"}
+    assert {row["rank_method"] for row in rows} == {"cluster permutation"}
+    with pytest.raises(ValueError, match="at least 6 clusters"):
+        ranks.rank_intervals(
+            stats, "ranking", "sentence_accuracy", 200, clusters=[k % 5 for k in range(30)]
+        )
 
 
 def test_a_marginal_set_uses_its_own_familys_rejections_only() -> None:

@@ -1,7 +1,8 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
 Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
-[--tables ranks,small-ranks,templates,gain,shares,calibration]`` (a few minutes on two cores).
+[--tables ranks,small-ranks,clusters,templates,gain,shares,calibration]`` (a few minutes on two
+cores).
 Markdown tables, each from its own stream of the seed, every simulated share with its Monte
 Carlo standard error:
 
@@ -12,6 +13,12 @@ Carlo standard error:
   and marginal sets of :func:`bla_metric.ranks.rank_sets` and for the percentile intervals of
   bootstrap ranks they replace; with the mean width of a set;
 - ``small-ranks``: the same for 5 and 10 equal models at n = 30 and 100;
+- ``clusters``: the same for 4 equal models on the active-passive task's 613 datapoints in its
+  43 predicates of their real sizes (:data:`AP_PREDICATE_SIZES`), each model's success
+  depending on the predicate (intra-cluster correlation 0.1 or 0.3, or 0.1 for two models and
+  0.3 for the others), for the rank sets of ``compare --cluster predicate`` (permutations
+  within predicates, :mod:`bla_metric.cluster_ranks`), MRSW's bootstrap of whole predicates
+  (what it used before) and permutations within datapoints (the clusters ignored);
 - ``templates``: with templates of equal true accuracy (n = 30, 100, 600), how often Cochran's
   Q says they differ and how often the set of templates that may be the best leaves one out
   (false alarms; nominal 5%);
@@ -57,6 +64,29 @@ SMALL_RANK_SCENARIOS: tuple[tuple[str, list[float], int], ...] = (
 )
 """(name, true sentence accuracy of each model, datapoints): equal models at the sizes of a
 ``--limit`` run or a slice (30 and 100 datapoints)."""
+AP_PREDICATE_SIZES = (
+    (247, 73, 59, 51, 24, 20, 16, 14, 13, 11, 10, 8, 7, 6)
+    + (4,) * 4
+    + (3,) * 4
+    + (2,) * 5
+    + (1,) * 16
+)
+"""Datapoints per predicate of BLA's active-passive task (613 in 43 predicates), counted from the
+release's ``annotations/active_passive_captions.json``."""
+CLUSTER_SCENARIOS: tuple[tuple[str, tuple[float, ...]], ...] = (
+    ("4 equal models, icc 0.1", (0.1,) * 4),
+    ("4 equal models, icc 0.3", (0.3,) * 4),
+    ("4 equal models, icc 0.1, 0.1, 0.3, 0.3", (0.1, 0.1, 0.3, 0.3)),
+)
+"""(name, each model's intra-cluster correlation) of the clustered scenarios: true sentence
+accuracy 0.70 for all."""
+CLUSTER_METHODS = (
+    "cluster permutation, simultaneous",
+    "cluster permutation, marginal",
+    "cluster bootstrap, simultaneous",
+    "datapoint permutation, simultaneous",
+)
+"""The rank sets the clustered scenarios compare (the first two are ``--cluster``'s)."""
 TEMPLATE_SCENARIOS = ((7, 30), (7, 100), (7, 600))
 """(templates of equal true accuracy, datapoints)."""
 GAINS = (0.0, 0.03, 0.10)
@@ -132,6 +162,83 @@ def rank_coverage(
         }
         for m in methods
     }
+
+
+def clustered_values(
+    iccs: Sequence[float], accuracy: float, sizes: Sequence[int], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(per-datapoint sentence accuracy (models, n), each datapoint's cluster (n,)): each of a
+    datapoint's four sentences is right when ``sqrt(icc) u + sqrt(1 - icc) e`` lies below the
+    normal quantile of ``accuracy``, with u ~ N(0, 1) drawn per model and cluster (how much the
+    cluster suits that model) and e ~ N(0, 1) per sentence: every model has the true accuracy,
+    and two sentences of one model in one cluster correlate by ``icc`` on that latent scale."""
+    from statistics import NormalDist
+
+    cluster = np.repeat(np.arange(len(sizes)), sizes)
+    threshold = NormalDist().inv_cdf(accuracy)
+    icc = np.asarray(iccs, float)[:, None, None]
+    effect = rng.standard_normal((len(iccs), len(sizes)))[:, cluster, None]
+    latent = np.sqrt(icc) * effect + np.sqrt(1 - icc) * rng.standard_normal(
+        (len(iccs), len(cluster), 4)
+    )
+    return (latent < threshold).mean(axis=2), cluster
+
+
+def cluster_coverage(
+    iccs: Sequence[float], benchmarks: int, resamples: int, rng: np.random.Generator
+) -> dict[str, dict[str, float]]:
+    """{method: {"simultaneous", "marginal", "width"}} of :data:`CLUSTER_METHODS` for equal
+    models (true rank 1 each) on :data:`AP_PREDICATE_SIZES`' clusters."""
+    from bla_metric import cluster_ranks
+
+    count = len(iccs)
+    sizes = np.asarray(AP_PREDICATE_SIZES, float)
+    together = dict.fromkeys(CLUSTER_METHODS, 0)
+    each = dict.fromkeys(CLUSTER_METHODS, 0)
+    width = dict.fromkeys(CLUSTER_METHODS, 0.0)
+    for _ in range(benchmarks):
+        values, cluster = clustered_values(iccs, 0.70, AP_PREDICATE_SIZES, rng)
+        seed = int(rng.integers(2**31))
+        t_obs, null = cluster_ranks.cluster_permutation_statistics(values, cluster, resamples, seed)
+        sums = np.zeros((len(sizes), count))
+        np.add.at(sums, cluster, values.T)
+        weights = rng.multinomial(len(sizes), np.full(len(sizes), 1 / len(sizes)), resamples)
+        draws = (weights @ sums / (weights @ sizes)[:, None]).T  # (models, resamples)
+        found = {
+            CLUSTER_METHODS[0]: ranks._sets(t_obs, null, ranks.ALPHA, "simultaneous"),
+            CLUSTER_METHODS[1]: ranks._sets(t_obs, null, ranks.ALPHA, "marginal"),
+            CLUSTER_METHODS[2]: ranks.rank_sets(values.mean(axis=1), draws),
+            CLUSTER_METHODS[3]: ranks.permutation_rank_sets(values, resamples, seed),
+        }
+        for method, sets in found.items():
+            inside = sets[:, 0] <= 1
+            together[method] += bool(inside.all())
+            each[method] += int(inside.sum())
+            width[method] += float((sets[:, 1] - sets[:, 0] + 1).mean())
+    return {
+        m: {
+            "simultaneous": together[m] / benchmarks,
+            "marginal": each[m] / (benchmarks * count),
+            "width": width[m] / benchmarks,
+        }
+        for m in CLUSTER_METHODS
+    }
+
+
+def cluster_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
+    """The coverage of the rank sets by cluster as Markdown lines."""
+    lines = [
+        "| scenario (AP: 613 datapoints in 43 predicates) | sets | all ranks covered | "
+        "each rank covered | mean width |",
+        "|---|---|---|---|---|",
+    ]
+    for name, iccs in CLUSTER_SCENARIOS:
+        for method, row in cluster_coverage(iccs, benchmarks, resamples, rng).items():
+            lines.append(
+                f"| {name} | {method} | {_pm(row['simultaneous'], benchmarks)} | "
+                f"{_pm(row['marginal'], benchmarks * len(iccs))} | {row['width']:.2f} |"
+            )
+    return lines
 
 
 def sentence_scores(signal: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -386,7 +493,7 @@ def calibration_table(benchmarks: int, resamples: int, rng: np.random.Generator)
     return lines
 
 
-TABLES = ("ranks", "small-ranks", "templates", "gain", "shares", "calibration")
+TABLES = ("ranks", "small-ranks", "templates", "gain", "shares", "calibration", "clusters")
 """The tables of the report, in order (``--tables`` picks some); each draws from its own
 stream of the seed, so a table gives the same numbers alone as in the whole report."""
 
@@ -413,6 +520,8 @@ def report(benchmarks: int, resamples: int, seed: int, tables: Sequence[str] = T
             found = gain_table(benchmarks, resamples, rng)
         elif table == "calibration":
             found = calibration_table(benchmarks, resamples, rng)
+        elif table == "clusters":
+            found = cluster_table(benchmarks, resamples, rng)
         else:
             found = share_table()
         lines += ["", *found]
