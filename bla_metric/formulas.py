@@ -24,6 +24,10 @@ BINARY_METRICS = (
     "recall_false",
     "all_same_rate",
 )
+MEAN = "mean"
+"""The mode of per-item values of any benchmark (``{metric: array (n,)}``): each metric is the
+mean of its values. Resampling, rank sets and paired tests take it like the two views; it has no
+:func:`compute` (the values come from the benchmark, not from scores)."""
 TOP_K = "top_k"
 """``threshold`` value that turns scores into labels by ranking (:func:`top_k_labels`)."""
 
@@ -261,6 +265,8 @@ def _ratios(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 def _aggregate_rows(mode: str, stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """:func:`_aggregate` of each row of per-datapoint stats shaped (rows, datapoints)."""
+    if mode == MEAN:
+        return {key: np.asarray(values, float).mean(-1) for key, values in stats.items()}
     if mode == "ranking":
         correct = stats["correct"].sum(-1).astype(float)
         return {
@@ -780,6 +786,13 @@ def undefined_ratios(view: dict[str, Any]) -> list[str]:
     if recall_true == 1 and recall_false == 0:
         out.append("precision_false")
     return out
+
+
+def is_share(values: Any) -> bool:
+    """Whether per-item values are a share of items (every value 0 or 1): their mean's interval
+    is :func:`share_interval`'s."""
+    array = np.asarray(values, float)
+    return bool(array.size) and bool(np.isin(array, (0.0, 1.0)).all())
 
 
 def no_variation(interval: Sequence[float] | None) -> bool:

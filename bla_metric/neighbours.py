@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from bla_metric import significance
 from bla_metric.formulas import (
     _labelled,
     _scores,
@@ -239,6 +240,35 @@ def vl_checklist_leaf(
         "per_corpus": per_corpus,
         "n": len(labels),
     }
+
+
+def vl_checklist_item_values(
+    scores: Sequence[Sequence[float]],
+    labels: Sequence[Sequence[int]],
+    corpora: Sequence[str],
+) -> np.ndarray:
+    """Per datapoint, a value whose mean over the leaf is :func:`vl_checklist_leaf`'s accuracy:
+    its 0/1 outcome (positive strictly above negative) weighted by ``n / (S * C * N)``, with S
+    the leaf's data sources, C the corpora of the datapoint's source and N the datapoints of its
+    corpus (upstream's mean over corpora, then over sources). Paired tests and rank sets take
+    these as any per-datapoint values."""
+    if len(corpora) != len(labels):
+        raise ValueError(f"corpora has {len(corpora)} names but there are {len(labels)} datapoints")
+    names = [str(c) for c in corpora]
+    outcomes = pair_outcomes(scores, labels)
+    size = {c: names.count(c) for c in set(names)}
+    source_of = {c: corpus_source(c)[1] for c in size}
+    per_source = {s: sum(1 for c in size if source_of[c] == s) for s in set(source_of.values())}
+    weights = np.asarray(
+        [len(names) / (len(per_source) * per_source[source_of[c]] * size[c]) for c in names]
+    )
+    return outcomes * weights
+
+
+def pair_outcomes(scores: Sequence[Sequence[float]], labels: Sequence[Sequence[int]]) -> np.ndarray:
+    """Each datapoint's 0/1 outcome of :func:`pairwise_accuracy` (every true text strictly
+    above every false one), as floats."""
+    return np.asarray(significance.datapoint_stats(scores, labels)["set_accuracy"], float)
 
 
 def vl_checklist_rollup(leaf_accuracy: Mapping[str, float]) -> dict[str, float]:

@@ -224,14 +224,15 @@ random permutations of the models within each cluster of datapoints (clustered d
 
 def rank_method(mode: str, metric: str, clusters: Sequence[Any] | None) -> str:
     """The method of :data:`RANK_METHODS` :func:`rank_intervals` uses: the permutation where the
-    metric is a mean of per-datapoint values and datapoints are not clustered."""
+    metric is a mean of per-datapoint values (every metric of the
+    :data:`bla_metric.formulas.MEAN` mode) and datapoints are not clustered."""
     if not _has_values(mode, metric):
         return RANK_METHODS[1]
     return RANK_METHODS[0] if clusters is None else RANK_METHODS[2]
 
 
 def _has_values(mode: str, metric: str) -> bool:
-    return (mode, metric) in {
+    return mode == formulas.MEAN or (mode, metric) in {
         ("ranking", "sentence_accuracy"),
         ("ranking", "set_accuracy"),
         ("ranking", "set_error"),
@@ -264,6 +265,7 @@ def rank_intervals(
     kind: str = RANK_SETS[0],
     alpha: float = ALPHA,
     clusters: Sequence[Any] | None = None,
+    share: bool | None = None,
 ) -> list[dict[str, Any]]:
     """Per model (in the order of ``stats``, per-datapoint statistics of the same datapoints):
     ``rank`` (on all datapoints), ``interval`` [low, high] (the 1 - alpha confidence set of
@@ -278,7 +280,10 @@ def rank_intervals(
     interval of bootstrap draws). ``clusters``: one label per datapoint: rank sets from
     permutations within clusters (fewer than
     :func:`bla_metric.cluster_ranks.minimum_clusters` clusters: ValueError), and the metric's
-    interval the percentile one of a cluster bootstrap for every metric."""
+    interval the percentile one of a cluster bootstrap for every metric. ``share``:
+    whether the metric is a share of datapoints; None: those of :data:`PROPORTIONS`, and in the
+    :data:`bla_metric.formulas.MEAN` mode a metric whose values are all 0 or 1
+    (:func:`bla_metric.formulas.is_share`)."""
     if len(stats) < 2:
         raise ValueError("rank intervals need at least two models")
     resamples = significance._check_resamples(resamples)
@@ -302,7 +307,7 @@ def rank_intervals(
     point = _ranks(observed[:, None])[:, 0]
     out = []
     for m in range(len(stats)):
-        if mode == "ranking" and metric in PROPORTIONS and clusters is None:
+        if clusters is None and _is_share(mode, metric, stats[m], share):
             outcomes = np.asarray(stats[m][metric], float)
             ci_low, ci_high = formulas.share_interval(int(outcomes.sum()), len(outcomes))
         else:
@@ -320,6 +325,15 @@ def rank_intervals(
             }
         )
     return out
+
+
+def _is_share(mode: str, metric: str, stats: dict[str, np.ndarray], share: bool | None) -> bool:
+    """Whether :func:`rank_intervals` gives ``metric`` the share interval (see there)."""
+    if share is not None:
+        return share
+    if mode == formulas.MEAN:
+        return formulas.is_share(stats[metric])
+    return mode == "ranking" and metric in PROPORTIONS
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

@@ -24,38 +24,49 @@ INTRO = (
 
 
 STATS_INTRO = (
-    "Which differences are real? The runs of this Space that scored the same datapoints (the "
-    "largest such group): per task the {metric} with its bootstrap 95% interval, the rank "
+    "Which differences are real? The {benchmark} runs of this Space that scored the same "
+    "datapoints (the largest such group): per task the {metric} with its bootstrap 95% interval, "
+    "the rank "
     "(1 = best) with its simultaneous 95% confidence set for the rank (all sets hold together; "
     "{resamples} resamples of the datapoints drawn jointly for all runs, seed 0), whether a run "
     "may be the best, and tied groups (runs sharing a letter: the step-down of the rank sets "
-    "separates no pair). The same as `bla-eval compare RUN RUN ... --metric {name}`."
+    "separates no pair). Runs with a control image are ranked by their image gain (the metric "
+    "with the real image minus with the control image). The same as `bla-eval compare RUN RUN "
+    "... --metric {name}`."
 )
 STATS_RESAMPLES = 1000
 STATS_HEADERS = table_columns()
 """The rank-interval table's columns before a metric is picked (sentence accuracy)."""
 
 
-def task_label(config: str) -> str:
-    """The short name of a BLA task (AP, CO, RC)."""
+def benchmark_menu() -> list[tuple[str, str]]:
+    """(label, name) of every registered benchmark, BLA first: the statistics' picker."""
+    from bla_eval.benchmarks import benchmark_names, get_benchmark
+
+    return [(get_benchmark(name).label, name) for name in benchmark_names()]
+
+
+def metric_menu(benchmark: str) -> list[tuple[str, str]]:
+    """(label, metric) of what a leaderboard of ``benchmark`` may rank by, the default first."""
     from bla_eval.benchmarks import get_benchmark
 
-    return get_benchmark("bla").task_label(config)
+    return [(m.replace("_", " "), m) for m in get_benchmark(benchmark).ranked_metrics]
 
 
-def same_datapoint_runs(config: SpaceConfig) -> list:
-    """The largest group (two or more) of this Space's BLA runs that scored the same datapoints
-    under the same condition (protocol, prompts and control: :func:`views.condition_label`),
-    newest first; [] when no two runs did. Like is ranked with like: one model's zero-shot and
-    control cells, or a sweep's cells of two protocols, are never ranked against each other."""
+def same_datapoint_runs(config: SpaceConfig, benchmark: str = "bla") -> list:
+    """The largest group (two or more) of this Space's runs of ``benchmark`` that scored the
+    same datapoints under the same condition (protocol, prompts and control:
+    :func:`views.condition_label`), newest first; [] when no two runs did. Like is ranked with
+    like: one model's zero-shot and control cells, or a sweep's cells of two protocols, are
+    never ranked against each other."""
     from bla_eval.analysis.rundata import load_run
 
     groups: dict[tuple, list] = {}
     for found in results_store.list_runs(config.results_dir):
-        if found.results.get("benchmark", "bla") != "bla":
+        if found.results.get("benchmark", "bla") != benchmark:
             continue
         try:
-            run = load_run(found.path)
+            run = load_run(found.path, any_benchmark=True)
         except (ValueError, OSError):
             continue
         ids = tuple((t, tuple(str(r["id"]) for r in recs)) for t, recs in run.records.items())
@@ -64,36 +75,43 @@ def same_datapoint_runs(config: SpaceConfig) -> list:
     return best if len(best) > 1 else []
 
 
-def statistics(config: SpaceConfig, metric: str = LEADERBOARD_METRICS[0]):
-    """(Markdown, table, plot) of the rank intervals and ties of this Space's runs, ranked by
-    ``metric`` (sentence or set accuracy): per task, rows from the best score down."""
+def statistics(config: SpaceConfig, metric: str | None = None, benchmark: str = "bla"):
+    """(Markdown, table, plot) of the rank intervals and ties of this Space's runs of
+    ``benchmark``, ranked by ``metric`` (one of its leaderboard metrics; another or None: its
+    default): per task, rows from the best down."""
     import io
 
     import pandas as pd
     from bla_eval.analysis import leaderboard as board
+    from bla_eval.benchmarks import get_benchmark
     from PIL import Image
 
-    runs = same_datapoint_runs(config)
+    bench = get_benchmark(benchmark)
+    metric = metric if metric in bench.ranked_metrics else bench.ranked_metrics[0]
+    runs = same_datapoint_runs(config, benchmark)
     intro = STATS_INTRO.format(
-        metric=metric.replace("_", " "), resamples=STATS_RESAMPLES, name=metric
+        benchmark=bench.label,
+        metric=metric.replace("_", " "),
+        resamples=STATS_RESAMPLES,
+        name=metric,
     )
     if not runs:
         text = intro + "\n\nNo two runs of this Space scored the same datapoints yet."
         return text, pd.DataFrame(columns=table_columns(metric)), None
     result = board.leaderboard(runs, STATS_RESAMPLES, 0, metric)
-    table = board.leaderboard_table(result)
+    table = board.leaderboard_table(result, benchmark)
     frame = pd.DataFrame(table.rows, columns=table.columns).round(2)
-    value = table.columns[2]
     frame["_task"] = frame["task"].map({t: k for k, t in enumerate(dict.fromkeys(frame["task"]))})
-    frame = frame.sort_values(["_task", value], ascending=[True, False], kind="stable")
+    frame = frame.sort_values(["_task", "rank"], kind="stable")
     frame = frame.drop(columns="_task").reset_index(drop=True)
     condition = views.condition_label(runs[0].results)
     lines = [intro, "", f"Ranked: {len(runs)} runs of **{condition}** on the same datapoints.", ""]
     for task, stats in result.items():
         lines.append(
-            f"- **{task_label(task)}** (n = {stats['n']}): {detectable_text(stats['detectable'])}"
+            f"- **{bench.task_label(task)}** (n = {stats['n']}): "
+            f"{detectable_text(stats['detectable'])}"
         )
-    plot = Image.open(io.BytesIO(board.leaderboard_figure(result)))
+    plot = Image.open(io.BytesIO(board.leaderboard_figure(result, benchmark)))
     return "\n".join(lines), frame, plot
 
 
@@ -120,6 +138,7 @@ class LeaderboardTab:
     view: gr.Radio
     table: gr.Dataframe
     refresh_statistics: object
+    stats_benchmark: gr.Radio
     stats_metric: gr.Radio
     statistics: list
 
@@ -147,12 +166,19 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         return leaderboard(config, view_choice)
 
     with gr.Accordion("Rank intervals and ties", open=True, elem_id="leaderboard-stats"):
-        stats_metric = gr.Radio(
-            [(name.replace("_", " "), name) for name in LEADERBOARD_METRICS],
-            value=LEADERBOARD_METRICS[0],
-            label="Rank by",
-            elem_id="leaderboard-stats-metric",
-        )
+        with gr.Row():
+            stats_benchmark = gr.Radio(
+                benchmark_menu(),
+                value="bla",
+                label="Benchmark",
+                elem_id="leaderboard-stats-benchmark",
+            )
+            stats_metric = gr.Radio(
+                metric_menu("bla"),
+                value=LEADERBOARD_METRICS[0],
+                label="Rank by",
+                elem_id="leaderboard-stats-metric",
+            )
         stats_text = gr.Markdown(elem_id="leaderboard-stats-text")
         stats_table = gr.Dataframe(
             headers=STATS_HEADERS,
@@ -170,19 +196,30 @@ def build(config: SpaceConfig) -> LeaderboardTab:
             elem_id="leaderboard-stats-plot",
         )
 
-    def refresh_statistics(metric: str):
+    def refresh_statistics(benchmark: str, metric: str):
         """Rank intervals, ties and their plot for this Space's runs on the same datapoints."""
-        return statistics(config, metric)
+        return statistics(config, metric, benchmark)
+
+    def pick_benchmark(benchmark: str):
+        """The rank-by choices of ``benchmark``, its default picked."""
+        menu = metric_menu(benchmark)
+        return gr.Radio(choices=menu, value=menu[0][1])
 
     published_tab.build(config, stats_metric)
     stats_outputs = [stats_text, stats_table, stats_plot]
+    stats_inputs = [stats_benchmark, stats_metric]
     view.change(refresh, view, table, api_name=False)
-    stats_metric.change(refresh_statistics, stats_metric, stats_outputs, api_name=False)
+    stats_benchmark.input(pick_benchmark, stats_benchmark, stats_metric, api_name=False).then(
+        refresh_statistics, stats_inputs, stats_outputs, api_name=False
+    )
+    stats_metric.input(refresh_statistics, stats_inputs, stats_outputs, api_name=False)
     button.click(refresh, view, table, api_name="leaderboard").then(
-        refresh_statistics, stats_metric, stats_outputs, api_name=False
+        refresh_statistics, stats_inputs, stats_outputs, api_name=False
     )
     analysis_tab.build_compare(config)
-    return LeaderboardTab(refresh, view, table, refresh_statistics, stats_metric, stats_outputs)
+    return LeaderboardTab(
+        refresh, view, table, refresh_statistics, stats_benchmark, stats_metric, stats_outputs
+    )
 
 
 def leaderboard(config: SpaceConfig, view: str):

@@ -50,7 +50,10 @@ def build(config: SpaceConfig, metric: gr.Radio) -> None:
         plot = gr.Image(show_label=False, type="pil", interactive=False)
 
     def handler(chosen: str):
-        """Pull the results repos and rank their runs."""
-        return refresh(config, chosen)
+        """Pull the results repos and rank their (BLA) runs: by the rank-by metric when it is
+        one of BLA's, else by BLA's default."""
+        from bla_eval.analysis.leaderboard import METRICS
+
+        return refresh(config, chosen if chosen in METRICS else METRICS[0])
 
     button.click(handler, metric, [text, table, plot], api_name=False)

@@ -62,7 +62,10 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
             explore.select_run, evaluate.run_name, explore.run, api_name=False
         ).then(board.refresh, board.view, board.table, api_name=False)
         board_tab.select(board.refresh, board.view, board.table, api_name=False).then(
-            board.refresh_statistics, board.stats_metric, board.statistics, api_name=False
+            board.refresh_statistics,
+            [board.stats_benchmark, board.stats_metric],
+            board.statistics,
+            api_name=False,
         )
     demo.queue(default_concurrency_limit=1)
     return demo

@@ -93,9 +93,9 @@ def compare_main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--metric",
-        choices=board.METRICS,
-        default=board.DEFAULT_METRIC,
-        help=f"what the leaderboard ranks by (default {board.DEFAULT_METRIC})",
+        default=None,
+        help="what the leaderboard ranks by: one of the benchmark's leaderboard metrics (BLA: "
+        f"{', '.join(board.METRICS)}; default: the first, else the benchmark's headline)",
     )
     p.add_argument(
         "--rank-sets",

@@ -220,6 +220,16 @@ def cluster_labels(run: Run, column: str, data: str | None) -> dict[str, list[st
     return out
 
 
+def ranking_view(run: Run) -> bool:
+    """Whether the run's benchmark ranks with the ranking view's per-datapoint statistics (the
+    views the paired A/B tables compare: BLA's)."""
+    from ..benchmarks import get_benchmark
+
+    bench = get_benchmark(str(run.results.get("benchmark") or "bla"))
+    first = run.tasks[0]
+    return bench.paired_stats(run.records[first][:1], False)[0] == "ranking"
+
+
 def check_all_same_datapoints(runs: list[Run]) -> None:
     """Raise ValueError naming the first run (and difference) that scored other datapoints than
     the first run."""
@@ -251,46 +261,55 @@ def compare_many(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     table_format: str | None = None,
-    metric: str = board.DEFAULT_METRIC,
+    metric: str | None = None,
     rank_set: str = board.RANK_SETS[0],
     cluster: str | None = None,
     data: str | None = None,
 ) -> tuple[str, dict]:
-    """Compare two or more run folders: (printed report, document). Two runs: the paired A/B
-    tables, then the leaderboard, ranked by ``metric`` (sentence or set accuracy) with rank sets
-    of kind ``rank_set`` (simultaneous or marginal); more: the leaderboard. ``table_format``
-    (markdown, latex, csv) prints the tables with one number per cell instead of the report.
-    With ``output``, compare.md/.json/.csv, leaderboard.csv and leaderboard.png are written
-    there. ``cluster`` (``predicate``) makes the leaderboard's resamples draw clusters of
-    datapoints (the dataset's rows, from ``data`` or the one results.json names)."""
+    """Compare two or more run folders of one benchmark: (printed report, document). Two runs
+    whose per-item statistics are the ranking view's (BLA's): the paired A/B tables, then the
+    leaderboard, ranked by ``metric`` (one of the benchmark's ``ranked_metrics``, None: its
+    default; BLA: sentence or set accuracy; runs with a control image: its image gain) with rank
+    sets of kind ``rank_set`` (simultaneous or marginal); otherwise the leaderboard.
+    ``table_format`` (markdown, latex, csv) prints the tables with one number per cell instead
+    of the report. With ``output``, compare.md/.json/.csv, leaderboard.csv and leaderboard.png
+    are written there. ``cluster`` (``predicate``) makes the leaderboard's resamples draw
+    clusters of datapoints (the dataset's rows, from ``data`` or the one results.json names)."""
     if len(paths) < 2:
         raise ValueError(f"compare needs at least two runs, got {len(paths)}")
     if table_format is not None and table_format not in TABLE_FORMATS:
         raise ValueError(
             f"--table-format {table_format!r}: expected one of {', '.join(TABLE_FORMATS)}"
         )
-    if metric not in board.METRICS:
-        raise ValueError(f"--metric {metric!r}: expected one of {', '.join(board.METRICS)}")
     if rank_set not in board.RANK_SETS:
         raise ValueError(f"--rank-sets {rank_set!r}: expected one of {', '.join(board.RANK_SETS)}")
     if cluster not in (None, *board.CLUSTERS):
         raise ValueError(f"--cluster {cluster!r}: expected one of {', '.join(board.CLUSTERS)}")
     if output is not None:
         check_replaceable(output, COMPARE_COMMAND)  # refused before the work
-    runs = [load_run(p) for p in paths]
+    runs = [load_run(p, any_benchmark=True) for p in paths]
+    bench = board.benchmark_of(runs)
     check_all_same_datapoints(runs)
+    if metric is not None and metric not in bench.ranked_metrics:
+        raise ValueError(
+            f"--metric {metric!r}: a {bench.label} leaderboard ranks by "
+            f"{', '.join(bench.ranked_metrics)}"
+        )
     clusters = cluster_labels(runs[0], cluster, data) if cluster else None
-    paired = compare_runs(runs[0], runs[1], resamples, seed) if len(runs) == 2 else None
+    two = len(runs) == 2 and ranking_view(runs[0])
+    paired = compare_runs(runs[0], runs[1], resamples, seed) if two else None
     ranked = board.leaderboard(runs, resamples, seed, metric, rank_set, clusters)
     parts = [markdown_report(runs[0], runs[1], paired, resamples, seed)] if paired else []
     if not paired:
         names = ", ".join(f"`{r.model}` ({r.path})" for r in runs)
         parts.append(
-            f"# BLA comparison of {len(runs)} runs\n\nRuns: {names}. Same datapoints in all.\n"
+            f"# {bench.label} comparison of {len(runs)} runs\n\nRuns: {names}. Same datapoints "
+            "in all.\n"
         )
-    parts.append(board.markdown_section(ranked, resamples, seed))
+    parts.append(board.markdown_section(ranked, resamples, seed, bench.name))
     report = "\n".join(parts)
-    tables = ([comparison_table(paired)] if paired else []) + [board.leaderboard_table(ranked)]
+    table = board.leaderboard_table(ranked, bench.name)
+    tables = ([comparison_table(paired)] if paired else []) + [table]
     printed = report if table_format is None else render(tables, table_format)
     document: dict[str, Any] = {
         "runs": [str(r.path) for r in runs],
@@ -301,7 +320,7 @@ def compare_many(
         document.update(model_a=runs[0].model, model_b=runs[1].model)
     document.update(resamples=resamples, seed=seed, tasks=paired or {}, leaderboard=ranked)
     if output is not None:
-        figure = board.leaderboard_figure(ranked)
+        figure = board.leaderboard_figure(ranked, bench.name)
         with staged(output, COMPARE_COMMAND) as stage:
             (stage / "compare.md").write_text(report, encoding="utf-8")
             (stage / "compare.json").write_text(
@@ -310,7 +329,7 @@ def compare_many(
             if paired:
                 comparison_frame(paired).to_csv(stage / "compare.csv", index=False)
             (stage / "leaderboard.csv").write_text(
-                render([board.leaderboard_table(ranked)], "csv").split("\n", 1)[1],
+                render([table], "csv").split("\n", 1)[1],
                 encoding="utf-8",
             )
             (stage / LEADERBOARD_PLOT).write_bytes(figure)

@@ -10,6 +10,11 @@ tied runs (consistent with the simultaneous sets), the paired bootstrap tests of
 (Holm-corrected) and the smallest difference the task's datapoints can detect (paired test, power
 0.8; per adjacent pair at the corrected level). The formulas are in :mod:`bla_metric.ranks`; this
 module builds the report, the table and the plot.
+
+Any benchmark: the metrics it may rank by and the per-item statistics it ranks with come from its
+spec (``Benchmark.ranked_metrics``, ``Benchmark.paired_stats``). Runs with a control image
+(``--control``) are ranked by their image gain (the metric with the real image minus with the
+control image, per item, paired across runs), the real-image metric beside it.
 """
 
 from __future__ import annotations
@@ -18,15 +23,24 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from bla_metric import formulas, ranks, significance
 from bla_metric.likelihood import LIKELIHOOD_SCORES
 
+from ..benchmarks import Benchmark, get_benchmark
+from ..benchmarks.bla import LEADERBOARD_METRICS
+from ..conditions import CONTROL
+from ..runs.check import is_probabilistic
 from ..tables import Table, group_label, group_marks, plain
 from .rundata import Run
 
-METRICS = ("sentence_accuracy", "set_accuracy")
-"""The ranking-view metrics a leaderboard ranks by (higher is better)."""
+METRICS = LEADERBOARD_METRICS
+"""The metrics a BLA leaderboard ranks by (higher is better); other benchmarks: their spec's
+``ranked_metrics``."""
 DEFAULT_METRIC = METRICS[0]
+GAIN = "image_gain"
+"""What a leaderboard of runs with a control image ranks: the metric's image gain."""
 RANK_SETS = ranks.RANK_SETS
 """The kinds of rank sets (simultaneous, the default, or marginal)."""
 CLUSTERS = ("predicate",)
@@ -59,42 +73,112 @@ def labels(runs: Sequence[Run]) -> list[str]:
     return [f"{name} #{k + 1}" if names.count(name) > 1 else name for k, name in enumerate(names)]
 
 
+def benchmark_of(runs: Sequence[Run]) -> Benchmark:
+    """The benchmark every run scored (ValueError naming a run of another)."""
+    names = [str(run.results.get("benchmark") or "bla") for run in runs]
+    for name, run in zip(names, runs, strict=True):
+        if name != names[0]:
+            raise ValueError(
+                f"{run.path} is a run of {name!r}, {runs[0].path} of {names[0]!r}: a leaderboard "
+                "ranks runs of one benchmark"
+            )
+    return get_benchmark(names[0])
+
+
+def control_of(runs: Sequence[Run]) -> str | None:
+    """The control image kind every run scored beside the real one (``--control``), else None
+    (also when the runs differ in it: their real-image metric is ranked)."""
+    kinds = {
+        str(records[0][CONTROL].get("kind")) if records and CONTROL in records[0] else None
+        for run in runs
+        for records in run.records.values()
+    }
+    return next(iter(kinds)) if len(kinds) == 1 else None
+
+
+def _control_view(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records with the control image's scores as their scores."""
+    keep = ("task", "id", "labels", "caption_types")
+    return [{**{k: r[k] for k in keep if k in r}, "scores": r[CONTROL]["scores"]} for r in records]
+
+
+def _gain_stats(
+    bench: Benchmark, run: Run, task: str, metric: str, real: tuple[str, dict]
+) -> tuple[dict[str, np.ndarray], float]:
+    """({GAIN: per-item gain}, the control's metric) of one run's task: the per-item values of
+    ``metric`` (:func:`bla_metric.ranks.datapoint_values`) with the real image minus with the
+    control image; their mean is the gain of the metric."""
+    mode, stats = real
+    _, control = bench.paired_stats(_control_view(run.records[task]), is_probabilistic(run.results))
+    real_values = ranks.datapoint_values(mode, metric, stats)
+    control_values = ranks.datapoint_values(mode, metric, control)
+    return {GAIN: real_values - control_values}, significance.aggregate(mode, control)[metric]
+
+
 def leaderboard(
     runs: Sequence[Run],
     resamples: int = 2000,
     seed: int = 0,
-    metric: str = DEFAULT_METRIC,
+    metric: str | None = None,
     rank_set: str = RANK_SETS[0],
     clusters: Mapping[str, Sequence[Any] | None] | None = None,
 ) -> dict[str, Any]:
     """{task: {"metric", "n", "rank_set", "models": [per run: label, value, ci, rank, interval,
     best, groups], "best": [labels], "groups": [[labels]], "pairs": [{a, b, difference,
-    p_value, p_holm}], "detectable": {...}}} for runs already checked to score the same
-    datapoints, ranked by ``metric`` (one of :data:`METRICS`); ``interval`` is the rank set of
-    kind ``rank_set``, ``best`` and the groups come from the simultaneous sets. ``clusters``:
-    per task one label per datapoint (in the runs' record order) for a cluster bootstrap, or
-    None; ``clustered`` says whether a task's resamples drew clusters."""
-    if metric not in METRICS:
-        raise ValueError(f"leaderboard metric {metric!r}: expected one of {', '.join(METRICS)}")
+    p_value, p_holm}], "detectable": {...}}} for runs of one benchmark already checked to score
+    the same datapoints, ranked by ``metric`` (one of the benchmark's ``ranked_metrics``; None:
+    its default); ``interval`` is the rank set of kind ``rank_set``, ``best`` and the groups
+    come from the simultaneous sets. ``clusters``: per task one label per datapoint (in the
+    runs' record order) for a cluster bootstrap, or None; ``clustered`` says whether a task's
+    resamples drew clusters. Runs with one control image kind are ranked by the image gain:
+    each task then has ``control`` (the kind) and each row ``headline`` (the real-image value
+    and interval) and ``control`` (the control image's value); ``value`` and ``ci`` are the
+    gain's."""
+    bench = benchmark_of(runs)
+    metric = metric or bench.ranked_metrics[0]
+    if metric not in bench.ranked_metrics:
+        raise ValueError(
+            f"--metric {metric!r}: a {bench.label} leaderboard ranks by "
+            f"{', '.join(bench.ranked_metrics)}"
+        )
     if rank_set not in RANK_SETS:
         raise ValueError(f"--rank-sets {rank_set!r}: expected one of {', '.join(RANK_SETS)}")
     names = labels(runs)
+    control = control_of(runs)
     out: dict[str, Any] = {}
     for task in runs[0].tasks:
-        refs = [r["labels"] for r in runs[0].records[task]]
-        stats = [
-            significance.datapoint_stats([r["scores"] for r in run.records[task]], refs)
-            for run in runs
+        paired = [
+            bench.paired_stats(run.records[task], is_probabilistic(run.results)) for run in runs
         ]
+        mode, stats = paired[0][0], [s for _, s in paired]
         groups_of = (clusters or {}).get(task)
+        rank_mode, ranked, share, extra = mode, metric, None, None
+        if control is not None:
+            real = ranks.rank_intervals(stats, mode, metric, resamples, seed, clusters=groups_of)
+            gains = [
+                _gain_stats(bench, run, task, metric, p)
+                for run, p in zip(runs, paired, strict=True)
+            ]
+            stats, rank_mode, ranked, share = [g for g, _ in gains], formulas.MEAN, GAIN, False
+            extra = [
+                {"headline": {"value": r["value"], "ci": r["ci"]}, "control": c}
+                for r, (_, c) in zip(real, gains, strict=True)
+            ]
         rows = ranks.rank_intervals(
-            stats, "ranking", metric, resamples, seed, kind=rank_set, clusters=groups_of
+            stats,
+            rank_mode,
+            ranked,
+            resamples,
+            seed,
+            kind=rank_set,
+            clusters=groups_of,
+            share=share,
         )
-        tests = ranks.pairwise_tests(stats, "ranking", metric, resamples, seed, groups_of)
+        tests = ranks.pairwise_tests(stats, rank_mode, ranked, resamples, seed, groups_of)
         groups = ranks.rank_set_groups(
             [row["value"] for row in rows], [row.pop("shown_better_than") for row in rows]
         )
-        detectable = ranks.detectable_difference(stats, "ranking", metric)
+        detectable = ranks.detectable_difference(stats, rank_mode, ranked)
         for pair in detectable["adjacent"]:
             pair["a"], pair["b"] = names[pair["a"]], names[pair["b"]]
         for m, row in enumerate(rows):
@@ -102,11 +186,13 @@ def leaderboard(
             row["groups"] = group_marks(
                 (g for g, members in enumerate(groups) if m in members), len(groups)
             )
+            row.update(extra[m] if extra else {})
         out[task] = {
             "metric": metric,
-            "n": len(refs),
+            "n": len(runs[0].records[task]),
             "rank_set": rank_set,
             "clustered": groups_of is not None,
+            **({"control": control} if control is not None else {}),
             "models": sorted(rows, key=lambda row: (row["rank"], row["model"])),
             "best": [names[m] for m, row in enumerate(rows) if row["best"]],
             "groups": [[names[m] for m in group] for group in groups],
@@ -116,24 +202,31 @@ def leaderboard(
     return out
 
 
-def task_label(config: str) -> str:
-    """The short name of a task in tables and plots (AP, CO, RC)."""
-    from ..benchmarks import get_benchmark
-
-    return get_benchmark("bla").task_label(config)
+def task_label(config: str, benchmark: str = "bla") -> str:
+    """The short name of a task in tables and plots (BLA: AP, CO, RC)."""
+    return get_benchmark(benchmark).task_label(config)
 
 
-def leaderboard_table(result: dict[str, Any]) -> Table:
-    """One row per (task, model), one number per cell, values in %."""
+def leaderboard_table(result: dict[str, Any], benchmark: str = "bla") -> Table:
+    """One row per (task, model), one number per cell, values in %; a control's leaderboard has
+    the real-image metric, the control's and the image gain with their intervals."""
     rows = []
     for task, board in result.items():
         for row in board["models"]:
+            shown = [100 * row["value"], *_interval_cells(row["ci"])]
+            if "control" in board:
+                head = row["headline"]
+                shown = [
+                    100 * head["value"],
+                    *_interval_cells(head["ci"]),
+                    100 * row["control"],
+                    *shown,
+                ]
             rows.append(
                 [
-                    task_label(task),
+                    task_label(task, benchmark),
                     row["model"],
-                    100 * row["value"],
-                    *_interval_cells(row["ci"]),
+                    *shown,
                     row["rank"],
                     row["interval"][0],
                     row["interval"][1],
@@ -141,8 +234,13 @@ def leaderboard_table(result: dict[str, Any]) -> Table:
                     row["groups"],
                 ]
             )
-    metric = next(iter(result.values()))["metric"] if result else DEFAULT_METRIC
-    return Table(f"Leaderboard ({metric.replace('_', ' ')}, %)", table_columns(metric), rows)
+    first = next(iter(result.values()), {})
+    metric = first.get("metric", DEFAULT_METRIC)
+    control = first.get("control")
+    title = f"Leaderboard ({metric.replace('_', ' ')}, %)"
+    if control:
+        title = f"Leaderboard of the image gain ({metric.replace('_', ' ')}, {control} control, %)"
+    return Table(title, table_columns(metric, control), rows)
 
 
 NO_VARIATION = "no variation"
@@ -156,23 +254,19 @@ def _interval_cells(ci: Sequence[float]) -> list[Any]:
     return [100 * ci[0], 100 * ci[1]]
 
 
-def table_columns(metric: str = DEFAULT_METRIC) -> list[str]:
-    """The columns of :func:`leaderboard_table` for a leaderboard ranked by ``metric``."""
-    return [
-        "task",
-        "model",
-        metric.replace("_", " "),
-        "CI low",
-        "CI high",
-        "rank",
-        "rank low",
-        "rank high",
-        "may be best",
-        "tied group",
-    ]
+def table_columns(metric: str = DEFAULT_METRIC, control: str | None = None) -> list[str]:
+    """The columns of :func:`leaderboard_table` for a leaderboard ranked by ``metric`` (with a
+    ``control``: by its image gain)."""
+    name = metric.replace("_", " ")
+    values = [name, "CI low", "CI high"]
+    if control:
+        values += [f"{control} control", "image gain", "gain CI low", "gain CI high"]
+    return ["task", "model", *values, "rank", "rank low", "rank high", "may be best", "tied group"]
 
 
-def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
+def markdown_section(
+    result: dict[str, Any], resamples: int, seed: int, benchmark: str = "bla"
+) -> str:
     """The leaderboard as a Markdown section: table, best set, tied groups, detectable
     differences, a warning for small tasks."""
     from ..tables import markdown
@@ -180,6 +274,25 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
     first = next(iter(result.values()), {})
     metric = first.get("metric", DEFAULT_METRIC)
     kind = first.get("rank_set", RANK_SETS[0])
+    control = first.get("control")
+    shares = (
+        "for set accuracy the Clopper-Pearson exact interval, the one results.json gives"
+        if get_benchmark(benchmark).intervals is not None
+        else "for a share of items (each item 0 or 1) the Clopper-Pearson exact interval"
+    )
+    title = f"## Leaderboard with {kind} rank sets ({metric.replace('_', ' ')})"
+    gain = ""
+    if control:
+        title = (
+            f"## Leaderboard of the image gain with {kind} rank sets ({metric.replace('_', ' ')}: "
+            f"real image minus {control} control)"
+        )
+        gain = (
+            f" Ranked by the image gain: per datapoint the {metric.replace('_', ' ')} with the "
+            f"real image minus with the {control} control image, the runs paired on each "
+            "datapoint; its interval is the percentile bootstrap's. Beside it the real-image "
+            "score with its interval and the control's score."
+        )
     methods = {row.get("rank_method") for board in result.values() for row in board["models"]}
     method = (
         f"critical values from {resamples} random permutations of the runs within each "
@@ -195,21 +308,21 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
         else "each rank set holds on its own with probability 95%, not all together"
     )
     lines = [
-        f"## Leaderboard with {kind} rank sets ({metric.replace('_', ' ')})",
+        title,
         "",
         "Per task: the score with its 95% interval (percentile bootstrap, 'no variation' where "
-        "every resample gave the same value; for set accuracy the Clopper-Pearson exact "
-        f"interval, the one results.json gives), the rank (1 = best) with its 95% "
+        f"every resample gave the same value; {shares}), the rank (1 = best) with its 95% "
         f"{kind} confidence set for the rank (Mogstad, Romano, Shaikh & Wilhelm 2024, step-down "
         f"over the paired t-statistics of every pair of runs; {held}; {method}, seed {seed}), "
         "whether a run may be the best "
         "(the 95% confidence set for the best run), and tied groups: runs in score order of "
-        "which the simultaneous step-down separates no pair share a letter. Values in %.",
+        "which the simultaneous step-down separates no pair share a letter. Values in %." + gain,
         "",
-        markdown(leaderboard_table(result)),
+        markdown(leaderboard_table(result, benchmark)),
         "",
     ]
     for task, board in result.items():
+        label = task_label(task, benchmark)
         d = board["detectable"]
         groups = "; ".join(
             f"{group_label(g)}: " + ", ".join(members) for g, members in enumerate(board["groups"])
@@ -226,7 +339,7 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
             "vary)"
         )
         lines.append(
-            f"- {task_label(task)} (n = {board['n']}): may be best: {', '.join(board['best'])}. "
+            f"- {label} (n = {board['n']}): may be best: {', '.join(board['best'])}. "
             f"Tied groups {groups}. {detectable}"
             + (
                 f"; per adjacent pair at the corrected alpha {d['alpha_corrected']:.3g}: "
@@ -237,12 +350,12 @@ def markdown_section(result: dict[str, Any], resamples: int, seed: int) -> str:
         )
         if board.get("clustered"):
             lines.append(
-                f"- {task_label(task)}: resamples drew whole clusters of datapoints (the "
+                f"- {label}: resamples drew whole clusters of datapoints (the "
                 "caption sets of one predicate), not single datapoints."
             )
         if board["n"] < SMALL_N:
             lines.append(
-                f"- Warning: {task_label(task)} has {board['n']} datapoints (fewer than "
+                f"- Warning: {label} has {board['n']} datapoints (fewer than "
                 f"{SMALL_N}): bootstrap intervals are rough and most differences undetectable."
             )
     return "\n".join(lines) + "\n"
@@ -258,9 +371,9 @@ def _short(name: str, width: int = 28) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def leaderboard_figure(result: dict[str, Any]) -> bytes:
-    """PNG: per task, each run's score with its 95% interval, labelled with rank and rank
-    interval; runs best first."""
+def leaderboard_figure(result: dict[str, Any], benchmark: str = "bla") -> bytes:
+    """PNG: per task, each run's score (a control's leaderboard: image gain) with its 95%
+    interval, labelled with rank and rank interval; runs best first."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -289,8 +402,9 @@ def leaderboard_figure(result: dict[str, Any]) -> bytes:
             ],
             fontsize=8,
         )
-        axis.set_xlabel(f"{board['metric'].replace('_', ' ')} (%)")
-        axis.set_title(f"{task_label(task)} (n = {board['n']})", fontsize=10)
+        name = board["metric"].replace("_", " ")
+        axis.set_xlabel(f"image gain of {name} (points)" if "control" in board else f"{name} (%)")
+        axis.set_title(f"{task_label(task, benchmark)} (n = {board['n']})", fontsize=10)
         axis.grid(axis="x", alpha=0.3)
     kind = next(iter(result.values()))["rank_set"]
     figure.suptitle(f"Scores with 95% CIs; rank [{kind} rank set] tied group", fontsize=10)

@@ -42,12 +42,12 @@ class Run:
         return str(self.results.get("model", "?"))
 
 
-def load_run(path: str | Path) -> Run:
-    """Read a finished BLA run folder written by ``bla-eval``, checked by
-    :meth:`bla_eval.runs.RunFolder.open` (results.json agrees with scores.jsonl); records per
-    task sorted by id."""
+def load_run(path: str | Path, any_benchmark: bool = False) -> Run:
+    """Read a finished BLA run folder written by ``bla-eval`` (``any_benchmark``: a run of any
+    benchmark), checked by :meth:`bla_eval.runs.RunFolder.open` (results.json agrees with
+    scores.jsonl); records per task sorted by id."""
     finished = RunFolder.open(path)
-    if finished.benchmark != "bla":
+    if finished.benchmark != "bla" and not any_benchmark:
         raise ValueError(
             f"{finished.path} is a run of the benchmark {finished.benchmark!r}: the analyses "
             "are BLA's"

@@ -12,10 +12,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from bla_metric import formulas
+
 from ..items import Item
 
 View = tuple[tuple[str, ...], str]
 """(metric keys shown, table title) of one report view."""
+ItemStats = Callable[[Sequence[Mapping[str, Any]], bool], tuple[str, dict[str, Any]]]
+"""(records of one task, probabilistic) -> (mode of :mod:`bla_metric.formulas`, per-item
+statistics {name: array (n,)}): what a leaderboard ranks with."""
+MEAN_TOLERANCE = 1e-9
+"""How far the mean of the items' own metrics may be from the task's (the last bits of a sum)."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,12 @@ class Benchmark:
     - ``chance``: chance level per metric (None when it depends on the item);
     - ``task_label(task)``: the short name of a task in tables;
     - ``intervals(records, probabilistic, resamples, seed)``: bootstrap 95% intervals of the
-      headline metrics of one task, {view: {metric: [low, high]}} (None: the benchmark has none).
+      headline metrics of one task, {view: {metric: [low, high]}} (None: the benchmark has none);
+    - ``leaderboard_metrics``: the metrics a leaderboard may rank by (higher is better), its
+      default first (empty: the main view's headline);
+    - ``item_stats(records, probabilistic)``: the per-item statistics of one task a leaderboard
+      ranks with, ``(mode, {name: array (n,)})`` in a mode of :mod:`bla_metric.formulas` (None:
+      :func:`mean_item_stats`, each item's metrics from ``summarise`` of the item alone).
     """
 
     name: str
@@ -51,6 +65,8 @@ class Benchmark:
     task_label: Callable[[str], str] = str
     default_data: Callable[[], str] | None = None
     intervals: Callable[[Sequence[Mapping[str, Any]], bool, int, int], dict[str, Any]] | None = None
+    leaderboard_metrics: tuple[str, ...] = ()
+    item_stats: ItemStats | None = None
 
     @property
     def label(self) -> str:
@@ -61,6 +77,28 @@ class Benchmark:
     def main_view(self) -> str:
         """The view whose headline metric is the benchmark's one number per task (the first)."""
         return next(iter(self.headline))
+
+    @property
+    def ranked_metrics(self) -> tuple[str, ...]:
+        """The metrics a leaderboard may rank by, the default first."""
+        return self.leaderboard_metrics or (self.headline[self.main_view],)
+
+    def view_of(self, metric: str) -> str:
+        """The view whose table shows ``metric`` (ValueError naming the benchmark's metrics)."""
+        for view, (keys, _) in self.views.items():
+            if metric in keys:
+                return view
+        shown = ", ".join(k for keys, _ in self.views.values() for k in keys)
+        raise ValueError(f"{self.label} has no metric {metric!r}: its metrics are {shown}")
+
+    def paired_stats(
+        self, records: Sequence[Mapping[str, Any]], probabilistic: bool
+    ) -> tuple[str, dict[str, Any]]:
+        """The per-item statistics of one task's records: ``item_stats``, else
+        :func:`mean_item_stats`."""
+        if self.item_stats is not None:
+            return self.item_stats(records, probabilistic)
+        return mean_item_stats(self, records, probabilistic)
 
     def data_or_default(self, data: str | None) -> str:
         """``data`` or the benchmark's default dataset (a local build, else its Hub id)."""
@@ -119,3 +157,36 @@ def load_items(
     for task in tasks:
         items.extend(benchmark.read_items(data, task, split, limit))
     return items
+
+
+def mean_item_stats(
+    bench: Benchmark, records: Sequence[Mapping[str, Any]], probabilistic: bool
+) -> tuple[str, dict[str, Any]]:
+    """``(formulas.MEAN, {metric: values})`` for the benchmark's leaderboard metrics: each item's
+    value is the metric of ``summarise`` over that item alone (a 0/1 outcome for the share of
+    items right). Checked: the values' mean is the task's metric, else ValueError naming the
+    metric (one that is not a mean over items, AUROC or a mean over groups, needs the spec's
+    ``item_stats``)."""
+    views = {metric: bench.view_of(metric) for metric in bench.ranked_metrics}
+    if not records:
+        return formulas.MEAN, {metric: np.empty(0) for metric in views}
+    whole = bench.summarise(records, probabilistic)
+    values: dict[str, list[float]] = {metric: [] for metric in views}
+    for record in records:
+        try:
+            alone = bench.summarise([record], probabilistic)
+            for metric, view in views.items():
+                values[metric].append(float(alone[view][metric]))
+        except (ArithmeticError, KeyError, TypeError, ValueError) as err:
+            raise ValueError(
+                f"{bench.label}: the metric of item {record.get('id')!r} alone cannot be "
+                f"computed ({err}): the benchmark's spec needs item_stats"
+            ) from err
+    for metric, view in views.items():
+        mean, task = float(np.mean(values[metric])), float(whole[view][metric])
+        if not abs(mean - task) <= MEAN_TOLERANCE * max(1.0, abs(task)):
+            raise ValueError(
+                f"{bench.label}: {metric} is not a mean over items (the items' own give "
+                f"{mean:.6g}, the task {task:.6g}): the benchmark's spec needs item_stats"
+            )
+    return formulas.MEAN, {metric: np.asarray(v, float) for metric, v in values.items()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import formulas, hub_ids, paper, references
+from bla_metric import formulas, hub_ids, paper, references, significance
 from bla_metric.tasks import LEARNING_SUFFIX, get_task, task_configs
 
 from ..data import default_dataset, load_split
@@ -123,6 +123,17 @@ def intervals(
     return out
 
 
+LEADERBOARD_METRICS = ("sentence_accuracy", "set_accuracy")
+"""The ranking-view metrics a leaderboard ranks by (higher is better), the default first."""
+
+
+def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tuple[str, dict]:
+    """The ranking view's per-datapoint statistics (:func:`bla_metric.significance.datapoint_stats`:
+    set accuracy and error 0/1, correct and sentences, whose sums give sentence accuracy)."""
+    labels = [r["labels"] for r in records]
+    return "ranking", significance.datapoint_stats([r["scores"] for r in records], labels)
+
+
 def reference_rows(view: str) -> list[dict[str, Any]]:
     """The published rows of one view (``bla_metric.references``)."""
     return references.reference_rows(protocol=view)
@@ -143,6 +154,8 @@ BENCHMARK = Benchmark(
     task_label=task_label,
     default_data=default_data,
     intervals=intervals,
+    leaderboard_metrics=LEADERBOARD_METRICS,
+    item_stats=item_stats,
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import hub_ids, neighbours
+from bla_metric import formulas, hub_ids, neighbours
 from bla_metric.neighbour_references import neighbour_reference_rows
 
 from ..items import Item
@@ -72,6 +72,18 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
     }
 
 
+def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tuple[str, dict]:
+    """Per item, the values whose means are the leaf's accuracy (upstream averaging:
+    :func:`bla_metric.neighbours.vl_checklist_item_values`) and its pooled accuracy."""
+    scores = [r["scores"] for r in records]
+    labels = [r["labels"] for r in records]
+    corpora = [corpus_of(r["id"]) for r in records]
+    return formulas.MEAN, {
+        "accuracy": neighbours.vl_checklist_item_values(scores, labels, corpora),
+        "pooled_accuracy": neighbours.pair_outcomes(scores, labels),
+    }
+
+
 def rollup(results: Mapping[str, Any]) -> dict[str, float]:
     """Object / Attribute / Relation / overall averages of a results document's leaves."""
     return neighbours.vl_checklist_rollup(
@@ -101,4 +113,6 @@ BENCHMARK = Benchmark(
     reference_rows=reference_rows,
     chance=CHANCE,
     task_label=task_label,
+    leaderboard_metrics=("accuracy", "pooled_accuracy"),
+    item_stats=item_stats,
 )

@@ -1,17 +1,30 @@
 """The sweep's leaderboards: per benchmark and protocol, ``bla-eval compare``'s report over the
 cells' run folders (table with CIs, rank intervals, tied groups; the plot), written under
-``leaderboards/<benchmark>/<protocol>/`` of the sweep folder."""
+``leaderboards/<benchmark>/<protocol>/`` of the sweep folder. Every benchmark has one (its spec
+says what it ranks); a protocol with a control image ranks the image gain, its title says so."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..cli_common import one_line
 from ..extras import install_hint
 from .folder import SweepFolder
 from .plan import Cell
+
+
+def measured(document: Mapping[str, Any]) -> str:
+    """What a comparison's leaderboard ranks, in words: ``sentence accuracy``, or ``image gain
+    of sentence accuracy (real image minus shuffled control)``."""
+    first = next(iter(document.get("leaderboard", {}).values()), {})
+    metric = str(first.get("metric", "?")).replace("_", " ")
+    control = first.get("control")
+    if control:
+        return f"image gain of {metric} (real image minus {control} control)"
+    return metric
 
 
 def leaderboards(folder: SweepFolder, cells: Sequence[Cell], resamples: int, seed: int = 0) -> str:
@@ -28,15 +41,15 @@ def leaderboards(folder: SweepFolder, cells: Sequence[Cell], resamples: int, see
             groups[(cell.benchmark, cell.protocol)].append(folder.cell_path(cell))
     parts = []
     for (bench, protocol), paths in groups.items():
-        title = f"# Sweep leaderboard: {bench}, {protocol}\n"
+        title = f"# Sweep leaderboard: {bench}, {protocol}"
         if len(paths) < 2:
-            parts.append(f"{title}\nOne finished model ({paths[0]}): nothing to rank.\n")
+            parts.append(f"{title}\n\nOne finished model ({paths[0]}): nothing to rank.\n")
             continue
         out = folder.leaderboard_path(bench, protocol)
         try:
-            report, _ = compare_many(paths, out, resamples, seed)
+            report, document = compare_many(paths, out, resamples, seed)
         except (ValueError, OSError, KeyError) as err:
-            parts.append(f"{title}\nNo leaderboard: {one_line(err)}\n")
+            parts.append(f"{title}\n\nNo leaderboard: {one_line(err)}\n")
             continue
-        parts.append(f"{title}\n{report}Written to {out}.\n")
+        parts.append(f"{title}: {measured(document)}\n\n{report}Written to {out}.\n")
     return "\n".join(parts)
