@@ -217,3 +217,12 @@ def test_a_control_leaderboard_ranks_the_image_gain(valse_run: Path, tmp_path: P
     csv_text, _ = compare_many(runs, resamples=50, table_format="csv")
     assert "shuffled control,image gain,gain CI low,gain CI high" in csv_text
     assert "no variation" in csv_text
+
+
+def test_the_suite_plan_reads_and_names_registered_benchmarks() -> None:
+    from bla_eval.benchmarks import benchmark_names
+    from bla_eval.sweep.plan import read_plan
+
+    plan = read_plan(Path(__file__).resolve().parents[3] / "docs" / "suite-plan.yaml")
+    named = {cell.settings.get("benchmark", "bla") for cell in plan.cells}
+    assert {"bla", "valse", "vl-checklist", "winoground"} <= named <= set(benchmark_names())

@@ -99,7 +99,12 @@ def test_local_workers_give_the_cells_of_separate_runs_and_the_leaderboards(
     printed = capsys.readouterr().out
     assert scores(out, separate) == separate
     assert "12 cells: 12 run now, 0 finished before, 0 failed" in printed
-    assert "# Sweep leaderboard: bla, zero-shot" in printed and "| rank low |" in printed
+    assert "# Sweep leaderboard: bla, zero-shot: sentence accuracy" in printed
+    assert "| rank low |" in printed and "No leaderboard" not in printed
+    assert "# Sweep leaderboard: valse, zero-shot: acc r" in printed  # every benchmark has one
+    gain = "image gain of sentence accuracy (real image minus shuffled control)"
+    assert f"# Sweep leaderboard: bla, shuffled: {gain}" in printed
+    assert "| shuffled control | image gain | gain CI low |" in printed
     assert (out / "leaderboards" / "bla" / "shuffled" / "leaderboard.png").is_file()
     # every reader takes a cell as a run of its own; a rerun finds everything done
     cells = [str(out / "bla" / "zero-shot" / name) for name in ("clip2", "siglip")]
