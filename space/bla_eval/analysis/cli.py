@@ -170,7 +170,12 @@ def export_main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="open a pull request on the model repo (needs network and a token)",
     )
-    p.add_argument("--repo-id", default=None, help="model repo for --push, e.g. ORG/MODEL")
+    p.add_argument(
+        "--repo-id",
+        default=None,
+        help="the model repo, e.g. ORG/MODEL: --push opens the pull request there, and the "
+        "entries' source.url links the run's Every Eval Ever record in it",
+    )
     p.add_argument("--dry-run", action="store_true", help="with --push: print the call only")
     p.add_argument(
         "--allow-partial",
@@ -190,13 +195,13 @@ def export_main(argv: list[str] | None = None) -> int:
         from pathlib import Path
 
         from ..hub_auth import require_token
-        from .export import PUSH_COMMAND, check_repo_id, export, push_call
+        from .export import PUSH_COMMAND, check_repo_id, export, push_call, record_for_push
         from .hub_scores import scores_location, scores_push_call
         from .rundata import load_run
 
         if args.push and not args.repo_id:
             raise ValueError("--push needs --repo-id (the model repo, e.g. ORG/MODEL)")
-        if args.push:
+        if args.repo_id:
             check_repo_id(args.repo_id)  # as the real call checks it, --dry-run included
         if args.scores:
             check_repo_id(args.scores, "--scores")
@@ -218,11 +223,13 @@ def export_main(argv: list[str] | None = None) -> int:
             args.source_url,
             args.allow_partial,
             location or args.scores,
+            args.repo_id,
         )
         print(f"wrote {path}")
         calls = [(f"scores to {args.scores}", scores_call)] if args.push and scores_call else []
         if args.push:
-            calls.append((args.repo_id, push_call(args.fmt, args.repo_id, text)))
+            record = record_for_push(args.run_dir, args.fmt, path)
+            calls.append((args.repo_id, push_call(args.fmt, args.repo_id, text, record)))
         for target, (source, call) in calls:
             if args.dry_run:
                 print(source)

@@ -12,13 +12,15 @@ framework that produced the value (``bla-eval <version>`` or ``inspect-ai <versi
   interval, BLA's headline (ranking sentence accuracy) with its interval, and where the
   per-datapoint scores are (``--scores``, ``hub_scores.py``). A partial run (``--limit``) is
   refused unless ``--allow-partial``, which the notes then say. Serialised with huggingface_hub's
-  own ``eval_result_entries_to_yaml``.
+  own ``eval_result_entries_to_yaml``. Beside it, for a run folder, the run's Every Eval Ever
+  record (``eee_record.py``: each task's value and headline with standard error, interval,
+  n and resamples); with ``--repo-id`` the entries' ``source.url`` links it in the model repo.
 - ``--format model-index``: the older ``model-index`` block of a model card's YAML header, from
   huggingface_hub's ``EvalResult`` / ``eval_results_to_model_index``: each metric is named
   there, so it carries BLA's headline (ranking sentence accuracy, %).
 - ``--push --repo-id ORG/MODEL`` opens a pull request on the model repo (``HfApi.create_commit``
-  with ``create_pr=True``, or ``metadata_update`` for the model card); ``--dry-run`` prints that
-  exact call instead of running it.
+  with ``create_pr=True``, the record committed with ``bla.yaml``, or ``metadata_update`` for
+  the model card); ``--dry-run`` prints that exact call instead of running it.
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ from typing import Any
 
 import yaml
 
-from bla_metric import formulas
+from bla_metric import formulas, significance, uncertainty
 
 from ..benchmarks import Benchmark, get_benchmark
 from ..harnesses import answer_match
 from ..hub_auth import require_token
 from ..outputs import check_file_replaceable, write_marked_text
 from ..runs import protocol_name
+from . import eee_record
+from .eee_record import Estimate, Measured
 from .inspect_log import FRAMEWORK, is_log_folder, log_files, log_result
 from .log_schema import iso_date
 from .rundata import Run, load_run
@@ -133,24 +137,151 @@ def answers_of(run: Run, task: str) -> tuple[list, list]:
     return [r["answers"] for r in records], [r["labels"] for r in records]
 
 
-def entry_notes(run: Run, task: str, partial: str | None, scores: str | None) -> str:
-    """The notes of a run's entry: protocol, n, the value's 95% interval, BLA's headline with
-    its interval, where the per-datapoint scores are, and a partial run's mark."""
+INTERVAL_METHOD = "percentile bootstrap over datapoints ({resamples} resamples, seed 0)"
+"""How the exported values' 95% intervals are computed (the notes' and the record's)."""
+
+
+def answer_estimate(run: Run, task: str) -> Estimate:
+    """The exported value of ``task`` (yes/no answer accuracy per sentence) with its 95%
+    interval (:func:`answer_match.answer_interval`) and standard error."""
     answers, labels = answers_of(run, task)
-    low, high = answer_match.answer_interval(answers, labels)
+    hits = answer_match.sentence_matches(answers, labels)
+    interval = answer_match.answer_interval(answers, labels)
+    return Estimate(
+        value=answer_match.answer_accuracy(answers, labels),
+        interval=None if formulas.no_variation(interval) else interval,
+        interval_method=INTERVAL_METHOD.format(resamples=answer_match.RESAMPLES),
+        standard_error=uncertainty.ratio_standard_error(
+            [sum(row) for row in hits], [len(row) for row in hits]
+        ),
+        standard_error_method=uncertainty.METHOD,
+        n=len(hits),
+        resamples=answer_match.RESAMPLES,
+    )
+
+
+def headline_estimate(run: Run, task: str) -> Estimate:
+    """BLA's headline of ``task`` (the spec's main view and metric) with its 95% interval (the
+    bootstrap of :func:`bla_metric.formulas.compute`, seed 0) and standard error (for a metric
+    that is a ratio of per-datapoint sums: sentence accuracy, or a share of datapoints)."""
     view, metric = headline(run.results)
     records = run.records[task]
-    ranking = formulas.compute(
-        [r["scores"] for r in records], labels, view, bootstrap=answer_match.RESAMPLES, seed=0
+    scores, labels = [r["scores"] for r in records], [r["labels"] for r in records]
+    found = formulas.compute(scores, labels, view, bootstrap=answer_match.RESAMPLES, seed=0)
+    stats = significance.datapoint_stats(scores, labels, view)
+    if metric == "sentence_accuracy":
+        se = uncertainty.ratio_standard_error(stats["correct"], stats["sentences"])
+    elif metric in stats:
+        se = uncertainty.ratio_standard_error(stats[metric], [1.0] * len(records))
+    else:
+        se = float("nan")
+    interval = tuple(float(v) for v in found["ci"][metric])
+    shares = metric in formulas.SHARES.get(view, ())
+    return Estimate(
+        value=float(found[metric]),
+        interval=None if formulas.no_variation(interval) else (interval[0], interval[1]),
+        interval_method="Clopper-Pearson (exact binomial)"
+        if shares
+        else INTERVAL_METHOD.format(resamples=answer_match.RESAMPLES),
+        standard_error=se,
+        standard_error_method=uncertainty.METHOD,
+        n=len(records),
+        resamples=0 if shares else answer_match.RESAMPLES,
     )
-    ci = ranking["ci"][metric]
+
+
+def _span(estimate: Estimate) -> str:
+    """An estimate's interval as the notes write it."""
+    if estimate.interval is None:
+        return "(no variation)"
+    return f"[{estimate.interval[0]:.4f}, {estimate.interval[1]:.4f}]"
+
+
+def entry_notes(
+    run: Run, task: str, partial: str | None, scores: str | None, record: bool = False
+) -> str:
+    """The notes of a run's entry: protocol, n, the value's 95% interval, BLA's headline with
+    its interval, where the per-datapoint scores are, the run's Every Eval Ever record (with
+    ``record``), and a partial run's mark."""
+    answers, _ = answers_of(run, task)
+    value, top = answer_estimate(run, task), headline_estimate(run, task)
+    view, metric = headline(run.results)
+    span = _span(value)
     parts = [
         protocol_notes(run.results, task),
-        f"95% CI [{low:.4f}, {high:.4f}] (bootstrap over datapoints)",
-        f"BLA headline {view}.{metric} {ranking[metric]:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]",
+        f"95% CI {span} (bootstrap over datapoints)"
+        if value.interval is not None
+        else "95% CI: no variation over the resamples",
+        f"BLA headline {view}.{metric} {top.value:.4f} {_span(top)}",
         f"per-datapoint scores: {scores or 'not published (bla-eval export --scores REPO)'}",
     ]
+    if record:
+        parts.append(
+            f"standard errors and intervals: Every Eval Ever record {EVAL_RESULTS_DIR}/"
+            f"{eee_record.RECORD_FILE}"
+        )
     return "; ".join(parts + [n for n in (neither_note(answers), partial) if n])
+
+
+def run_record(
+    run: Run,
+    dataset: str | None = None,
+    source_url: str | None = None,
+    partial: str | None = None,
+    scores: str | None = None,
+) -> dict[str, Any]:
+    """The run's Every Eval Ever record (:mod:`.eee_record`): per task the exported value and
+    BLA's headline with their uncertainty."""
+    from .leaderboard import run_label
+
+    results = run.results
+    hub_id = dataset_id(results, dataset)
+    label = benchmark_of(results).label
+    view, metric = headline(results)
+    measured, datasets = [], {}
+    for task in results["tasks"]:
+        source: dict[str, Any] = {
+            "dataset_name": f"{label} ({task})",
+            "source_type": "hf_dataset",
+            "hf_repo": hub_id,
+            "hf_split": str(results.get("split", "test")),
+            "additional_details": {"config": task},
+        }
+        if _revision(results):
+            source["additional_details"]["revision"] = str(_revision(results))
+        datasets[task] = source
+        measured += [
+            Measured(
+                task,
+                f"{task}.answer_accuracy",
+                f"{label} {task}",
+                "accuracy",
+                "Yes/no answer accuracy per sentence",
+                f"{label} {task}: the share of sentences whose generated answer begins with "
+                "the right yes or no (the dataset's eval.yaml task)",
+                answer_estimate(run, task),
+            ),
+            Measured(
+                task,
+                f"{task}.{view}.{metric}",
+                f"{label} {task} ({view} {metric.replace('_', ' ')})",
+                f"bla.{view}.{metric}",
+                f"{metric.replace('_', ' ').capitalize()} ({view} view)",
+                f"{label} {task}: the benchmark's headline, {view} view {metric}",
+                headline_estimate(run, task),
+            ),
+        ]
+    details = {"protocol": protocol_notes(results, next(iter(results["tasks"])))}
+    for key, value in (
+        ("logs", source_url),
+        ("per_datapoint_scores", scores),
+        ("partial", partial),
+    ):
+        if value:
+            details[key] = value
+    return eee_record.build_record(
+        results, run_label(run), measured, datasets, details, EXPORT_COMMAND
+    )
 
 
 def neither_note(answers: list) -> str | None:
@@ -176,9 +307,11 @@ def eval_result_entries(
     source_name: str | None = None,
     partial: str | None = None,
     scores: str | None = None,
+    record: bool = False,
 ) -> list:
     """One ``huggingface_hub.EvalResultEntry`` per task of the run: the value of the dataset's
-    ``eval.yaml`` task of that id (yes/no answer accuracy per sentence, in [0, 1])."""
+    ``eval.yaml`` task of that id (yes/no answer accuracy per sentence, in [0, 1]); with
+    ``record`` the notes name the run's Every Eval Ever record."""
     from huggingface_hub import EvalResultEntry
 
     results = run.results
@@ -195,7 +328,7 @@ def eval_result_entries(
                 date=iso_date(run.path / "results.json", "created", results.get("created")),
                 source_url=source_url,
                 source_name=source_name if source_url else None,
-                notes=entry_notes(run, task, partial, scores),
+                notes=entry_notes(run, task, partial, scores, record),
             )
         )
     return entries
@@ -215,10 +348,11 @@ def eval_results_yaml(
     source_name: str | None = None,
     partial: str | None = None,
     scores: str | None = None,
+    record: bool = False,
 ) -> str:
     from huggingface_hub import eval_result_entries_to_yaml
 
-    entries = eval_result_entries(run, dataset, source_url, source_name, partial, scores)
+    entries = eval_result_entries(run, dataset, source_url, source_name, partial, scores, record)
     return yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
 
 
@@ -280,19 +414,34 @@ def check_repo_id(repo_id: str, option: str = "--repo-id") -> str:
     return repo_id
 
 
-def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
+def record_for_push(run_dir: str | Path, fmt: str, written: Path) -> str | None:
+    """The Every Eval Ever record :func:`export` wrote beside ``written`` for the run folder
+    ``run_dir`` (committed with ``bla.yaml`` by ``--push``), or None (a log, a model-index)."""
+    source = Path(run_dir)
+    if fmt != "eval-results" or source.is_file() or is_log_folder(source):
+        return None
+    return (written.parent / eee_record.RECORD_FILE).read_text(encoding="utf-8")
+
+
+def push_call(fmt: str, repo_id: str, text: str, record: str | None = None) -> tuple[str, Any]:
     """(the exact huggingface_hub call as Python source, a function that performs it and
-    returns the URL of the pull request it opens; it takes the token, asked for when None)."""
+    returns the URL of the pull request it opens; it takes the token, asked for when None).
+    ``record``: the run's Every Eval Ever record, committed beside ``bla.yaml``."""
     check_repo_id(repo_id)
     if fmt == "eval-results":
-        path_in_repo = f"{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}"
+        files = {f"{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}": text}
+        if record is not None:
+            files[f"{EVAL_RESULTS_DIR}/{eee_record.RECORD_FILE}"] = record
+        listed = ", ".join(
+            f"CommitOperationAdd(path_in_repo={name!r}, path_or_fileobj={body.encode()!r})"
+            for name, body in files.items()
+        )
         source = (
             "from huggingface_hub import CommitOperationAdd, HfApi\n"
             "HfApi().create_commit(\n"
             f"    repo_id={repo_id!r},\n"
             "    repo_type='model',\n"
-            f"    operations=[CommitOperationAdd(path_in_repo={path_in_repo!r}, "
-            f"path_or_fileobj={text.encode()!r})],\n"
+            f"    operations=[{listed}],\n"
             f"    commit_message={COMMIT_MESSAGE!r},\n"
             "    create_pr=True,\n"
             ")"
@@ -305,7 +454,8 @@ def push_call(fmt: str, repo_id: str, text: str) -> tuple[str, Any]:
                 repo_id=repo_id,
                 repo_type="model",
                 operations=[
-                    CommitOperationAdd(path_in_repo=path_in_repo, path_or_fileobj=text.encode())
+                    CommitOperationAdd(path_in_repo=name, path_or_fileobj=body.encode())
+                    for name, body in files.items()
                 ],
                 commit_message=COMMIT_MESSAGE,
                 create_pr=True,
@@ -372,11 +522,15 @@ def export(
     source_url: str | None = None,
     allow_partial: bool = False,
     scores: str | None = None,
+    repo_id: str | None = None,
 ) -> tuple[Path, str]:
     """Write the file for the model repo into ``output`` (default: the run folder); returns
     (path written, its text). The file starts with a comment naming this command: an existing
     file without it is never replaced. A partial run is refused unless ``allow_partial``;
-    ``scores`` is where the run's per-datapoint scores are published (named in the notes)."""
+    ``scores`` is where the run's per-datapoint scores are published (named in the notes).
+    For a run folder's ``eval-results`` the run's Every Eval Ever record is written beside
+    (:func:`record_for_push` reads it); with ``repo_id`` (the model repo) the entries'
+    ``source.url`` is the record's address there, and ``source_url`` goes into the record."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     if dataset is not None:
@@ -398,7 +552,13 @@ def export(
     path = check_file_replaceable(base / name, EXPORT_COMMAND, root=base)
     partial = check_whole(str(run.path), partial_reason(run.results), allow_partial)
     if fmt == "eval-results":
-        text = eval_results_yaml(run, dataset, source_url, "bla-eval", partial, scores)
+        record_path = eee_record.check_record_replaceable(
+            path.parent / eee_record.RECORD_FILE, EXPORT_COMMAND
+        )
+        link = eee_record.record_url(repo_id, EVAL_RESULTS_DIR) if repo_id else source_url
+        text = eval_results_yaml(run, dataset, link, "bla-eval", partial, scores, record=True)
+        record = run_record(run, dataset, source_url, partial, scores)
+        eee_record.write_record(record_path, record, EXPORT_COMMAND)
     else:
         text = model_index_yaml(run, dataset, source_url)
     return path, write_marked_text(path, EXPORT_COMMAND, text)
