@@ -226,3 +226,32 @@ def test_the_suite_plan_reads_and_names_registered_benchmarks() -> None:
     plan = read_plan(Path(__file__).resolve().parents[3] / "docs" / "suite-plan.yaml")
     named = {cell.settings.get("benchmark", "bla") for cell in plan.cells}
     assert {"bla", "valse", "vl-checklist", "winoground"} <= named <= set(benchmark_names())
+
+
+def test_the_space_ranks_the_runs_of_any_benchmark(valse_run: Path, tmp_path: Path) -> None:
+    pytest.importorskip("gradio")
+    from bla_eval.analysis.leaderboard import table_columns
+    from bla_space import leaderboard_tab
+    from bla_space.config import SpaceConfig
+
+    results = tmp_path / "results"
+    results.mkdir()
+    for name, real in (("sees", SEES), ("third", THIRD)):
+        _variant(valse_run, results / name, real, None)
+    config = SpaceConfig(dataset=str(tmp_path), results_dir=results)
+    assert ("VALSE", "valse") in leaderboard_tab.benchmark_menu()
+    assert [m for _, m in leaderboard_tab.metric_menu("vl-checklist")] == [
+        "accuracy",
+        "pooled_accuracy",
+    ]
+    text, frame, plot = leaderboard_tab.statistics(config, "sentence_accuracy", "valse")
+    assert "The VALSE runs of this Space" in text and "2 runs of" in text
+    assert list(frame.columns) == table_columns("acc_r") and plot.size[0] > 100
+    for task, rows in frame.groupby("task", sort=False):
+        n = json.loads((results / "sees" / "results.json").read_text())["tasks"][task]["n"]
+        assert list(rows["model"]) == ["sees", "third"]  # best first
+        assert list(rows["acc r"]) == pytest.approx(
+            [round(100 * _share(o, n), 2) for o in (SEES, THIRD)]
+        )
+    text, frame, _ = leaderboard_tab.statistics(config)  # BLA: no run of it here
+    assert "No two runs" in text and frame.empty
