@@ -264,6 +264,17 @@ def table_columns(metric: str = DEFAULT_METRIC, control: str | None = None) -> l
     return ["task", "model", *values, "rank", "rank low", "rank high", "may be best", "tied group"]
 
 
+RANK_METHOD_TEXT = {
+    "permutation": "from {resamples} random permutations of the runs within each datapoint, "
+    "exact for equal runs at any n",
+    "cluster permutation": "of clustered tasks from {resamples} random permutations of the runs "
+    "within each cluster of datapoints (the same order for all of a cluster's datapoints), "
+    "exact for equal runs at any cluster sizes",
+    "bootstrap": "from {resamples} resamples of the datapoints drawn jointly for all runs",
+}
+"""How the report names each method of :data:`bla_metric.ranks.RANK_METHODS`."""
+
+
 def markdown_section(
     result: dict[str, Any], resamples: int, seed: int, benchmark: str = "bla"
 ) -> str:
@@ -294,13 +305,10 @@ def markdown_section(
             "score with its interval and the control's score."
         )
     methods = {row.get("rank_method") for board in result.values() for row in board["models"]}
-    method = (
-        f"critical values from {resamples} random permutations of the runs within each "
-        "datapoint, exact for equal runs at any n"
-        if methods == {"permutation"}
-        else f"critical values from {resamples} resamples of the datapoints drawn jointly for "
-        "all runs"
-        + (" (clustered tasks), else from as many permutations" if "permutation" in methods else "")
+    method = "; ".join(
+        f"critical values {described}".format(resamples=resamples)
+        for name, described in RANK_METHOD_TEXT.items()
+        if name in methods
     )
     held = (
         "all rank sets hold together with probability 95%"
@@ -350,8 +358,9 @@ def markdown_section(
         )
         if board.get("clustered"):
             lines.append(
-                f"- {label}: resamples drew whole clusters of datapoints (the "
-                "caption sets of one predicate), not single datapoints."
+                f"- {label}: clustered by predicate: the scores' intervals resample whole "
+                "predicates and the rank sets permute the runs within each predicate, not "
+                "single datapoints."
             )
         if board["n"] < SMALL_N:
             lines.append(

@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from bla_eval.analysis.cli import compare_main
 from bla_eval.analysis.compare import compare_many
 from bla_eval.report import run_interval
@@ -127,7 +128,7 @@ def test_a_cluster_bootstrap_by_predicate_widens_the_ap_intervals(tmp_path: Path
 
     runs = [_run(tmp_path, "base", display="base"), _run(tmp_path, "topic", by_predicate, "topic")]
     _, plain = compare_many(runs, None, resamples=200, seed=0)
-    _, clustered = compare_many(
+    report, clustered = compare_many(
         runs, None, resamples=200, seed=0, cluster="predicate", data=str(data)
     )
     boards = {"plain": plain["leaderboard"], "cluster": clustered["leaderboard"]}
@@ -142,6 +143,12 @@ def test_a_cluster_bootstrap_by_predicate_widens_the_ap_intervals(tmp_path: Path
         for name, board in boards.items()
     }
     assert width["cluster"]["topic"] > 1.2 * width["plain"]["topic"]
+    methods = {row["rank_method"] for row in boards["cluster"]["active_passive"]["models"]}
+    assert methods == {"cluster permutation"}
+    assert "random permutations of the runs within each cluster of datapoints" in report
+    refused_data = _dataset(tmp_path / "few", lambda k: f"verb{k % 5}")
+    with pytest.raises(ValueError, match="at least 6 clusters"):
+        compare_many(runs, None, resamples=50, cluster="predicate", data=str(refused_data))
 
 
 def test_table_formats_have_one_number_per_cell(tmp_path: Path, capsys) -> None:
