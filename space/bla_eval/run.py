@@ -300,8 +300,18 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
             queries = run.plan.queries if run.plan is not None else zero_shot_queries
             if config.prompts:
                 queries = sweep_queries(queries, config.prompts)
-            items = conditions.items(pending)
-            score_items(scorer, items, on_scored, config.images_per_batch, progress, queries)
+            # the batches of this process's whole share: a resumed run scores as an
+            # uninterrupted one (each batch that holds a pending item scored whole)
+            share = conditions.items(procs.shard(run.items))
+            score_items(
+                scorer,
+                share,
+                on_scored,
+                config.images_per_batch,
+                progress,
+                queries,
+                pending=conditions.items(pending),
+            )
     finally:
         store.close()
     run.clock["pending"] = len(pending)

@@ -75,6 +75,16 @@ def prepared_image(scorer: Scorer, item: Item, ref: ImageRef) -> Any:
     return scorer.prepare_image(decode_image(item, ref))
 
 
+def image_batches(
+    groups: dict[str, list[Item]], images_per_batch: int, one_batch: bool = False
+) -> list[Sequence[str]]:
+    """The image keys of each call to the scorer: ``images_per_batch`` distinct images at a
+    time in order of first appearance (all at once for a ``one_batch`` scorer). They depend on
+    the run's items only, never on which of them are scored already."""
+    per_call = max(len(groups), 1) if one_batch else images_per_batch
+    return list(chunks(list(groups), per_call))
+
+
 def score_items(
     scorer: Scorer,
     items: Sequence[Item],
@@ -82,31 +92,42 @@ def score_items(
     images_per_batch: int = 32,
     progress: Progress | None = None,
     queries: QueryBuilder = zero_shot_queries,
+    pending: Sequence[Item] | None = None,
 ) -> None:
     """Score every (image, caption) pair of every item; ``on_scored(item, scores, answers,
     terms)`` once per item, with ``scores[i][j]`` for image i and caption j (``terms``: each
-    number a score is made of, as a matrix per name, where the scorer keeps them; else None)."""
+    number a score is made of, as a matrix per name, where the scorer keeps them; else None).
+
+    ``pending`` (default: all of ``items``) are the items to score and report: the batches are
+    those of all ``items`` (see :func:`image_batches`), and each batch that holds a pending item is
+    scored whole, so a resumed run gives each datapoint the bytes of an uninterrupted one."""
     groups = group_by_image(items)
     refs = {ref.key: (item, ref) for item in items for ref in item.images}
     item_queries = {id(item): list(queries(item)) for item in items}
     results: dict[str, dict[Query, tuple[float, str | None, dict | None]]] = {}
-    written: set[int] = set()
+    todo = {id(item) for item in (items if pending is None else pending)}
+    written: set[int] = {id(item) for item in items if id(item) not in todo}
 
     def prepare(key: str) -> Any:
         return prepared_image(scorer, *refs[key])
 
-    total, done = len(items), 0
+    total, done = len(todo), 0
     desc = f"scoring ({scorer.kind})"
     bar = tqdm(total=total, desc=desc, unit="item")
     try:
         with library_messages_above():
-            per_call = max(len(groups), 1) if scorer.one_batch else images_per_batch
-            batches = list(chunks(list(groups), per_call))
-            for batch_keys, prepared in zip(batches, prefetch_map(prepare, batches), strict=True):
-                asked = [
-                    distinct([q for it in groups[k] for q in item_queries[id(it)]])
-                    for k in batch_keys
-                ]
+            wanted = {r.key for item in items if id(item) in todo for r in item.images}
+            every = image_batches(groups, images_per_batch, scorer.one_batch)
+            marks = [bool(wanted.intersection(b)) for b in every]
+            last = max((k for k, m in enumerate(marks) if m), default=-1)
+            steps = list(zip(every[: last + 1], marks, strict=False))
+            prefetched = prefetch_map(prepare, [b for b, m in steps if m])
+            for batch_keys, to_score in steps:
+                asked = [asked_of(groups[k], item_queries) for k in batch_keys]
+                if not to_score:  # every item of it was kept: the scorer's caches only
+                    scorer.skip(asked)
+                    continue
+                prepared = next(prefetched)
                 try:
                     scored = scorer.score(prepared, asked)
                 except (OSError, ImportError):
@@ -133,6 +154,11 @@ def score_items(
                         progress(done, total, desc)
     finally:
         bar.close()
+
+
+def asked_of(members: Sequence[Item], item_queries: dict[int, list[Query]]) -> list[Query]:
+    """The distinct queries asked of one image: those of every item that shows it."""
+    return distinct([q for it in members for q in item_queries[id(it)]])
 
 
 def _matrices(

@@ -152,6 +152,13 @@ class Scorer(ABC):
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         """``scores[i][j]`` = score of ``queries[i][j]`` for ``images[i]``."""
 
+    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
+        """A batch a resumed run does not score (its items were kept): a scorer whose scores
+        depend on the batches before (a cache filled a batch at a time) fills it as
+        :meth:`score` would, so the later batches score as in an uninterrupted run. Default:
+        nothing."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """Protocol details recorded in the results (prompt, similarity, padding, ...)."""
         return {}

@@ -85,6 +85,10 @@ class DualEncoderScorer(LocalScorer):
         self._text_cache.update(zip(new, feats, strict=True))
         return torch.stack([self._text_cache[t] for t in texts])
 
+    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
+        """The batch's sentences encoded into the cache as :meth:`score` encodes them."""
+        self.text_features([q.sentence for group in queries for q in group])
+
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         sentences = [[q.sentence for q in group] for group in queries]
         image_feats = torch.stack(

@@ -87,6 +87,10 @@ class TextScorer(LocalScorer):
         """(template name or "", the text scored) of ``query`` (see :func:`text_of`)."""
         return text_of(query, self.template)
 
+    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
+        """The batch's texts scored into the cache as :meth:`score` scores them."""
+        self.score([], queries)
+
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         keys = [[self.text_of(q) for q in group] for group in queries]
         # by length, then text: the batches (and so the last bits of padded scores) are the same
