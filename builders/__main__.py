@@ -1,8 +1,9 @@
 """Command line of the builders: ``python -m builders <subcommand> ...`` (from the repository root).
 
 Subcommands: ``release``, ``publish``, ``construct``, ``calibrate``, the neighbouring
-benchmarks' ``valse``, ``vl-checklist``, ``winoground``, and the deployments ``space`` and
-``metric-space``.
+benchmarks' ``valse``, ``vl-checklist``, ``winoground``, the compositional suite's
+``sugarcrepe``, ``sugarcrepe-pp``, ``aro``, ``mmvp-vlm``, ``naturalbench``, and the deployments
+``space`` and ``metric-space``.
 
 Each subcommand module is imported only when it runs. Every bad argument, path or record ends in
 one line ``python -m builders <subcommand>: error: ...`` naming it on stderr and exit code 2, with
@@ -118,6 +119,11 @@ SUBCOMMAND_MODULES = {
     "valse": "builders.valse",
     "vl-checklist": "builders.vl_checklist",
     "winoground": "builders.winoground",
+    "sugarcrepe": "builders.sugarcrepe",
+    "sugarcrepe-pp": "builders.sugarcrepe_pp",
+    "aro": "builders.aro",
+    "mmvp-vlm": "builders.mmvp_vlm",
+    "naturalbench": "builders.naturalbench",
     "space": "builders.space_repo",
     "metric-space": "builders.metric_repo",
 }

@@ -77,10 +77,47 @@ FEATURES: dict[str, datasets.Features] = {
             "collapsed_tag": datasets.Value("string"),
         }
     ),
+    "sugarcrepe": datasets.Features({**_PAIR, "filename": datasets.Value("string")}),
+    "sugarcrepe-pp": datasets.Features({**_PAIR, "filename": datasets.Value("string")}),
+    "aro": datasets.Features(
+        {
+            **_PAIR,
+            "image_path": datasets.Value("string"),
+            "group": datasets.Value("string"),
+            "bbox": datasets.Sequence(datasets.Value("float32")),
+        }
+    ),
+    "mmvp-vlm": datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "image_0": datasets.Image(),
+            "image_1": datasets.Image(),
+            "caption_0": datasets.Value("string"),
+            "caption_1": datasets.Value("string"),
+            "pattern": datasets.Value("string"),
+            "question_ids": datasets.Sequence(datasets.Value("string")),
+        }
+    ),
+    "naturalbench": datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "image_0": datasets.Image(),
+            "image_1": datasets.Image(),
+            "question_0": datasets.Value("string"),
+            "question_1": datasets.Value("string"),
+            "answers": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
+            "question_type": datasets.Value("string"),
+            "source": datasets.Value("string"),
+        }
+    ),
 }
 """Row features per benchmark. VALSE and VL-CheckList rows are one image with its texts in the
 order true, false (``captions``/``labels``/``caption_types``: caption, foil / POS, NEG).
-Winoground rows keep the Hub release's columns (two images, two captions, tags)."""
+Winoground rows keep the Hub release's columns (two images, two captions, tags). SugarCrepe(++)
+and ARO rows are one image with its texts, the true ones first (SugarCrepe++: two positives, then
+the negative; ARO: the image already cropped to the relation's box, ``group`` its relation or
+attribute pair). MMVP-VLM rows are a pair of images with statement ``k`` true of image ``k``;
+NaturalBench rows two images, two questions and ``answers[image][question]`` ("Yes"/"No")."""
 
 
 class BuildError(ValueError):

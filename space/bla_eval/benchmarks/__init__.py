@@ -112,6 +112,11 @@ BUILTIN: dict[str, str] = {
     "valse": "valse",
     "vl-checklist": "vl_checklist",
     "winoground": "winoground",
+    "sugarcrepe": "sugarcrepe",
+    "sugarcrepe-pp": "sugarcrepe_pp",
+    "aro": "aro",
+    "mmvp-vlm": "mmvp_vlm",
+    "naturalbench": "naturalbench",
 }
 """Benchmark name -> module of this package that defines ``BENCHMARK``."""
 

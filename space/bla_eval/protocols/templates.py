@@ -189,6 +189,14 @@ VQASCORE = PromptTemplate(
     "Image-to-Text Generation, arXiv:2404.01291): P(yes) as image-text alignment",
 )
 
+NATURALBENCH = PromptTemplate(
+    "naturalbench",
+    "{sentence}",
+    "NaturalBench's own questions (Li et al. 2024, ``example.py`` of Baiqi-Li/NaturalBench): "
+    'the question and its suffix "Please answer Yes or No." are the dataset\'s text',
+    in_sweep=False,
+)
+
 TEMPLATES: Registry[PromptTemplate] = Registry("prompt template")
 """Template name -> template, built-in first, then registered."""
 register_template = TEMPLATES.register
@@ -277,5 +285,15 @@ def sweep_names(names: Sequence[str]) -> tuple[str, ...]:
     return names
 
 
-for _builtin in (BLA, AUTHORS, BLIP2, OPENFLAMINGO, MAGMA_FROMAGE, MME, LLAVA, VQASCORE):
+for _builtin in (
+    BLA,
+    AUTHORS,
+    BLIP2,
+    OPENFLAMINGO,
+    MAGMA_FROMAGE,
+    MME,
+    LLAVA,
+    VQASCORE,
+    NATURALBENCH,
+):
     register_template(_builtin)

@@ -1,0 +1,171 @@
+"""ARO -> dataset repo: ``python -m builders aro --annotations DIR --images DIR --out DIR``.
+
+Reads the authors' VG-Relation and VG-Attribution files (mertyg/vision-language-models-are-bows,
+``visual_genome_relation.json`` / ``visual_genome_attribution.json``: lists of ``{"image_path",
+"bbox_x", "bbox_y", "bbox_w", "bbox_h", "true_caption", "false_caption"}`` with
+``relation_name`` or ``attributes``) and their images (``vgr_vga_images.zip`` unpacked). As
+upstream's loaders do, each image is cropped to the box (stored as PNG). One config per task
+(``vg_relation``, ``vg_attribution``), split ``test``; ``captions`` = [true, false], ``labels`` =
+[1, 0], ``group`` the relation or the attribute pair ``<a>_<b>`` the macro accuracy averages over;
+the item id is ``<group>-<position in the file>``, which is how the benchmark averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+
+from bla_metric.compositional import ARO_TASKS
+from builders.neighbours import (
+    BuildError,
+    ConfigRows,
+    ImageStore,
+    RepoText,
+    build_repo,
+    read_text,
+    run_cli,
+    sha256_text,
+)
+
+BUILDER = "python -m builders aro"
+
+FILES = {
+    "vg_relation": "visual_genome_relation.json",
+    "vg_attribution": "visual_genome_attribution.json",
+}
+"""Config -> the authors' annotation file."""
+
+CITATION = r"""@inproceedings{yuksekgonul2023aro,
+    title = {When and Why Vision-Language Models Behave like Bags-Of-Words, and What to Do
+             About It?},
+    author = {Yuksekgonul, Mert and Bianchi, Federico and Kalluri, Pratyusha and Jurafsky, Dan
+              and Zou, James},
+    booktitle = {International Conference on Learning Representations (ICLR)},
+    year = {2023},
+}"""
+
+TEXT = RepoText(
+    benchmark="aro",
+    pretty_name="ARO (VG-Relation, VG-Attribution)",
+    intro=(
+        "ARO (Yuksekgonul et al., ICLR 2023): a Visual Genome (GQA) image cropped to the box of "
+        "a relation or of two attributed objects, its true caption and the caption with the two "
+        "objects or attributes swapped. Converted from the authors' JSON files and images."
+    ),
+    licence="The annotations are the authors' (MIT, mertyg/vision-language-models-are-bows); "
+    "the images are Visual Genome's (CC BY 4.0).",
+    licenses=("mit",),
+    citation=CITATION,
+    config_titles=dict(ARO_TASKS),
+)
+
+_STRINGS = ("image_path", "true_caption", "false_caption")
+_BOX = ("bbox_x", "bbox_y", "bbox_w", "bbox_h")
+
+
+def group_of(config: str, record: dict, where: str) -> str:
+    """The relation (VG-Relation) or ``<attribute>_<attribute>`` (VG-Attribution) of a record."""
+    if config == "vg_relation":
+        name = record.get("relation_name")
+        if not isinstance(name, str) or not name:
+            raise BuildError(f"{where}: 'relation_name' must be a non-empty string")
+        return name
+    pair = record.get("attributes")
+    if not isinstance(pair, list) or len(pair) < 2 or not all(isinstance(a, str) for a in pair):
+        raise BuildError(f"{where}: 'attributes' must be a list of two strings")
+    return f"{pair[0]}_{pair[1]}"
+
+
+def cropped_png(data: bytes, box: list[float], where: str) -> bytes:
+    """The image cropped to ``(x, y, w, h)`` as upstream crops it, encoded as PNG."""
+    from PIL import Image
+
+    x, y, w, h = box
+    if w <= 0 or h <= 0:
+        raise BuildError(f"{where}: the box has no area ({w} x {h})")
+    image = Image.open(io.BytesIO(data)).convert("RGB").crop((x, y, x + w, y + h))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def build_aro(annotations: Path, images: Path, out: Path) -> tuple[dict, dict[str, ConfigRows]]:
+    """Build the ARO repo at ``out`` from the task files found in ``annotations``."""
+    annotations, images = Path(annotations), Path(images)
+    if not annotations.is_dir():
+        raise BuildError(f"--annotations {annotations} is not a folder")
+    if not images.is_dir():
+        raise BuildError(f"--images {images} is not a folder")
+    found = {c: annotations / f for c, f in FILES.items() if (annotations / f).is_file()}
+    if not found:
+        raise BuildError(f"--annotations {annotations} holds none of {', '.join(FILES.values())}")
+    store = ImageStore()
+    configs: dict[str, ConfigRows] = {}
+    for config, path in found.items():
+        part = configs.setdefault(config, ConfigRows())
+        try:
+            records = json.loads(read_text(path))
+        except json.JSONDecodeError as err:
+            raise BuildError(f"{path}: not valid JSON ({err.msg})") from err
+        if not isinstance(records, list) or not records:
+            raise BuildError(f"{path}: expected a non-empty list of items")
+        for index, record in enumerate(records):
+            where = f"{path} item {index}"
+            if not isinstance(record, dict):
+                raise BuildError(f"{where}: expected an object")
+            for name in _STRINGS:
+                if not isinstance(record.get(name), str) or not record[name].strip():
+                    raise BuildError(f"{where}: '{name}' must be a non-empty string")
+            try:
+                box = [float(record[k]) for k in _BOX]
+            except (KeyError, TypeError, ValueError) as err:
+                raise BuildError(f"{where}: {', '.join(_BOX)} must be numbers") from err
+            group = group_of(config, record, where)
+            image = images / record["image_path"]
+            if not image.is_file():
+                part.missing_images += 1
+                if len(part.missing_examples) < 3:
+                    part.missing_examples.append(record["image_path"])
+                continue
+            part.rows.append(
+                {
+                    "id": f"{group}-{index}",
+                    "image": {
+                        "bytes": cropped_png(store.get(image, where), box, where),
+                        "path": f"{Path(record['image_path']).stem}_{index}.png",
+                    },
+                    "captions": [record["true_caption"], record["false_caption"]],
+                    "labels": [1, 0],
+                    "caption_types": ["true_caption", "false_caption"],
+                    "image_path": record["image_path"],
+                    "group": group,
+                    "bbox": box,
+                }
+            )
+    hashes = {f"annotations/{p.name}": sha256_text(p) for p in found.values()}
+    hashes.update({f"images/{k}": v for k, v in store.read.items()})
+    return build_repo(out, TEXT, configs, hashes, BUILDER), configs
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """``aro``: the VG-Relation / VG-Attribution JSON files + images -> dataset repo."""
+    p = sub.add_parser("aro", help="build a dataset repo from ARO's VG-Relation/Attribution files")
+    p.add_argument(
+        "--annotations",
+        type=Path,
+        required=True,
+        help="folder holding visual_genome_relation.json and/or visual_genome_attribution.json",
+    )
+    p.add_argument(
+        "--images", type=Path, required=True, help="folder of the unpacked vgr_vga_images.zip"
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="output folder, replaced only after a build"
+    )
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    return run_cli(build_aro, "ARO", (args.annotations, args.images, args.out), args.out, BUILDER)

@@ -1,0 +1,161 @@
+"""SugarCrepe -> dataset repo: ``python -m builders sugarcrepe --annotations DIR --images DIR
+--out DIR``.
+
+Reads the authors' release (RAIVNLab/sugar-crepe, ``data/<subset>.json``: an object of items
+``{"filename", "caption", "negative_caption"}`` by id) and the COCO 2017 validation images
+(``val2017/<filename>``). One config per subset, split ``test``; ``captions`` = [positive,
+negative], ``labels`` = [1, 0]. Items whose image is missing are left out and counted. The
+SugarCrepe++ builder (:mod:`builders.sugarcrepe_pp`) shares :func:`build_coco_captions`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from bla_metric.compositional import SUGARCREPE_SUBSETS
+from builders.neighbours import (
+    BuildError,
+    ConfigRows,
+    ImageStore,
+    RepoText,
+    build_repo,
+    read_text,
+    run_cli,
+    sha256_text,
+)
+
+BUILDER = "python -m builders sugarcrepe"
+
+CITATION = r"""@inproceedings{hsieh2023sugarcrepe,
+    title = {SugarCrepe: Fixing Hackable Benchmarks for Vision-Language Compositionality},
+    author = {Hsieh, Cheng-Yu and Zhang, Jieyu and Ma, Zixian and Kembhavi, Aniruddha and
+              Krishna, Ranjay},
+    booktitle = {Advances in Neural Information Processing Systems (Datasets and Benchmarks)},
+    year = {2023},
+}"""
+
+TEXT = RepoText(
+    benchmark="sugarcrepe",
+    pretty_name="SugarCrepe",
+    intro=(
+        "SugarCrepe (Hsieh et al., NeurIPS 2023): a COCO 2017 validation image with a positive "
+        "caption and a hard negative made by replacing, swapping or adding an object, attribute "
+        "or relation. Converted from the authors' data/<subset>.json (RAIVNLab/sugar-crepe)."
+    ),
+    licence="The annotations are the authors' (MIT, RAIVNLab/sugar-crepe); the images are "
+    "COCO's (their Flickr licences, CC BY 4.0 annotations).",
+    licenses=("mit",),
+    citation=CITATION,
+    config_titles=dict(SUGARCREPE_SUBSETS),
+)
+
+
+def read_subset(path: Path, positives: Sequence[str]) -> list[tuple[str, dict]]:
+    """(id, record) of one subset file: an object by id (SugarCrepe) or a list of objects with
+    an ``id`` (SugarCrepe++); each with ``filename``, the ``positives`` and
+    ``negative_caption`` as non-empty strings (errors name the file and the item)."""
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise BuildError(f"{path}: not valid JSON ({err.msg})") from err
+    if isinstance(data, dict):
+        pairs = [(str(k), v) for k, v in data.items()]
+    elif isinstance(data, list):
+        pairs = [(str(v.get("id")) if isinstance(v, dict) else "?", v) for v in data]
+    else:
+        raise BuildError(f"{path}: expected an object or a list of items")
+    for key, record in pairs:
+        if not isinstance(record, dict):
+            raise BuildError(f"{path} item {key}: expected an object")
+        for name in ("filename", *positives, "negative_caption"):
+            if not isinstance(record.get(name), str) or not record[name].strip():
+                raise BuildError(f"{path} item {key}: '{name}' must be a non-empty string")
+    if not pairs:
+        raise BuildError(f"{path}: no item")
+    return pairs
+
+
+def build_coco_captions(
+    text: RepoText,
+    builder: str,
+    subsets: Mapping[str, str],
+    positives: Sequence[str],
+    annotations: Path,
+    images: Path,
+    out: Path,
+) -> tuple[dict, dict[str, ConfigRows]]:
+    """One config per subset file ``<annotations>/<subset>.json`` found (at least one), each
+    item's COCO image from ``images``; captions = the ``positives``, then the negative."""
+    annotations, images = Path(annotations), Path(images)
+    if not annotations.is_dir():
+        raise BuildError(f"--annotations {annotations} is not a folder")
+    if not images.is_dir():
+        raise BuildError(f"--images {images} is not a folder")
+    files = {s: annotations / f"{s}.json" for s in subsets if (annotations / f"{s}.json").is_file()}
+    if not files:
+        names = ", ".join(f"{s}.json" for s in subsets)
+        raise BuildError(f"--annotations {annotations} holds none of {names}")
+    store = ImageStore()
+    configs: dict[str, ConfigRows] = {}
+    for subset, path in files.items():
+        part = configs.setdefault(subset, ConfigRows())
+        for key, record in read_subset(path, positives):
+            image = images / record["filename"]
+            if not image.is_file():
+                part.missing_images += 1
+                if len(part.missing_examples) < 3:
+                    part.missing_examples.append(record["filename"])
+                continue
+            texts = [record[p] for p in positives] + [record["negative_caption"]]
+            part.rows.append(
+                {
+                    "id": key,
+                    "image": {"bytes": store.get(image, f"{path} item {key}"), "path": image.name},
+                    "captions": texts,
+                    "labels": [1] * len(positives) + [0],
+                    "caption_types": [*positives, "negative_caption"],
+                    "filename": record["filename"],
+                }
+            )
+    hashes = {f"annotations/{p.name}": sha256_text(p) for p in files.values()}
+    hashes.update({f"images/{k}": v for k, v in store.read.items()})
+    return build_repo(out, text, configs, hashes, builder), configs
+
+
+def build_sugarcrepe(
+    annotations: Path, images: Path, out: Path
+) -> tuple[dict, dict[str, ConfigRows]]:
+    """Build the SugarCrepe repo at ``out``; returns (manifest, rows and counts per config)."""
+    return build_coco_captions(
+        TEXT, BUILDER, SUGARCREPE_SUBSETS, ("caption",), annotations, images, out
+    )
+
+
+def add_arguments(p: argparse.ArgumentParser, annotations_help: str) -> None:
+    """``--annotations``, ``--images`` (COCO val2017) and ``--out``."""
+    p.add_argument("--annotations", type=Path, required=True, help=annotations_help)
+    p.add_argument(
+        "--images",
+        type=Path,
+        required=True,
+        help="folder of the COCO 2017 validation images (val2017/000000xxxxxx.jpg)",
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="output folder, replaced only after a build"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """``sugarcrepe``: data/<subset>.json + COCO images -> dataset repo."""
+    p = sub.add_parser("sugarcrepe", help="build a dataset repo from SugarCrepe's data folder")
+    add_arguments(p, "the data folder of RAIVNLab/sugar-crepe (<subset>.json)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    return run_cli(
+        build_sugarcrepe, "SugarCrepe", (args.annotations, args.images, args.out), args.out, BUILDER
+    )
