@@ -1,0 +1,395 @@
+"""The compositional suite (SugarCrepe, SugarCrepe++, ARO, MMVP-VLM, NaturalBench) on small copies
+of each authors' release in its own layout and file format (JSON + COCO-named JPEGs, ARO's JSON with
+boxes, MMVP's Questions.csv and image folders, NaturalBench's parquet with embedded images),
+converted by the builders and scored by tiny contrastive, ITM, generative and text-only models.
+Every metric in results.json is recomputed here from scores.jsonl by hand."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bla_metric import compositional
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200), (200, 200, 30), (30, 200, 200)]
+NOUNS = ["dog", "cat", "horse", "bird", "car"]
+
+
+def _jpeg(path: Path, k: int) -> None:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image = Image.new("RGB", (40 + 4 * k, 32), COLOURS[k % len(COLOURS)])
+    image.putpixel((k, k), (255, 255, 255))
+    image.save(path, format="JPEG")
+
+
+def _sources(root: Path) -> dict[str, Path]:
+    """Each benchmark's release, a few items, in the authors' layout."""
+    coco = root / "val2017"
+    for k in range(4):
+        _jpeg(coco / f"00000000000{k}.jpg", k)
+    sugar = root / "sugar-crepe" / "data"
+    sugar.mkdir(parents=True)
+    for subset in ("replace_obj", "swap_att"):
+        items = {
+            str(k): {
+                "filename": f"00000000000{k}.jpg",
+                "caption": f"a {NOUNS[k]} next to a {NOUNS[k + 1]}",
+                "negative_caption": f"a {NOUNS[k + 1]} next to a {NOUNS[k]}",
+            }
+            for k in range(4)
+        }
+        (sugar / f"{subset}.json").write_text(json.dumps(items))
+    plus = root / "SugarCrepe_pp" / "data"
+    plus.mkdir(parents=True)
+    records = [
+        {
+            "id": k,
+            "filename": f"00000000000{k}.jpg",
+            "caption": f"a {NOUNS[k]} on a {NOUNS[k + 1]}",
+            "caption2": f"on a {NOUNS[k + 1]} is a {NOUNS[k]}",
+            "negative_caption": f"a {NOUNS[k]} under a {NOUNS[k + 1]}",
+        }
+        for k in range(4)
+    ]
+    (plus / "replace_rel.json").write_text(json.dumps(records))
+    aro = root / "aro"
+    for k in range(2):
+        _jpeg(aro / "images" / f"{k}.jpg", k)
+    relations = ["on", "behind", "on", "holding", "behind", "near"]
+    vgr = [
+        {
+            "image_path": f"{k % 2}.jpg",
+            "bbox_x": 1,
+            "bbox_y": 2,
+            "bbox_w": 20 + k,
+            "bbox_h": 16,
+            "relation_name": relation,
+            "true_caption": f"the {NOUNS[k % 4]} is {relation} the {NOUNS[k % 4 + 1]}",
+            "false_caption": f"the {NOUNS[k % 4 + 1]} is {relation} the {NOUNS[k % 4]}",
+        }
+        for k, relation in enumerate(relations)
+    ]
+    (aro / "visual_genome_relation.json").write_text(json.dumps(vgr))
+    mmvp = root / "MMVP_VLM"
+    mmvp.mkdir()
+    rows = [["Question ID", "Type", "Statement"]]
+    for qid in range(1, 7):
+        kind = "Orientation" if qid <= 4 else "Color"
+        rows.append(
+            [str(qid), kind, f"the {NOUNS[qid % 5]} faces {'left' if qid % 2 else 'right'}"]
+        )
+        _jpeg(mmvp / "MLLM_VLM Images" / kind / f"{qid}.jpg", qid)
+    with (mmvp / "Questions.csv").open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    return {"coco": coco, "sugar": sugar, "plus": plus, "aro": aro, "mmvp": mmvp}
+
+
+def _naturalbench(root: Path) -> Path:
+    """BaiqiL/NaturalBench's parquet layout: embedded images, ``Question Type``."""
+    import datasets
+    from PIL import Image
+
+    def png(k: int) -> dict:
+        buffer = io.BytesIO()
+        Image.new("RGB", (32, 32), COLOURS[k % 5]).save(buffer, format="PNG")
+        return {"bytes": buffer.getvalue(), "path": None}
+
+    rows = {
+        name: []
+        for name in (
+            "Index",
+            "Image_0",
+            "Image_1",
+            "Question_0",
+            "Image_0_Question_0",
+            "Image_1_Question_0",
+            "Question_1",
+            "Image_0_Question_1",
+            "Image_1_Question_1",
+            "Question Type",
+            "Source",
+        )
+    }
+    for k in range(4):
+        kind = "multiple_choice" if k == 3 else "yes_no"
+        values = [
+            k,
+            png(k),
+            png(k + 1),
+            f"Is the {NOUNS[k]} red?",
+            "Yes",
+            "No",
+            f"Is the {NOUNS[k]} blue?",
+            "No",
+            "Yes",
+            kind,
+            "flickr",
+        ]
+        if kind == "multiple_choice":
+            values[4:9] = ["A", "B", "Which? A. x B. y", "B", "A"]
+        for name, value in zip(rows, values, strict=True):
+            rows[name].append(value)
+    features = datasets.Features(
+        {
+            name: datasets.Image()
+            if name.startswith("Image_") and "Question" not in name
+            else datasets.Value("int64" if name == "Index" else "string")
+            for name in rows
+        }
+    )
+    folder = root / "NaturalBench"
+    (folder / "data").mkdir(parents=True)
+    datasets.Dataset.from_dict(rows, features=features).to_parquet(
+        folder / "data" / "train-00000-of-00001.parquet"
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory) -> dict[str, Path]:
+    """Each benchmark's dataset repo, built by ``python -m builders <name>``."""
+    from builders.__main__ import main as builders_main
+
+    root = tmp_path_factory.mktemp("compositional")
+    src = _sources(root)
+    nb = _naturalbench(root)
+    out = {
+        name: root / f"{name}_repo"
+        for name in ("sugarcrepe", "sugarcrepe-pp", "aro", "mmvp-vlm", "naturalbench")
+    }
+    commands = {
+        "sugarcrepe": ["--annotations", src["sugar"], "--images", src["coco"]],
+        "sugarcrepe-pp": ["--annotations", src["plus"], "--images", src["coco"]],
+        "aro": ["--annotations", src["aro"], "--images", src["aro"] / "images"],
+        "mmvp-vlm": ["--source", src["mmvp"]],
+        "naturalbench": ["--source", nb],
+    }
+    for name, args in commands.items():
+        argv = [name, *(str(a) for a in args), "--out", str(out[name])]
+        assert builders_main(argv) == 0, name
+    return out
+
+
+@pytest.fixture(scope="module")
+def texts(repos) -> list[str]:
+    """Every text the models score (their tokenizers are trained on them)."""
+    from bla_eval.benchmarks import get_benchmark, load_items
+    from bla_eval.protocols.templates import get_template
+
+    found = set()
+    for name, repo in repos.items():
+        bench = get_benchmark(name)
+        tasks = [t for t in bench.task_names() if (repo / "data" / t).is_dir()]
+        found |= {c for item in load_items(bench, str(repo), tasks) for c in item.captions}
+    found |= {get_template().question.format(sentence="x"), "yes", "no", "Yes", "No"}
+    return sorted(found)
+
+
+def _run(model: Path, repo: Path, out: Path, benchmark: str, *extra: str) -> dict:
+    from bla_eval.cli import main as bla_eval
+
+    argv = ["--benchmark", benchmark, "--model", model, "--data", repo, "--output", out]
+    argv += ["--device", "cpu", *extra]
+    assert bla_eval([str(a) for a in argv]) == 0
+    return json.loads((out / "results.json").read_text())
+
+
+def _records(run: Path) -> dict[str, list[dict]]:
+    by_task: dict[str, list[dict]] = {}
+    for line in (run / "scores.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        by_task.setdefault(record["task"], []).append(record)
+    return by_task
+
+
+def _strictly_above(scores: list[float], labels: list[int]) -> bool:
+    true = [s for s, y in zip(scores, labels, strict=True) if y]
+    false = [s for s, y in zip(scores, labels, strict=True) if not y]
+    return all(t > f for t in true for f in false)
+
+
+# ----------------------------------------------------------------------------- formulas
+
+
+def test_macro_accuracy_drops_left_out_and_small_groups_and_weights_items() -> None:
+    outcomes = [1, 0, 1, 1, 0, 1]
+    groups = ["on", "on", "behind", "near", "near", "near"]
+    macro = compositional.macro_accuracy(outcomes, groups, exclude={"near"})
+    assert macro["accuracy"] == pytest.approx((0.5 + 1.0) / 2) and macro["groups"] == 2
+    small = compositional.macro_accuracy(outcomes, groups, min_count=2)
+    assert small["accuracy"] == pytest.approx((0.5 + 2 / 3) / 2)
+    values = compositional.macro_item_values(outcomes, groups, min_count=2)
+    assert values.mean() == pytest.approx(small["accuracy"]) and values[2] == 0
+    assert "near" in compositional.ARO_SYMMETRIC_RELATIONS
+    assert "wrapped in" in compositional.ARO_SYMMETRIC_RELATIONS
+    assert "on" not in compositional.ARO_SYMMETRIC_RELATIONS
+
+
+def test_naturalbench_scores_follow_the_authors_get_scores() -> None:
+    # upstream example.py's get_scores on answers [q0_i0, q0_i1, q1_i0, q1_i1] where the gold is
+    # (1, 0, 0, 1), rewritten here; ours takes correct[k][image][question]
+    samples = [[1, 0, 0, 1], [1, 1, 0, 1], [0, 1, 1, 0], [1, 0, 1, 1]]
+    gold = [1, 0, 0, 1]
+
+    def upstream(r: list[int]) -> tuple[int, int, int, int]:
+        question = (r[0] == 1 and r[1] == 0) + (r[3] == 1 and r[2] == 0)
+        image = (r[0] == 1 and r[2] == 0) + (r[3] == 1 and r[1] == 0)
+        binary = sum(a == g for a, g in zip(r, gold, strict=True))
+        return question, image, binary, int(question == 2 and image == 2)
+
+    totals = np.sum([upstream(r) for r in samples], axis=0)
+    n = len(samples)
+    predicted = [[[r[0], r[2]], [r[1], r[3]]] for r in samples]  # [image][question]
+    truth = [[[gold[0], gold[2]], [gold[1], gold[3]]]] * n
+    ours = compositional.naturalbench_metrics(compositional.naturalbench_correct(predicted, truth))
+    assert ours["q_acc"] == pytest.approx(totals[0] / (2 * n))
+    assert ours["i_acc"] == pytest.approx(totals[1] / (2 * n))
+    assert ours["acc"] == pytest.approx(totals[2] / (4 * n))
+    assert ours["g_acc"] == pytest.approx(totals[3] / n)
+    assert compositional.naturalbench_answer("No, yes") == 0
+    assert compositional.naturalbench_answer("Yes.") == 1
+    assert compositional.naturalbench_answer("nothing") == -1
+    assert compositional.naturalbench_answer("B or A", "multiple_choice") == 0
+
+
+# ----------------------------------------------------------------------------- builders
+
+
+def test_the_builders_keep_the_layouts_and_refuse_bad_records(repos, tmp_path, capsys) -> None:
+    import pyarrow.parquet as pq
+
+    from builders.__main__ import main as builders_main
+
+    table = pq.read_table(next((repos["sugarcrepe-pp"] / "data" / "replace_rel").glob("*.parquet")))
+    row = table.to_pylist()[0]
+    assert row["labels"] == [1, 1, 0] and row["filename"] == "000000000000.jpg"
+    assert row["caption_types"] == ["caption", "caption2", "negative_caption"]
+    aro = pq.read_table(next((repos["aro"] / "data" / "vg_relation").glob("*.parquet")))
+    assert aro.column("id").to_pylist()[:2] == ["on-0", "behind-1"]
+    from PIL import Image
+
+    assert Image.open(io.BytesIO(aro.to_pylist()[1]["image"]["bytes"])).size == (21, 16)
+    nb = {d.name for d in (repos["naturalbench"] / "data").iterdir()}
+    assert nb == {"yes_no", "multiple_choice"}
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "swap_obj.json").write_text(json.dumps({"0": {"filename": "x.jpg", "caption": "a"}}))
+    capsys.readouterr()
+    argv = [
+        "sugarcrepe",
+        "--annotations",
+        str(bad),
+        "--images",
+        str(bad),
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert builders_main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "swap_obj.json item 0: 'negative_caption'" in err[0], err
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) -> None:
+    from bla_eval.testing.architectures import build_cached
+
+    clip = build_cached("clip", texts)
+    held = {"sugarcrepe": ("replace_obj", "swap_att"), "sugarcrepe-pp": ("replace_rel",)}
+    for name, tasks in held.items():
+        results = _run(clip, repos[name], tmp_path / name, name, "--tasks", *tasks)
+        view = "accuracy" if name == "sugarcrepe" else "itt"
+        for task, records in _records(tmp_path / name).items():
+            right = [_strictly_above(r["scores"], r["labels"]) for r in records]
+            assert results["tasks"][task][view][view if view == "itt" else "accuracy"] == (
+                pytest.approx(sum(right) / len(right))
+            )
+    results = _run(clip, repos["aro"], tmp_path / "aro", "aro", "--tasks", "vg_relation")
+    records = _records(tmp_path / "aro")["vg_relation"]
+    by_relation: dict[str, list[bool]] = {}
+    for r in records:
+        relation = r["id"].rsplit("-", 1)[0]
+        if relation not in compositional.ARO_SYMMETRIC_RELATIONS:
+            by_relation.setdefault(relation, []).append(r["scores"][0] > r["scores"][1])
+    macro = np.mean([np.mean(v) for v in by_relation.values()])
+    assert set(by_relation) == {"on", "behind", "holding"}
+    assert results["tasks"]["vg_relation"]["macro"]["macro_accuracy"] == pytest.approx(macro)
+    results = _run(clip, repos["mmvp-vlm"], tmp_path / "mmvp", "mmvp-vlm")
+    records = _records(tmp_path / "mmvp")["mmvp_vlm"]
+    pairs = [
+        s[0][0] > s[1][0] and s[1][1] > s[0][1] for s in (r["scores"] for r in records)
+    ]  # each statement's own image strictly above the other
+    assert [r["id"] for r in records] == ["0", "1", "2"]  # one pattern: the first 15 pairs
+    assert results["tasks"]["mmvp_vlm"]["pairs"]["pair_accuracy"] == pytest.approx(np.mean(pairs))
+
+
+def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp_path) -> None:
+    from bla_eval.testing.architectures import build_cached
+    from bla_eval.testing.generative import build_llama_text
+
+    itm = build_cached("blip-itm", texts)
+    results = _run(itm, repos["sugarcrepe"], tmp_path / "itm", "sugarcrepe", "--tasks", "swap_att")
+    records = _records(tmp_path / "itm")["swap_att"]
+    right = np.mean([_strictly_above(r["scores"], r["labels"]) for r in records])
+    assert results["tasks"]["swap_att"]["accuracy"]["accuracy"] == pytest.approx(right)
+    control = _run(itm, repos["aro"], tmp_path / "control", "aro", "--control", "shuffled")
+    assert "control" in control and "vg_relation" in control["control"]["tasks"]
+    text = tmp_path / "llama"
+    build_llama_text(text, texts)
+    blind = _run(
+        text,
+        repos["sugarcrepe"],
+        tmp_path / "blind",
+        "sugarcrepe",
+        "--kind",
+        "text",
+        "--tasks",
+        "replace_obj",
+    )
+    records = _records(tmp_path / "blind")["replace_obj"]
+    right = np.mean([_strictly_above(r["scores"], r["labels"]) for r in records])
+    assert blind["tasks"]["replace_obj"]["accuracy"]["accuracy"] == pytest.approx(right)
+
+
+def test_naturalbench_answers_from_p_yes_of_a_generative_and_a_text_model(
+    repos, texts, tmp_path
+) -> None:
+    from bla_eval.testing.architectures import build_cached
+    from bla_eval.testing.generative import build_llama_text
+
+    llava = build_cached("llava", texts)
+    text = tmp_path / "llama"
+    build_llama_text(text, texts)
+    for model, extra in ((llava, ()), (text, ("--kind", "text"))):
+        out = tmp_path / model.name
+        results = _run(
+            model, repos["naturalbench"], out, "naturalbench", "--prompt", "naturalbench", *extra
+        )
+        records = _records(out)["yes_no"]
+        assert len(records) == 3 and all(len(r["scores"]) == 2 for r in records)
+        correct = [
+            [
+                [(s >= 0.5) == bool(y) for s, y in zip(srow, yrow, strict=True)]
+                for srow, yrow in zip(r["scores"], r["labels"], strict=True)
+            ]
+            for r in records
+        ]
+        metrics = results["tasks"]["yes_no"]["accuracy"]
+        assert metrics["g_acc"] == pytest.approx(np.mean([np.all(c) for c in correct]))
+        assert metrics["acc"] == pytest.approx(np.mean(correct))
+        assert metrics["q_acc"] == pytest.approx(
+            np.mean([[c[0][q] and c[1][q] for q in (0, 1)] for c in correct])
+        )
+        assert metrics["i_acc"] == pytest.approx(
+            np.mean([[c[i][0] and c[i][1] for i in (0, 1)] for c in correct])
+        )
