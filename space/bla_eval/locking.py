@@ -7,33 +7,64 @@ into place, locks the path beside it (``.<name>.bla-finetune.lock``).
 The lock is ``filelock``'s (an ``flock`` on the file, opened without following a symbolic
 link): the system releases it when its process ends, however it ends, so there is no stale lock
 to take over and no race between two processes taking over the same one. What stays written
-here: the holder's pid in the file (only for the error line of a second process; it proves
-nothing), the refusal of a symbolic link at the lock's path, and the removal of the file by its
-holder before the release (``filelock`` keeps it; a process that opened the removed file sees
-that it was removed and tries again).
+here: the holder's pid and host in the file, the refusal of a symbolic link at the lock's path,
+and the removal of the file by its holder before the release (``filelock`` keeps it; a process
+that opened the removed file sees that it was removed and tries again).
+
+Across hosts (a shared file system whose ``flock`` one node's holder does not show to another)
+the file is a lease as well: its holder refreshes its time every :data:`REFRESH_S` seconds, and
+a process on another host that gets the ``flock`` still stops while the file names a holder of
+another host refreshed within :data:`LEASE_S` (one killed with no chance to remove the file is
+taken over after that).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from .outputs import naming, open_own, refuse_link
 
+REFRESH_S = 10.0
+"""How often a holder refreshes its lock file's time."""
+LEASE_S = 60.0
+"""A lock file of another host's holder not refreshed for this long is taken over."""
 
-def _holder(path: Path) -> int | None:
+
+def _holder(path: Path) -> tuple[int | None, str | None]:
+    """The pid and host the lock file names (None where it names none)."""
     try:
         fd = open_own(path, os.O_RDONLY)
     except (OSError, ValueError):
-        return None
+        return None, None
     try:
-        return int(os.read(fd, 64).decode("ascii").split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+        words = os.read(fd, 512).decode("utf-8", "replace").split()
+    except OSError:
+        return None, None
     finally:
         os.close(fd)
+    pid = int(words[0]) if words and words[0].isdigit() else None
+    return pid, words[1] if len(words) > 1 else None
+
+
+def _in_use(output: Path, command: str, pid: int | None, host: str | None) -> ValueError:
+    who = f" (process {pid}{f' on {host}' if host else ''})" if pid is not None else ""
+    return ValueError(
+        f"output folder {output} is in use by another {command} run{who}; wait for it or "
+        "choose another --output"
+    )
+
+
+def _refresh(path: Path, stop: threading.Event) -> None:
+    while not stop.wait(REFRESH_S):
+        try:
+            os.utime(path)
+        except OSError:
+            return
 
 
 @contextmanager
@@ -49,22 +80,33 @@ def lock(path: Path, output: Path, command: str) -> Iterator[None]:
         with naming(path):
             held.acquire(timeout=0)
     except Timeout:
-        pid = _holder(path)
-        who = f" (process {pid})" if pid is not None else ""
-        raise ValueError(
-            f"output folder {output} is in use by another {command} run{who}; wait for it or "
-            "choose another --output"
-        ) from None
+        pid, host = _holder(path)
+        raise _in_use(output, command, pid, None if host == os.uname().nodename else host) from None
+    here = os.uname().nodename
+    pid, host = _holder(path)
+    try:
+        fresh = time.time() - path.stat().st_mtime < LEASE_S
+    except OSError:
+        fresh = False
+    if pid is not None and host is not None and host != here and fresh:
+        held.release()  # a holder on another host whose flock this node does not see
+        raise _in_use(output, command, pid, host)
+    stop = threading.Event()
+    refresher = threading.Thread(target=_refresh, args=(path, stop), daemon=True)
     try:
         with naming(path):
             fd = open_own(path, os.O_WRONLY)
             try:
                 os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                os.write(fd, f"{os.getpid()} {here}\n".encode())
             finally:
                 os.close(fd)
+        refresher.start()
         yield
     finally:
+        stop.set()
+        if refresher.is_alive():
+            refresher.join()
         try:
             if not path.is_symlink():
                 path.unlink(missing_ok=True)

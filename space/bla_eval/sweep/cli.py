@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import time
 from pathlib import Path
 
 from ..cli_common import OneLineParser, bounded_int, run_guarded
-from .slurm_executor import CLUSTERS
+from .slurm_executor import CLUSTERS, DEFAULT_SILENCE_S
 
 EXECUTORS = ("local", "ray", "slurm")
 ENGINES = {"ray": "ray", "slurm": "submitit"}
@@ -23,6 +24,8 @@ MAX_FAILED_SHOWN = 100
 FAILED_BASE = 10
 """Exit status of a sweep with failed cells: this plus their number (capped)."""
 DEFAULT_RESAMPLES = 1000
+CANCEL_WAIT_S = 30
+"""With ``--cancel-running``: how long past a record's staleness its runner may take to end."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,6 +79,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_RESAMPLES,
         help=f"bootstrap resamples of the leaderboards (default {DEFAULT_RESAMPLES})",
     )
+    p.add_argument(
+        "--max-silence",
+        type=bounded_int(10, 7 * 24 * 3600),
+        default=DEFAULT_SILENCE_S,
+        help=f"slurm: seconds a running cell may go without a heartbeat before its job is "
+        f"cancelled and the cell fails (default {DEFAULT_SILENCE_S})",
+    )
+    p.add_argument(
+        "--cancel-running",
+        action="store_true",
+        help="cancel the jobs of an earlier sweep that still run cells of this one (default: "
+        "refuse to start while they run)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     return p
@@ -100,14 +116,17 @@ def sweep(args: argparse.Namespace) -> int:
         folder.check_plan(plan)
         folder.record(plan)
         todo = [c for c in plan.cells if not folder.finished(c)]
+        wait_for_runners(folder.path, [c.id for c in todo], args.cancel_running)
         held = {c.id: why for c in todo if (why := folder.held(c)) is not None}
+        root = folder.path.absolute()  # the same folder on every node that sees it
         jobs = [
             Job(
                 c.id,
-                str(folder.cell_path(c)),
+                str(root / c.id),
                 c.settings,
                 folder.cell_path(c).exists(),
                 args.cpus_per_cell,
+                str(root),
             )
             for c in todo
             if c.id not in held
@@ -126,6 +145,30 @@ def sweep(args: argparse.Namespace) -> int:
         )
         print(leaderboards(folder, plan.cells, args.resamples), end="")
     return FAILED_BASE + min(failed, MAX_FAILED_SHOWN) if failed else 0
+
+
+def wait_for_runners(root: Path, cells: list[str], cancel_them: bool) -> None:
+    """Refuse to start while runners of an earlier sweep may still write ``cells`` (their Slurm
+    jobs in the queue, or their records refreshed lately), naming them in one line; with
+    ``cancel_them``, cancel their Slurm jobs and wait until none is left."""
+    from .runners import STALE_S, describe, live_runners
+    from .slurm_queue import active_jobs, cancel
+
+    live = live_runners(root, cells, active_jobs())
+    if live and cancel_them:
+        cancel(str(r["slurm_job"]) for r in live.values() if r.get("slurm_job"))
+        deadline = time.monotonic() + STALE_S + CANCEL_WAIT_S
+        while live and time.monotonic() < deadline:
+            time.sleep(1)
+            live = live_runners(root, list(live), active_jobs())
+    if live:
+        shown = "; ".join(f"{cell} ({describe(r)})" for cell, r in sorted(live.items()))
+        more = (
+            "they did not end after being cancelled"
+            if cancel_them
+            else ("wait for them to end, or rerun with --cancel-running")
+        )
+        raise ValueError(f"cells of {root} are still run by earlier jobs: {shown}: {more}")
 
 
 def execute(args: argparse.Namespace, jobs: list, events, root: Path) -> None:
@@ -149,6 +192,7 @@ def execute(args: argparse.Namespace, jobs: list, events, root: Path) -> None:
             args.time,
             args.cpus_per_cell,
             args.gpus_per_cell,
+            args.max_silence,
         )
     else:
         from .local_executor import run_local

@@ -29,6 +29,7 @@ from ..outputs import (
 from ..runs import RESULTS_FILE
 from ..runs.files import RUN_FILE
 from .plan import Cell, Plan, brief
+from .runners import RUNNERS
 
 SWEEP_COMMAND = "bla-eval sweep"
 PLAN_FILE = "plan.yaml"
@@ -86,7 +87,13 @@ class SweepFolder:
                 "or new folder"
             )
         cells = [str(c) for c in marker.get("cells", [])]
-        tops = {c.split("/")[0] for c in cells} | {*SWEEP_FILES, OWNER_FILE, LEADERBOARDS, LOGS}
+        tops = {c.split("/")[0] for c in cells} | {
+            *SWEEP_FILES,
+            OWNER_FILE,
+            LEADERBOARDS,
+            LOGS,
+            RUNNERS,
+        }
         foreign = [e for e in entries if e not in tops or (path / e).is_symlink()]
         if foreign:
             raise FileExistsError(

@@ -1,7 +1,9 @@
 """One cell as a job an executor runs anywhere: its settings in JSON values, and the outcome.
 
 ``run_job`` is the only code that runs in a worker (a local process, a Ray task, a Slurm job):
-the same engine entry point as ``bla-eval`` (``RunConfig`` + ``bla_eval.run.evaluate``)."""
+the same engine entry point as ``bla-eval`` (``RunConfig`` + ``bla_eval.run.evaluate``), after
+checking that this node sees the sweep folder (its marker lists the cell), and recording itself
+as the cell's runner while it runs (``runners``)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,15 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Job:
-    """A cell to run: its id, run folder, settings, whether to resume, torch threads."""
+    """A cell to run: its id, run folder, settings, whether to resume, torch threads, and the
+    sweep folder (absolute paths, as the driver resolved them)."""
 
     id: str
     output_dir: str
     settings: dict[str, Any]
     resume: bool
     threads: int = 1
+    sweep: str = ""
 
 
 @dataclass
@@ -40,10 +44,46 @@ class Outcome:
 def run_job(job: Job) -> Outcome:
     """Run the cell's ``bla-eval`` run in this process; any error becomes the outcome's line."""
     from ..cli_common import one_line
-    from ..extras import install_hint
 
     start = time.perf_counter()
     os.environ.setdefault("TQDM_DISABLE", "1")  # one progress display: the sweep's
+    if job.sweep:
+        unseen = unreachable(job)
+        if unseen is not None:
+            return Outcome(job.id, unseen, time.perf_counter() - start)
+        from .runners import running
+
+        try:
+            with running(job.sweep, job.id):
+                return _run(job, start)
+        except OSError as err:  # the runner record could not be written
+            return Outcome(job.id, one_line(err), time.perf_counter() - start)
+    return _run(job, start)
+
+
+def unreachable(job: Job) -> str | None:
+    """Why this node cannot run the cell in the driver's sweep folder (its marker missing, or
+    not listing the cell: another file system at that path); None when it can."""
+    from ..outputs import OWNER_FILE, read_json
+
+    marker = Path(job.sweep) / OWNER_FILE
+    try:
+        cells = read_json(marker).get("cells", []) if marker.is_file() else None
+    except (OSError, ValueError):
+        cells = None
+    if isinstance(cells, list) and job.id in cells:
+        return None
+    return (
+        f"host {os.uname().nodename} does not see the sweep folder {job.sweep} (no bla-eval "
+        f"sweep marker listing the cell at {marker}): the workers need the driver's file system "
+        "at the same path"
+    )
+
+
+def _run(job: Job, start: float) -> Outcome:
+    from ..cli_common import one_line
+    from ..extras import install_hint
+
     try:
         import torch
 

@@ -10,6 +10,7 @@ it runs (default: all). Every error is one line naming the bad key.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import typing
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ KEY_FIELD = {"models": "model", "benchmarks": "benchmark", "protocols": "protoco
 NOT_IN_PLAN = ("output_dir", "resume", "overwrite", "table_format", "plot")
 """Settings the sweep itself decides (the cell's folder, resuming, never discarding a cell's scores)
 or that print (the report)."""
+PATH_SETTINGS = ("data", "model")
+"""Settings that may name a path on the driver (resolved to absolute ones: ``absolute_paths``)."""
 ONLY = "protocols"
 """A model entry's key: the protocol entries it runs (default: all)."""
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,79}")
@@ -251,13 +254,25 @@ def parse_plan(text: str, source: str = "plan") -> Plan:
                 if protocol not in model_settings.pop(ONLY, [protocol]):
                     continue
                 settings = {**shared, **bench_settings, **protocol_settings, **model_settings}
-                cell = Cell(model, bench, protocol, settings)
+                cell = Cell(model, bench, protocol, absolute_paths(settings))
                 try:
                     _check(cell)
                 except (ValueError, TypeError) as err:
                     raise PlanError(f"{source}: cell {cell.id}: {err}") from None
                 cells.append(cell)
     return Plan(text, tuple(cells))
+
+
+def absolute_paths(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with each of :data:`PATH_SETTINGS` that names a file or folder here made
+    absolute (relative to the working directory of the sweep), so a worker in another folder or
+    on another node reads the same one; a Hub id or short name is kept as given."""
+    out = dict(settings)
+    for key in PATH_SETTINGS:
+        value = out.get(key)
+        if isinstance(value, str) and not os.path.isabs(value) and os.path.exists(value):
+            out[key] = os.path.abspath(value)
+    return out
 
 
 def read_plan(path: Path | str) -> Plan:

@@ -1,14 +1,50 @@
-"""``--executor ray``: one Ray task per cell (``num_cpus`` / ``num_gpus`` each), on a local
-instance started here or the cluster at ``--address`` / ``$RAY_ADDRESS``; a task whose worker
-is lost fails its cell only (no retry: the rerun resumes it)."""
+"""``--executor ray``: one Ray task per cell (``num_cpus`` / ``num_gpus`` each), on the cluster at
+``--address`` (else ``$RAY_ADDRESS``), or on a local instance this sweep starts and stops (said
+on stderr); a task whose worker is lost fails its cell only (no retry: the rerun resumes it). A
+cell counts as running once its task has recorded itself (``runners``), queued before."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
+from ..cli_common import one_line
 from .job import Job, Outcome, run_job
-from .progress import Events
+from .progress import Events, clipped
+from .runners import record_path
+
+WAIT_S = 1.0
+"""How often the queued cells are looked at while no task ends."""
+
+
+class EngineError(ValueError):
+    """An engine that did not start or could not be reached (one line, exit 2)."""
+
+
+def connect(address: str | None) -> None:
+    """``ray.init`` on ``address``, else ``$RAY_ADDRESS``, else a new local instance (never a
+    cluster Ray's address file names); a failure is one :class:`EngineError` line."""
+    import ray
+
+    where = address or os.environ.get("RAY_ADDRESS")
+    if where is None:
+        print(
+            "bla-eval sweep: starting a local Ray instance (no --address, RAY_ADDRESS unset)",
+            file=sys.stderr,
+        )
+    elif address is None:
+        print(f"bla-eval sweep: Ray cluster of RAY_ADDRESS={where}", file=sys.stderr)
+    try:
+        ray.init(
+            address=where or "local",
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    except Exception as err:  # noqa: BLE001  (Ray raises many kinds; all mean no engine)
+        shown = f"the Ray cluster at {where}" if where else "a local Ray instance"
+        raise EngineError(f"{shown} did not start: {clipped(one_line(err))}") from None
 
 
 def run_ray(
@@ -24,23 +60,25 @@ def run_ray(
 
     started = not ray.is_initialized()
     if started:
-        address = address or os.environ.get("RAY_ADDRESS")
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        connect(address)
     try:
         task = ray.remote(num_cpus=cpus, num_gpus=gpus, max_retries=0)(run_job)
         refs = {}
         for job in jobs:
             refs[task.remote(job)] = job
-            events.started(job.id)
+            events.queue(job.id)
         waiting = list(refs)
         while waiting:
-            ready, waiting = ray.wait(waiting, num_returns=1)
+            ready, waiting = ray.wait(waiting, num_returns=1, timeout=WAIT_S)
+            for ref in waiting:
+                job = refs[ref]
+                if job.sweep and record_path(job.sweep, job.id).exists():
+                    events.started(job.id)
             for ref in ready:
                 try:
                     outcome = ray.get(ref)
                 except Exception as err:  # noqa: BLE001  (a lost worker or node)
-                    line = " ".join(str(err).split())[:300]
-                    outcome = Outcome(refs[ref].id, f"its Ray task failed: {line}")
+                    outcome = Outcome(refs[ref].id, f"its Ray task failed: {clipped(str(err))}")
                 events.finished(outcome)
     finally:
         if started:

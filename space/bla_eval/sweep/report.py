@@ -48,8 +48,9 @@ def leaderboards(folder: SweepFolder, cells: Sequence[Cell], resamples: int, see
         out = folder.leaderboard_path(bench, protocol)
         try:
             report, document = compare_many(paths, out, resamples, seed)
-        except (ValueError, OSError, KeyError) as err:
-            parts.append(f"{title}\n\nNo leaderboard: {one_line(err)}\n")
+        except (ValueError, OSError, KeyError, ModuleNotFoundError) as err:
+            why = isinstance(err, ModuleNotFoundError) and install_hint(err, "analysis")
+            parts.append(f"{title}\n\nNo leaderboard: {why or one_line(err)}\n")
             continue
         parts.append(f"{title}: {measured(document)}\n\n{report}Written to {out}.\n")
     return "\n".join(parts)

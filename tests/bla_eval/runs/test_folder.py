@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def test_open_refuses_a_run_whose_results_do_not_follow_from_its_scores(tmp_path
 def test_the_lock_stops_a_second_holder(tmp_path):
     folder = RunFolder(tmp_path)
     with folder.lock():
-        assert (tmp_path / LOCK_FILE).read_text().strip().isdigit()
+        assert (tmp_path / LOCK_FILE).read_text().split() == [str(os.getpid()), os.uname().nodename]
         in_use = rf"{tmp_path} is in use by another bla-eval run"
         with pytest.raises(ValueError, match=in_use), folder.lock():
             pass

@@ -1,0 +1,118 @@
+"""Who runs each cell: a record per running cell in the sweep folder's ``.runners``, written by
+the driver when it submits a Slurm job and by the job itself when it starts (its Slurm job id
+or Ray task, host and process), kept fresh by a heartbeat while the cell runs and removed when
+it ends. A rerun reads them to never start a second writer of a cell (``live_runners``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..outputs import write_json_atomic
+
+RUNNERS = ".runners"
+"""The folder of the records, in the sweep folder."""
+HEARTBEAT_S = 5.0
+"""How often a running cell refreshes its record."""
+STALE_S = 60.0
+"""A record not refreshed for this long is a runner that ended without removing it (killed)."""
+
+
+def record_path(sweep: Path | str, cell: str) -> Path:
+    """``.runners/<benchmark>--<protocol>--<model>.json`` (entry names hold no ``/``)."""
+    return Path(sweep) / RUNNERS / (cell.replace("/", "--") + ".json")
+
+
+def read_record(path: Path) -> dict[str, Any] | None:
+    """A runner record, or None when it is missing or half-written."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def write_record(sweep: Path | str, cell: str, **fields: Any) -> Path:
+    """Write the cell's record (atomically): ``fields`` beside the cell id and the time."""
+    path = record_path(sweep, cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, {"cell": cell, "time": time.time(), **fields})
+    return path
+
+
+def this_runner() -> dict[str, Any]:
+    """This process as a cell's runner: host, pid, and its Slurm job or Ray task when it is one."""
+    who: dict[str, Any] = {"host": os.uname().nodename, "pid": os.getpid()}
+    if "SLURM_JOB_ID" in os.environ:
+        array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+        who["slurm_job"] = f"{array}_{task}" if array and task else os.environ["SLURM_JOB_ID"]
+    with contextlib.suppress(Exception):  # not a Ray task, or Ray not installed
+        import ray
+
+        if ray.is_initialized():
+            who["ray_task"] = ray.get_runtime_context().get_task_id()
+    return who
+
+
+@contextlib.contextmanager
+def running(sweep: Path | str, cell: str) -> Iterator[None]:
+    """Record this process as the cell's runner, refresh the record while the block runs, and
+    remove it at the end."""
+    path = write_record(sweep, cell, **this_runner())
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            with contextlib.suppress(OSError):
+                os.utime(path)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def age(path: Path) -> float:
+    """Seconds since the record was last refreshed (infinite when it is gone)."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return float("inf")
+
+
+def describe(record: dict[str, Any]) -> str:
+    """``Slurm job 12_0 on node1, process 345`` (what the record names)."""
+    parts = []
+    if record.get("slurm_job"):
+        parts.append(f"Slurm job {record['slurm_job']}")
+    if record.get("ray_task"):
+        parts.append(f"Ray task {record['ray_task']}")
+    if record.get("pid") is not None:
+        parts.append(f"process {record['pid']} on {record.get('host', '?')}")
+    return ", ".join(parts) or "an unnamed runner"
+
+
+def live_runners(sweep: Path | str, cells: list[str], queued: set[str]) -> dict[str, dict]:
+    """Cell -> the record of a runner that may still write it: refreshed within
+    :data:`STALE_S`, or naming a Slurm job still in the queue (``queued``: the job ids
+    ``squeue`` lists)."""
+    live = {}
+    for cell in cells:
+        path = record_path(sweep, cell)
+        record = read_record(path)
+        if record is None:
+            continue
+        if age(path) < STALE_S or str(record.get("slurm_job")) in queued:
+            live[cell] = record
+    return live
