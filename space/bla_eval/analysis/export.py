@@ -162,8 +162,11 @@ def answer_estimate(run: Run, task: str) -> Estimate:
 
 def headline_estimate(run: Run, task: str) -> Estimate:
     """BLA's headline of ``task`` (the spec's main view and metric) with its 95% interval (the
-    bootstrap of :func:`bla_metric.formulas.compute`, seed 0) and standard error (for a metric
-    that is a ratio of per-datapoint sums: sentence accuracy, or a share of datapoints)."""
+    run's own from ``results.json``, the one every table gives, else the bootstrap of
+    :func:`bla_metric.formulas.compute`, seed 0) and standard error (for a metric that is a
+    ratio of per-datapoint sums: sentence accuracy, or a share of datapoints)."""
+    from ..report import run_interval
+
     view, metric = headline(run.results)
     records = run.records[task]
     scores, labels = [r["scores"] for r in records], [r["labels"] for r in records]
@@ -175,18 +178,24 @@ def headline_estimate(run: Run, task: str) -> Estimate:
         se = uncertainty.ratio_standard_error(stats[metric], [1.0] * len(records))
     else:
         se = float("nan")
-    interval = tuple(float(v) for v in found["ci"][metric])
     shares = metric in formulas.SHARES.get(view, ())
+    stored = run_interval(run.results, task, view, metric)
+    own = run.results.get("confidence_intervals") or {}
+    resamples, seed = answer_match.RESAMPLES, 0
+    if stored is None:
+        span: Any = [float(v) for v in found["ci"][metric]]
+    else:
+        span, resamples, seed = stored, int(own.get("resamples", 0)), int(own.get("seed", 0))
+    bootstrap = f"percentile bootstrap over datapoints ({resamples} resamples, seed {seed})"
+    kept = isinstance(span, list) and not formulas.no_variation(span)
     return Estimate(
         value=float(found[metric]),
-        interval=None if formulas.no_variation(interval) else (interval[0], interval[1]),
-        interval_method="Clopper-Pearson (exact binomial)"
-        if shares
-        else INTERVAL_METHOD.format(resamples=answer_match.RESAMPLES),
+        interval=(float(span[0]), float(span[1])) if kept else None,
+        interval_method="Clopper-Pearson (exact binomial)" if shares else bootstrap,
         standard_error=se,
         standard_error_method=uncertainty.METHOD,
         n=len(records),
-        resamples=0 if shares else answer_match.RESAMPLES,
+        resamples=0 if shares else resamples,
     )
 
 

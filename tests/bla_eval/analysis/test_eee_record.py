@@ -138,3 +138,29 @@ def test_ratio_standard_error_by_hand() -> None:
     assert np.isnan(ratio_standard_error([1.0], [2.0]))
     assert np.isnan(ratio_standard_error([0.0, 0.0], [0.0, 0.0]))
     assert formulas.no_variation([0.5, 0.5])
+
+
+def test_the_headline_carries_the_runs_own_interval(tmp_path: Path, capsys) -> None:
+    """One interval per number: where results.json holds the headline's interval, the record
+    and the notes give that one (its resamples and seed), not a new bootstrap."""
+    run = answered_run(tmp_path)
+    results = json.loads((run / RESULTS_FILE).read_text())
+    results["confidence_intervals"] = {
+        "level": 0.95,
+        "method": formulas.INTERVAL_METHOD,
+        "resamples": 2000,
+        "seed": 0,
+        "tasks": {t: {"ranking": {"sentence_accuracy": [0.4, 0.6]}} for t in results["tasks"]},
+    }
+    (run / RESULTS_FILE).write_text(json.dumps(results))
+    assert export_main([str(run), "--output", str(tmp_path / "out")]) == 0
+    folder = tmp_path / "out" / ".eval_results"
+    record = json.loads((folder / RECORD_FILE).read_text())
+    top = record["evaluation_results"][1]
+    assert top["evaluation_result_id"].endswith(".ranking.sentence_accuracy")
+    spread = top["score_details"]["uncertainty"]
+    assert [spread["confidence_interval"][k] for k in ("lower", "upper")] == [0.4, 0.6]
+    assert "2000 resamples" in spread["confidence_interval"]["method"]
+    assert spread["num_bootstrap_samples"] == 2000
+    entries = parse_eval_result_entries(yaml.safe_load((folder / "bla.yaml").read_text()))
+    assert all("sentence_accuracy 0." in e.notes and "[0.4000, 0.6000]" in e.notes for e in entries)
