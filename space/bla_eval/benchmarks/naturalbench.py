@@ -32,8 +32,12 @@ REQUIRED_COLUMNS = ("id", "image_0", "image_1", "question_0", "question_1", "ans
 VIEWS = {
     "accuracy": (
         compositional.NATURALBENCH_METRICS,
-        "NaturalBench (%): Acc / Q-Acc / I-Acc / G-Acc (yes/no questions)",
-    )
+        "NaturalBench (%): Acc / Q-Acc / I-Acc / G-Acc (yes/no questions; P(yes) >= 0.5)",
+    ),
+    "answers": (
+        compositional.NATURALBENCH_METRICS,
+        "NaturalBench (%), generated answers read as upstream's extract_answer",
+    ),
 }
 HEADLINE = {"accuracy": "g_acc"}
 CHANCE = {"acc": 0.5, "q_acc": 0.25, "i_acc": 0.25, "g_acc": 1 / 16}
@@ -74,30 +78,31 @@ def read_items(data: str, config: str, split: str = "test", limit: int | None = 
     return items
 
 
-def predicted_answers(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> np.ndarray:
-    """(n, 2, 2) answers, 1 = yes: parsed generated answers, else P(yes) >= 0.5 (ValueError for
-    scores that are no probabilities)."""
+def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
+    """Acc, Q-Acc, I-Acc and G-Acc over the samples: ``accuracy`` from P(yes) >= 0.5 (from the
+    generated answers for a model without probabilities), ``answers`` from the generated
+    answers read as upstream reads them (an answer with neither word is wrong)."""
+    gold = np.asarray([r["labels"] for r in records], int).reshape(-1, 2, 2)
+    out: dict[str, Any] = {"n": len(records)}
     if records and all("answers" in r for r in records):
-        return np.asarray(
-            [
-                [[compositional.naturalbench_answer(a) for a in row] for row in r["answers"]]
-                for r in records
-            ]
-        )
-    if not probabilistic:
+        parsed = [
+            [[compositional.naturalbench_answer(a) for a in row] for row in r["answers"]]
+            for r in records
+        ]
+        correct = compositional.naturalbench_correct(np.asarray(parsed).reshape(-1, 2, 2), gold)
+        out["answers"] = compositional.naturalbench_metrics(correct)
+    if probabilistic:
+        predicted = (np.asarray([r["scores"] for r in records], float) >= 0.5).astype(int)
+        correct = compositional.naturalbench_correct(predicted.reshape(-1, 2, 2), gold)
+        out["accuracy"] = compositional.naturalbench_metrics(correct)
+    elif "answers" in out:
+        out["accuracy"] = out["answers"]
+    else:
         raise ValueError(
             "NaturalBench needs yes/no answers: a model kind with P(yes) (generative, text, "
             "openai-api, an ITM head) scored with --score yes-no, not similarities"
         )
-    return np.asarray([r["scores"] for r in records], float) >= 0.5
-
-
-def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
-    """Acc, Q-Acc, I-Acc and G-Acc over the samples."""
-    predicted = predicted_answers(records, probabilistic).astype(int).reshape(-1, 2, 2)
-    gold = np.asarray([r["labels"] for r in records], int).reshape(-1, 2, 2)
-    correct = compositional.naturalbench_correct(predicted, gold)
-    return {"n": len(records), "accuracy": compositional.naturalbench_metrics(correct)}
+    return out
 
 
 BENCHMARK = Benchmark(

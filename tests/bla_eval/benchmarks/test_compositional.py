@@ -342,7 +342,16 @@ def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp
     records = _records(tmp_path / "itm")["swap_att"]
     right = np.mean([_strictly_above(r["scores"], r["labels"]) for r in records])
     assert results["tasks"]["swap_att"]["accuracy"]["accuracy"] == pytest.approx(right)
-    control = _run(itm, repos["aro"], tmp_path / "control", "aro", "--control", "shuffled")
+    control = _run(
+        itm,
+        repos["aro"],
+        tmp_path / "control",
+        "aro",
+        "--control",
+        "shuffled",
+        "--tasks",
+        "vg_relation",
+    )
     assert "control" in control and "vg_relation" in control["control"]["tasks"]
     text = tmp_path / "llama"
     build_llama_text(text, texts)
@@ -361,17 +370,14 @@ def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp
     assert blind["tasks"]["replace_obj"]["accuracy"]["accuracy"] == pytest.approx(right)
 
 
-def test_naturalbench_answers_from_p_yes_of_a_generative_and_a_text_model(
+def test_naturalbench_answers_from_p_yes_and_generated_answers_of_a_generative_model(
     repos, texts, tmp_path
 ) -> None:
     from bla_eval.testing.architectures import build_cached
-    from bla_eval.testing.generative import build_llama_text
 
     llava = build_cached("llava", texts)
-    text = tmp_path / "llama"
-    build_llama_text(text, texts)
-    for model, extra in ((llava, ()), (text, ("--kind", "text"))):
-        out = tmp_path / model.name
+    for model, extra in ((llava, ()),):
+        out = tmp_path / "runs" / model.name
         results = _run(
             model, repos["naturalbench"], out, "naturalbench", "--prompt", "naturalbench", *extra
         )
@@ -393,3 +399,20 @@ def test_naturalbench_answers_from_p_yes_of_a_generative_and_a_text_model(
         assert metrics["i_acc"] == pytest.approx(
             np.mean([[c[i][0] and c[i][1] for i in (0, 1)] for c in correct])
         )
+        if "answers" in records[0]:  # generated: "yes" / "no" as the first whole word decides
+            said = [
+                [
+                    [_said_yes(a) == bool(y) for a, y in zip(arow, yrow, strict=True)]
+                    for arow, yrow in zip(r["answers"], r["labels"], strict=True)
+                ]
+                for r in records
+            ]
+            parsed = results["tasks"]["yes_no"]["answers"]
+            assert parsed["g_acc"] == pytest.approx(np.mean([np.all(c) for c in said]))
+            assert parsed["acc"] == pytest.approx(np.mean(said))
+
+
+def _said_yes(answer: str) -> bool | None:
+    words = [w.strip(".,!?").lower() for w in answer.split()]
+    first = next((w for w in words if w in ("yes", "no")), None)
+    return None if first is None else first == "yes"
