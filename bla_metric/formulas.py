@@ -788,6 +788,30 @@ def undefined_ratios(view: dict[str, Any]) -> list[str]:
     return out
 
 
+def nested_mean_values(values: Sequence[float], *levels: Sequence[Any]) -> np.ndarray:
+    """Per item, ``values`` weighted so that their plain mean is a macro average: the mean over
+    the groups of ``levels[0]`` (one label per item) of the mean over their groups of
+    ``levels[1]`` ... of the mean of the items' values (one level: a per-class macro accuracy;
+    VL-CheckList: sources, then annotation files). Paired tests and rank sets take these as any
+    per-item values (the :data:`MEAN` mode)."""
+    array = np.asarray(values, float)
+    weights = np.full(len(array), float(len(array)))
+    keys: list[tuple[str, ...]] = [()] * len(array)
+    for level in levels:
+        labels = [str(label) for label in level]
+        if len(labels) != len(array):
+            raise ValueError(f"{len(labels)} group labels for {len(array)} items")
+        children: dict[tuple[str, ...], set[str]] = {}
+        for key, label in zip(keys, labels, strict=True):
+            children.setdefault(key, set()).add(label)
+        weights /= [len(children[key]) for key in keys]
+        keys = [(*key, label) for key, label in zip(keys, labels, strict=True)]
+    sizes: dict[tuple[str, ...], int] = {}
+    for key in keys:
+        sizes[key] = sizes.get(key, 0) + 1
+    return array * weights / [sizes[key] for key in keys]
+
+
 def is_share(values: Any) -> bool:
     """Whether per-item values are a share of items (every value 0 or 1): their mean's interval
     is :func:`share_interval`'s."""

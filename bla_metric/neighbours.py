@@ -33,6 +33,7 @@ from bla_metric.formulas import (
     _labelled,
     _scores,
     binary_metrics,
+    nested_mean_values,
     ranking_metrics,
     threshold_labels,
 )
@@ -248,21 +249,14 @@ def vl_checklist_item_values(
     corpora: Sequence[str],
 ) -> np.ndarray:
     """Per datapoint, a value whose mean over the leaf is :func:`vl_checklist_leaf`'s accuracy:
-    its 0/1 outcome (positive strictly above negative) weighted by ``n / (S * C * N)``, with S
-    the leaf's data sources, C the corpora of the datapoint's source and N the datapoints of its
-    corpus (upstream's mean over corpora, then over sources). Paired tests and rank sets take
-    these as any per-datapoint values."""
+    its 0/1 outcome (positive strictly above negative) weighted as upstream averages, over the
+    corpora of each data source, then over the sources
+    (:func:`bla_metric.formulas.nested_mean_values`)."""
     if len(corpora) != len(labels):
         raise ValueError(f"corpora has {len(corpora)} names but there are {len(labels)} datapoints")
     names = [str(c) for c in corpora]
-    outcomes = pair_outcomes(scores, labels)
-    size = {c: names.count(c) for c in set(names)}
-    source_of = {c: corpus_source(c)[1] for c in size}
-    per_source = {s: sum(1 for c in size if source_of[c] == s) for s in set(source_of.values())}
-    weights = np.asarray(
-        [len(names) / (len(per_source) * per_source[source_of[c]] * size[c]) for c in names]
-    )
-    return outcomes * weights
+    sources = [corpus_source(c)[1] for c in names]
+    return nested_mean_values(pair_outcomes(scores, labels), sources, names)
 
 
 def pair_outcomes(scores: Sequence[Sequence[float]], labels: Sequence[Sequence[int]]) -> np.ndarray:

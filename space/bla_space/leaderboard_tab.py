@@ -14,8 +14,9 @@ from .config import SpaceConfig
 from .evaluate_tab import VIEW_CHOICES
 
 INTRO = (
-    "Published numbers (paper Table 2, thesis Tables 6.2-6.3, chance) and every run finished in "
-    "this Space: one row per model and protocol, the most complete run kept. Click a column "
+    "Per benchmark (picked below): its published numbers (BLA: paper Table 2, thesis Tables "
+    "6.2-6.3, chance) and every run of it finished in this Space: one row per model and "
+    "protocol, the most complete run kept. Click a column "
     "header to sort. Quick runs score only the first N datapoints of each task (see "
     "*datapoints*); paper rows score all of them. A run whose model and protocol are those of a "
     "published row, with every number of the row within its tolerance, says *reproduces ROW* in "
@@ -135,20 +136,45 @@ class LeaderboardTab:
     """What other tabs wire to: the refresh handler and its inputs/outputs."""
 
     refresh: object
+    benchmark: gr.Radio
     view: gr.Radio
     table: gr.Dataframe
     refresh_statistics: object
-    stats_benchmark: gr.Radio
     stats_metric: gr.Radio
     statistics: list
+
+    @property
+    def inputs(self) -> list:
+        """The inputs of :attr:`refresh`: the view and the benchmark."""
+        return [self.view, self.benchmark]
+
+    @property
+    def stats_inputs(self) -> list:
+        """The inputs of :attr:`refresh_statistics`: the benchmark and the rank-by metric."""
+        return [self.benchmark, self.stats_metric]
+
+
+def view_menu(benchmark: str) -> list[tuple[str, str]]:
+    """(label, view) of a benchmark's report views (BLA's as the Evaluate tab names them)."""
+    from bla_eval.benchmarks import get_benchmark
+
+    labels = {value: label for label, value in VIEW_CHOICES}
+    return [(labels.get(v, v), v) for v in get_benchmark(benchmark).views]
 
 
 def build(config: SpaceConfig) -> LeaderboardTab:
     """Lay out the tab and its events (call inside ``gr.Blocks``)."""
     gr.Markdown(INTRO)
     with gr.Row():
+        benchmark = gr.Radio(
+            benchmark_menu(),
+            value="bla",
+            label="Benchmark",
+            scale=3,
+            elem_id="leaderboard-benchmark",
+        )
         view = gr.Radio(
-            VIEW_CHOICES, value="ranking", label="Metrics", scale=4, elem_id="leaderboard-view"
+            view_menu("bla"), value="ranking", label="Metrics", scale=3, elem_id="leaderboard-view"
         )
         button = gr.Button("Refresh", size="sm", scale=1)
     table = gr.Dataframe(
@@ -161,24 +187,17 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         show_search="search",
     )
 
-    def refresh(view_choice: str):
-        """The leaderboard table in ``view_choice`` (ranking or binary), as percentages."""
-        return leaderboard(config, view_choice)
+    def refresh(view_choice: str, name: str = "bla"):
+        """The leaderboard table of benchmark ``name`` in ``view_choice``, as percentages."""
+        return leaderboard(config, view_choice, name)
 
     with gr.Accordion("Rank intervals and ties", open=True, elem_id="leaderboard-stats"):
-        with gr.Row():
-            stats_benchmark = gr.Radio(
-                benchmark_menu(),
-                value="bla",
-                label="Benchmark",
-                elem_id="leaderboard-stats-benchmark",
-            )
-            stats_metric = gr.Radio(
-                metric_menu("bla"),
-                value=LEADERBOARD_METRICS[0],
-                label="Rank by",
-                elem_id="leaderboard-stats-metric",
-            )
+        stats_metric = gr.Radio(
+            metric_menu("bla"),
+            value=LEADERBOARD_METRICS[0],
+            label="Rank by",
+            elem_id="leaderboard-stats-metric",
+        )
         stats_text = gr.Markdown(elem_id="leaderboard-stats-text")
         stats_table = gr.Dataframe(
             headers=STATS_HEADERS,
@@ -196,36 +215,52 @@ def build(config: SpaceConfig) -> LeaderboardTab:
             elem_id="leaderboard-stats-plot",
         )
 
-    def refresh_statistics(benchmark: str, metric: str):
+    def refresh_statistics(name: str, metric: str):
         """Rank intervals, ties and their plot for this Space's runs on the same datapoints."""
-        return statistics(config, metric, benchmark)
+        return statistics(config, metric, name)
 
-    def pick_benchmark(benchmark: str):
-        """The rank-by choices of ``benchmark``, its default picked."""
-        menu = metric_menu(benchmark)
-        return gr.Radio(choices=menu, value=menu[0][1])
+    def pick_benchmark(name: str):
+        """The views and rank-by choices of benchmark ``name`` (the first of each picked) and
+        its leaderboard table."""
+        shown, metrics = view_menu(name), metric_menu(name)
+        first = shown[0][1]
+        frame = gr.Dataframe(
+            value=leaderboard(config, first, name),
+            column_widths=views.column_widths(views.leaderboard_columns(name)),
+        )
+        return (
+            gr.Radio(choices=shown, value=first),
+            frame,
+            gr.Radio(choices=metrics, value=metrics[0][1]),
+        )
 
     published_tab.build(config, stats_metric)
-    stats_outputs = [stats_text, stats_table, stats_plot]
-    stats_inputs = [stats_benchmark, stats_metric]
-    view.change(refresh, view, table, api_name=False)
-    stats_benchmark.input(pick_benchmark, stats_benchmark, stats_metric, api_name=False).then(
-        refresh_statistics, stats_inputs, stats_outputs, api_name=False
+    tab = LeaderboardTab(
+        refresh,
+        benchmark,
+        view,
+        table,
+        refresh_statistics,
+        stats_metric,
+        [stats_text, stats_table, stats_plot],
     )
-    stats_metric.input(refresh_statistics, stats_inputs, stats_outputs, api_name=False)
-    button.click(refresh, view, table, api_name="leaderboard").then(
-        refresh_statistics, stats_inputs, stats_outputs, api_name=False
+    view.input(refresh, tab.inputs, table, api_name=False)
+    benchmark.input(pick_benchmark, benchmark, [view, table, stats_metric], api_name=False).then(
+        refresh_statistics, tab.stats_inputs, tab.statistics, api_name=False
+    )
+    stats_metric.input(refresh_statistics, tab.stats_inputs, tab.statistics, api_name=False)
+    button.click(refresh, tab.inputs, table, api_name="leaderboard").then(
+        refresh_statistics, tab.stats_inputs, tab.statistics, api_name=False
     )
     analysis_tab.build_compare(config)
-    return LeaderboardTab(
-        refresh, view, table, refresh_statistics, stats_benchmark, stats_metric, stats_outputs
-    )
+    return tab
 
 
-def leaderboard(config: SpaceConfig, view: str):
-    """The leaderboard table of ``view`` from the reference rows and the results folder."""
+def leaderboard(config: SpaceConfig, view: str, benchmark: str = "bla"):
+    """The leaderboard table of ``benchmark`` in ``view`` from its reference rows and the
+    results folder."""
     runs = [
         {**run.results, views.CELL_KEY: run.cell} if run.cell else run.results
         for run in results_store.list_runs(config.results_dir)
     ]
-    return views.leaderboard_table(runs, view)
+    return views.leaderboard_table(runs, view, benchmark)

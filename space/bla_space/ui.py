@@ -60,10 +60,10 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
                 neighbours.build(config, demo)
         evaluate.run_event.success(
             explore.select_run, evaluate.run_name, explore.run, api_name=False
-        ).then(board.refresh, board.view, board.table, api_name=False)
-        board_tab.select(board.refresh, board.view, board.table, api_name=False).then(
+        ).then(board.refresh, board.inputs, board.table, api_name=False)
+        board_tab.select(board.refresh, board.inputs, board.table, api_name=False).then(
             board.refresh_statistics,
-            [board.stats_benchmark, board.stats_metric],
+            board.stats_inputs,
             board.statistics,
             api_name=False,
         )

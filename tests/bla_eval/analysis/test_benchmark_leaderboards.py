@@ -19,7 +19,7 @@ from bla_eval.benchmarks import get_benchmark, register_benchmark, unregister_be
 from bla_eval.conditions import results_fields
 from statsmodels.stats.proportion import proportion_confint
 
-from bla_metric import neighbours
+from bla_metric import formulas, neighbours
 
 from ..commands import refused
 
@@ -85,6 +85,10 @@ def test_vl_checklist_items_average_as_upstream_does() -> None:
         [r["scores"] for r in records], [r["labels"] for r in records], corpora
     )
     assert leaf["accuracy"] == pytest.approx(by_hand)
+    # one level: a macro average over classes (ARO's per-relation accuracy, say)
+    classes = ["on", "on", "on", "under", "near", "near", "near", "near"]
+    macro = formulas.nested_mean_values(right, classes)
+    assert macro.mean() == pytest.approx((2 / 3 + 0 + 2 / 4) / 3)
 
 
 # ----------------------------------------------------------------------------- VALSE runs
@@ -255,3 +259,31 @@ def test_the_space_ranks_the_runs_of_any_benchmark(valse_run: Path, tmp_path: Pa
         )
     text, frame, _ = leaderboard_tab.statistics(config)  # BLA: no run of it here
     assert "No two runs" in text and frame.empty
+    assert [v for _, v in leaderboard_tab.view_menu("valse")] == ["pairwise", "binary"]
+    table = leaderboard_tab.leaderboard(config, "pairwise", "valse")
+    model = json.loads((results / "sees" / "results.json").read_text())["model"]
+    assert {model, "VisualBERT"} <= set(table["model"])  # this Space's run beside the paper's
+
+
+def test_a_sweeps_leaderboards_say_what_they_rank(valse_run: Path, tmp_path: Path) -> None:
+    """A control protocol's group ranks the image gain, its title says so; a group that cannot
+    be ranked (runs of two benchmarks) is one line, and the other groups are printed."""
+    from bla_eval.sweep.folder import SweepFolder
+    from bla_eval.sweep.plan import Cell
+    from bla_eval.sweep.report import leaderboards
+
+    folder = SweepFolder(tmp_path / "sweep")
+    cells = [Cell(m, "valse", "shuffled", {}) for m in ("sees", "hurt")]
+    _variant(valse_run, folder.cell_path(cells[0]), ALL, HALF)
+    _variant(valse_run, folder.cell_path(cells[1]), THIRD, ALL)
+    mixed = [Cell("bla-run", "mixed", "zero-shot", {}), Cell("valse-run", "mixed", "zero-shot", {})]
+    shutil.copytree(FIXTURE_RUN, folder.cell_path(mixed[0]))
+    _variant(valse_run, folder.cell_path(mixed[1]), HALF, None)
+    printed = leaderboards(folder, [*cells, *mixed], resamples=50)
+    gain = "image gain of acc r (real image minus shuffled control)"
+    assert f"# Sweep leaderboard: valse, shuffled: {gain}\n" in printed
+    assert (folder.leaderboard_path("valse", "shuffled") / "leaderboard.png").is_file()
+    refusal = "# Sweep leaderboard: mixed, zero-shot\n\nNo leaderboard: "
+    line = printed[printed.index(refusal) + len(refusal) :].split("\n")[0]
+    assert line.endswith("a leaderboard ranks runs of one benchmark")
+    assert not folder.leaderboard_path("mixed", "zero-shot").exists()
