@@ -229,7 +229,18 @@ def test_the_suite_plan_reads_and_names_registered_benchmarks() -> None:
 
     plan = read_plan(Path(__file__).resolve().parents[3] / "docs" / "suite-plan.yaml")
     named = {cell.settings.get("benchmark", "bla") for cell in plan.cells}
-    assert {"bla", "valse", "vl-checklist", "winoground"} <= named <= set(benchmark_names())
+    suite = {"bla", "valse", "vl-checklist", "winoground", "sugarcrepe", "sugarcrepe-pp", "aro"}
+    assert suite | {"mmvp-vlm"} <= named <= set(benchmark_names())
+
+
+def test_every_benchmark_ranks_by_metrics_of_its_own_views() -> None:
+    from bla_eval.benchmarks import benchmark_names
+
+    for name in benchmark_names():
+        bench = get_benchmark(name)
+        assert bench.ranked_metrics, name
+        for metric in bench.ranked_metrics:
+            bench.view_of(metric)  # a metric of no view is a ValueError naming the benchmark
 
 
 def test_the_space_ranks_the_runs_of_any_benchmark(valse_run: Path, tmp_path: Path) -> None:
