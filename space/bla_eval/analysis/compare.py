@@ -226,8 +226,9 @@ def ranking_view(run: Run) -> bool:
     from ..benchmarks import get_benchmark
 
     bench = get_benchmark(str(run.results.get("benchmark") or "bla"))
-    first = run.tasks[0]
-    return bench.paired_stats(run.records[first][:1], False)[0] == "ranking"
+    if bench.item_stats is None:  # the default: per-item values (formulas.MEAN)
+        return False
+    return bench.item_stats(run.records[run.tasks[0]], False)[0] == "ranking"
 
 
 def check_all_same_datapoints(runs: list[Run]) -> None:
