@@ -45,7 +45,7 @@ TEXT = RepoText(
     benchmark="mmvp-vlm",
     pretty_name="MMVP-VLM",
     intro=(
-        "MMVP-VLM (Tong et al., CVPR 2024): 150 pairs of CLIP-blind images, each with one "
+        "MMVP-VLM (Tong et al., CVPR 2024): 135 pairs of CLIP-blind images, each with one "
         "statement per image, in nine visual patterns of 15 pairs. Converted from the authors' "
         "Hub repo MMVP/MMVP_VLM."
     ),
