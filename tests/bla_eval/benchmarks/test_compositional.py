@@ -302,6 +302,7 @@ def test_the_builders_keep_the_layouts_and_refuse_bad_records(repos, tmp_path, c
 
 
 def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) -> None:
+    from bla_eval.benchmarks import get_benchmark
     from bla_eval.testing.architectures import build_cached
 
     clip = build_cached("clip", texts)
@@ -324,6 +325,8 @@ def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) ->
     macro = np.mean([np.mean(v) for v in by_relation.values()])
     assert set(by_relation) == {"on", "behind", "holding"}
     assert results["tasks"]["vg_relation"]["macro"]["macro_accuracy"] == pytest.approx(macro)
+    _, stats = get_benchmark("aro").paired_stats(records, False)  # a leaderboard's item values
+    assert stats["macro_accuracy"].mean() == pytest.approx(macro)
     results = _run(clip, repos["mmvp-vlm"], tmp_path / "mmvp", "mmvp-vlm")
     records = _records(tmp_path / "mmvp")["mmvp_vlm"]
     pairs = [
@@ -331,6 +334,8 @@ def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) ->
     ]  # each statement's own image strictly above the other
     assert [r["id"] for r in records] == ["0", "1", "2"]  # one pattern: the first 15 pairs
     assert results["tasks"]["mmvp_vlm"]["pairs"]["pair_accuracy"] == pytest.approx(np.mean(pairs))
+    _, stats = get_benchmark("mmvp-vlm").paired_stats(records, False)
+    assert stats["pair_accuracy"].mean() == pytest.approx(np.mean(pairs))
 
 
 def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp_path) -> None:
