@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import formulas, ranks, significance
+from bla_metric import formulas, rank_power, ranks, significance
 from bla_metric.likelihood import LIKELIHOOD_SCORES
 
 from ..benchmarks import Benchmark, get_benchmark
@@ -356,6 +356,9 @@ def markdown_section(
                 else "."
             )
         )
+        power = power_line(board)
+        if power:
+            lines.append(f"- {label}: {power}")
         if board.get("clustered"):
             lines.append(
                 f"- {label}: clustered by predicate: the scores' intervals resample whole "
@@ -368,6 +371,27 @@ def markdown_section(
                 f"{SMALL_N}): bootstrap intervals are rough and most differences undetectable."
             )
     return "\n".join(lines) + "\n"
+
+
+def power_line(board: dict[str, Any]) -> str | None:
+    """How large a lead the task's rank sets find (:func:`bla_metric.rank_power.rank_one_lead`
+    for its runs, n and the root mean square sd of the runs' per-datapoint differences), or
+    None where the simulation has no such case (rank sets not from permutations within
+    datapoints, more runs or fewer datapoints than it holds, no variation)."""
+    if {row.get("rank_method") for row in board["models"]} != {"permutation"}:
+        return None
+    runs, n, sd = len(board["models"]), board["n"], board["detectable"]["sd"]
+    lead = rank_power.rank_one_lead(runs, n, sd)
+    if lead is None:
+        return None
+    table_runs, table_n = rank_power.tabled(runs, n) or (runs, n)
+    return (
+        f"power: a run ahead of each of the other {runs - 1} by {100 * lead:.1f} points is "
+        f"alone at rank 1 (rank set [1, 1]) in {100 * rank_power.POWER:g}% of simulated "
+        f"benchmarks (standardised lead {rank_power.lead_for(runs, n):.2f} × sd "
+        f"{_points(sd)} / √n, simulated for {table_runs} runs on {table_n} datapoints: python -m "
+        "bla_eval.performance.coverage --tables power); smaller leads are mostly read as ties."
+    )
 
 
 def _points(value: float) -> str:

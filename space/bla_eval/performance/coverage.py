@@ -1,10 +1,11 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
 Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
-[--tables ranks,small-ranks,clusters,templates,gain,shares,calibration]`` (a few minutes on two
-cores).
-Markdown tables, each from its own stream of the seed, every simulated share with its Monte
-Carlo standard error:
+[--tables ranks,small-ranks,clusters,power,templates,gain,shares,calibration] [--workers 1]``
+(a few minutes on two cores; ``power`` most of an hour at ``--resamples 250``, the setting of
+:data:`bla_metric.rank_power.RANK_ONE_LEAD`; ``--workers`` spreads it over processes with the
+same numbers). Markdown tables, each from its own stream of the seed, every simulated share
+with its Monte Carlo standard error:
 
 - ``ranks``: for equal models, near ties and separated models at n = 600 (per-datapoint
   sentence accuracy drawn as Binomial(4, p) / 4, models independent), the share of simulated
@@ -19,6 +20,14 @@ Carlo standard error:
   0.3 for the others), for the rank sets of ``compare --cluster predicate`` (permutations
   within predicates, :mod:`bla_metric.cluster_ranks`), MRSW's bootstrap of whole predicates
   (what it used before) and permutations within datapoints (the clusters ignored);
+- ``power``: how large a lead the leaderboard finds: for 2 to 10 runs at n = 30, 100 and 600
+  (one run ahead, the others equal; per-datapoint sentence accuracy Binomial(4, 0.7) / 4 plus
+  the lead, runs independent), the standardised lead lambda = lead x sqrt(n) / sd (sd of the
+  per-datapoint differences of two runs) at which the leader's simultaneous permutation rank set
+  is [1, 1] in 80% of simulated benchmarks (per benchmark the smallest such lead, by bisection;
+  their 80th percentile, with the order statistics' 95% interval), and the share of fresh
+  benchmarks in which a run that far ahead is alone at rank 1 (the check). The leaderboard
+  quotes these numbers from :data:`bla_metric.rank_power.RANK_ONE_LEAD`;
 - ``templates``: with templates of equal true accuracy (n = 30, 100, 600), how often Cochran's
   Q says they differ and how often the set of templates that may be the best leaves one out
   (false alarms; nominal 5%);
@@ -87,6 +96,14 @@ CLUSTER_METHODS = (
     "datapoint permutation, simultaneous",
 )
 """The rank sets the clustered scenarios compare (the first two are ``--cluster``'s)."""
+POWER_RUNS = (2, 3, 4, 6, 10)
+"""Runs on a leaderboard in the power scenarios."""
+POWER_SIZES = (30, 100, 600)
+"""Datapoints per task in the power scenarios."""
+LEAD_RANGE = (0.0, 8.0)
+"""The standardised leads the bisection searches (a larger one counts as not found)."""
+LEAD_STEPS = 7
+"""Bisection steps (a resolution of 8 / 2^7 = 0.0625)."""
 TEMPLATE_SCENARIOS = ((7, 30), (7, 100), (7, 600))
 """(templates of equal true accuracy, datapoints)."""
 GAINS = (0.0, 0.03, 0.10)
@@ -239,6 +256,95 @@ def cluster_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> 
                 f"{_pm(row['marginal'], benchmarks * len(iccs))} | {row['width']:.2f} |"
             )
     return lines
+
+
+def alone_first(values: np.ndarray, lead: float, resamples: int, seed: int) -> bool:
+    """Whether run 0, ``lead`` added to each of its per-datapoint values, is alone at rank 1:
+    its simultaneous rank set of :func:`bla_metric.ranks.permutation_rank_sets` is [1, 1]."""
+    shifted = values.copy()
+    shifted[0] += lead
+    return ranks.permutation_rank_sets(shifted, resamples, seed)[0].tolist() == [1, 1]
+
+
+def smallest_lead(values: np.ndarray, scale: float, resamples: int, seed: int) -> float:
+    """The smallest standardised lead (in units of ``scale`` = sd / sqrt(n)) at which run 0 of
+    ``values`` is alone at rank 1, by bisection over :data:`LEAD_RANGE` (inf beyond it)."""
+    low, high = LEAD_RANGE
+    if not alone_first(values, high * scale, resamples, seed):
+        return float("inf")
+    for _ in range(LEAD_STEPS):
+        middle = (low + high) / 2
+        if alone_first(values, middle * scale, resamples, seed):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def rank_one_lead(
+    runs: int, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """{"lead", "low", "high", "check"}: the standardised lead at which one run ahead of
+    ``runs`` - 1 equal ones is alone at rank 1 in :data:`bla_metric.rank_power.POWER` of
+    ``benchmarks`` simulated ones (with the order statistics' 95% interval of that
+    percentile), and the share of as many fresh benchmarks in which a run that far ahead is."""
+    from bla_metric import rank_power
+
+    sd = np.sqrt(2 * 0.7 * 0.3 / 4)  # per-datapoint differences of two independent runs
+    scale = sd / np.sqrt(n)
+    found = []
+    for _ in range(benchmarks):
+        values = rng.binomial(4, 0.7, (runs, n)) / 4
+        found.append(smallest_lead(values, scale, resamples, int(rng.integers(2**31))))
+    leads = np.sort(found)
+    power = rank_power.POWER
+    middle = power * benchmarks
+    spread = 1.96 * np.sqrt(benchmarks * power * (1 - power))
+    index = int(np.ceil(middle)) - 1
+    lead = float(leads[index])
+    low = float(leads[max(0, int(np.floor(middle - spread)) - 1)])
+    high = float(leads[min(benchmarks - 1, int(np.ceil(middle + spread)) - 1)])
+    hits = 0
+    for _ in range(benchmarks):
+        values = rng.binomial(4, 0.7, (runs, n)) / 4
+        hits += alone_first(values, lead * scale, resamples, int(rng.integers(2**31)))
+    return {"lead": lead, "low": low, "high": high, "check": hits / benchmarks, "sd": float(sd)}
+
+
+def _power_cell(cell: tuple[int, int, int, int, Sequence[int]]) -> dict[str, float]:
+    """:func:`rank_one_lead` of one (runs, n) from its own stream of the seed (a worker's task)."""
+    runs, n, benchmarks, resamples, entropy = cell
+    return rank_one_lead(runs, n, benchmarks, resamples, np.random.default_rng([*entropy, runs, n]))
+
+
+def power_table(
+    benchmarks: int, resamples: int, entropy: Sequence[int], workers: int = 1
+) -> list[str]:
+    """The leads the leaderboard finds as Markdown lines, and the Python literal of
+    :data:`bla_metric.rank_power.RANK_ONE_LEAD`. Each (runs, n) draws from its own stream
+    (``entropy`` + (runs, n)), so ``workers`` processes give the same numbers as one."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    cells = [(r, n, benchmarks, resamples, tuple(entropy)) for r in POWER_RUNS for n in POWER_SIZES]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            found = list(pool.map(_power_cell, cells))
+    else:
+        found = [_power_cell(cell) for cell in cells]
+    lines = [
+        "| runs | n | standardised lead alone at rank 1 in 80% (95% MC interval) | "
+        "that lead in points (sd 32.4) | fresh benchmarks alone at rank 1 at that lead |",
+        "|---|---|---|---|---|",
+    ]
+    table: dict[int, dict[int, float]] = {}
+    for (runs, n, *_), row in zip(cells, found, strict=True):
+        table.setdefault(runs, {})[n] = round(row["lead"], 2)
+        points = 100 * row["lead"] * row["sd"] / np.sqrt(n)
+        lines.append(
+            f"| {runs} | {n} | {row['lead']:.2f} ({row['low']:.2f}-{row['high']:.2f}) | "
+            f"{points:.1f} | {_pm(row['check'], benchmarks)} |"
+        )
+    return [*lines, "", f"RANK_ONE_LEAD = {table!r}"]
 
 
 def sentence_scores(signal: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -493,13 +599,28 @@ def calibration_table(benchmarks: int, resamples: int, rng: np.random.Generator)
     return lines
 
 
-TABLES = ("ranks", "small-ranks", "templates", "gain", "shares", "calibration", "clusters")
+TABLES = (
+    "ranks",
+    "small-ranks",
+    "templates",
+    "gain",
+    "shares",
+    "calibration",
+    "clusters",
+    "power",
+)
 """The tables of the report, in order (``--tables`` picks some); each draws from its own
 stream of the seed, so a table gives the same numbers alone as in the whole report."""
 
 
-def report(benchmarks: int, resamples: int, seed: int, tables: Sequence[str] = TABLES) -> str:
-    """The tables named in ``tables`` as Markdown."""
+def report(
+    benchmarks: int,
+    resamples: int,
+    seed: int,
+    tables: Sequence[str] = TABLES,
+    workers: int = 1,
+) -> str:
+    """The tables named in ``tables`` as Markdown (``power`` in ``workers`` processes)."""
     lines = [
         f"Simulation: {benchmarks} benchmarks per scenario, {resamples} bootstrap resamples "
         f"each, seed {seed}; nominal level 95% (5% false alarms); ± is the Monte Carlo "
@@ -522,6 +643,8 @@ def report(benchmarks: int, resamples: int, seed: int, tables: Sequence[str] = T
             found = calibration_table(benchmarks, resamples, rng)
         elif table == "clusters":
             found = cluster_table(benchmarks, resamples, rng)
+        elif table == "power":
+            found = power_table(benchmarks, resamples, (seed, index), workers)
         else:
             found = share_table()
         lines += ["", *found]
@@ -548,18 +671,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     p.add_argument("--seed", type=int, default=0, help="seed (0)")
     p.add_argument(
+        "--workers", type=int, default=1, help="processes for the power table (1; same numbers)"
+    )
+    p.add_argument(
         "--tables",
         default=",".join(TABLES),
         help=f"comma-separated tables to compute ({','.join(TABLES)}; all by default)",
     )
     args: Any = p.parse_args(argv)
-    if args.benchmarks < 1 or args.resamples < 10:
-        p.error("--benchmarks must be at least 1 and --resamples at least 10")
+    if args.benchmarks < 1 or args.resamples < 10 or args.workers < 1:
+        p.error("--benchmarks and --workers must be at least 1 and --resamples at least 10")
     tables = [t.strip() for t in args.tables.split(",") if t.strip()]
     unknown = [t for t in tables if t not in TABLES]
     if unknown or not tables:
         p.error(f"--tables: expected names from {', '.join(TABLES)}, got {args.tables!r}")
-    print(report(args.benchmarks, args.resamples, args.seed, tables), end="")
+    print(report(args.benchmarks, args.resamples, args.seed, tables, args.workers), end="")
     return 0
 
 

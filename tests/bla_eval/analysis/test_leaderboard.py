@@ -146,6 +146,9 @@ def test_a_cluster_bootstrap_by_predicate_widens_the_ap_intervals(tmp_path: Path
     methods = {row["rank_method"] for row in boards["cluster"]["active_passive"]["models"]}
     assert methods == {"cluster permutation"}
     assert "random permutations of the runs within each cluster of datapoints" in report
+    # the simulated power holds for permutations within datapoints: CO and RC, not clustered AP
+    assert report.count("power: a run ahead of each of the other 1 by ") == 2
+    assert "- AP: power:" not in report and "- CO: power:" in report
     refused_data = _dataset(tmp_path / "few", lambda k: f"verb{k % 5}")
     with pytest.raises(ValueError, match="at least 6 clusters"):
         compare_many(runs, None, resamples=50, cluster="predicate", data=str(refused_data))

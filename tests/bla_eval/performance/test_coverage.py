@@ -17,6 +17,9 @@ def test_the_simulation_prints_its_tables(monkeypatch, capsys) -> None:
     monkeypatch.setattr(coverage, "CALIBRATION_SIZES", (20,))
     monkeypatch.setattr(coverage, "GAINS", (0.0, 0.03))
     monkeypatch.setattr(coverage, "GAIN_N", 40)
+    monkeypatch.setattr(coverage, "CLUSTER_SCENARIOS", (("2 equal models", (0.3, 0.3)),))
+    monkeypatch.setattr(coverage, "POWER_RUNS", (2,))
+    monkeypatch.setattr(coverage, "POWER_SIZES", (30,))
     assert coverage.main(["--benchmarks", "2", "--resamples", "20"]) == 0
     out = capsys.readouterr().out
     share = r"\d+\.\d% ± \d+\.\d"  # each simulated share with its Monte Carlo error
@@ -29,6 +32,12 @@ def test_the_simulation_prints_its_tables(monkeypatch, capsys) -> None:
         assert re.search(rf"^\| {gain} points( \| {share}){{5}} \|$", out, re.M)
     assert "| helps | hurts | equivalent | inconclusive | from priors (old rule) |" in out
     assert re.search(rf"^\| n = 20 \| {share} \| {share} \|$", out, re.M)  # calibration test
+    for method in coverage.CLUSTER_METHODS:
+        row = rf"^\| 2 equal models \| {method} \| {share} \| {share} \| \d+\.\d\d \|$"
+        assert re.search(row, out, re.M), method
+    lead = r"\d+\.\d\d \(\d+\.\d\d-\d+\.\d\d\)"
+    assert re.search(rf"^\| 2 \| 30 \| {lead} \| \d+\.\d \| {share} \|$", out, re.M)
+    assert re.search(r"^RANK_ONE_LEAD = \{2: \{30: \d+\.\d+\}\}$", out, re.M)
     exact = r"\d+\.\d%"
     for method in ("Clopper-Pearson \\(exact\\)", "Wilson", "percentile bootstrap"):
         assert re.search(rf"^\| n = 30 \| {method}( \| {exact}){{3}} \|$", out, re.M), method
@@ -53,3 +62,22 @@ def test_true_ranks_and_percentile_intervals() -> None:
     assert coverage.true_ranks([0.5, 0.7, 0.7, 0.6]).tolist() == [4, 1, 1, 3]
     draws = np.array([[0.1, 0.2, 0.3], [0.3, 0.1, 0.2]])
     assert coverage.percentile_sets(draws).tolist() == [[1, 2], [1, 2]]
+
+
+def test_the_power_table_is_the_same_in_two_processes(monkeypatch) -> None:
+    """Each (runs, n) draws from its own stream: --workers changes the time, not the numbers."""
+    monkeypatch.setattr(coverage, "POWER_RUNS", (2, 3))
+    monkeypatch.setattr(coverage, "POWER_SIZES", (30,))
+    one = coverage.power_table(4, 20, (0, 7), workers=1)
+    assert coverage.power_table(4, 20, (0, 7), workers=2) == one
+
+
+def test_a_lead_far_beyond_the_noise_is_found_and_none_is_not() -> None:
+    rng = np.random.default_rng(0)
+    values = rng.binomial(4, 0.7, (3, 100)) / 4
+    scale = np.sqrt(2 * 0.7 * 0.3 / 4) / np.sqrt(100)
+    assert coverage.alone_first(values, 8 * scale, 100, 0)
+    assert not coverage.alone_first(values, 0.0, 100, 0)
+    found = coverage.smallest_lead(values, scale, 100, 0)
+    assert 0 < found < coverage.LEAD_RANGE[1]
+    assert coverage.alone_first(values, found * scale, 100, 0)
