@@ -223,9 +223,10 @@ random permutations of the models within each cluster of datapoints (clustered d
 
 
 def rank_method(mode: str, metric: str, clusters: Sequence[Any] | None) -> str:
-    """The method of :data:`RANK_METHODS` :func:`rank_intervals` uses: the permutation where the
-    metric is a mean of per-datapoint values (every metric of the
-    :data:`bla_metric.formulas.MEAN` mode) and datapoints are not clustered."""
+    """The method of :data:`RANK_METHODS` :func:`rank_intervals` uses where the metric is a
+    mean of per-datapoint values (every metric of the :data:`bla_metric.formulas.MEAN` mode):
+    the permutation within datapoints, or within clusters when ``clusters`` are given; else the
+    bootstrap."""
     if not _has_values(mode, metric):
         return RANK_METHODS[1]
     return RANK_METHODS[0] if clusters is None else RANK_METHODS[2]
