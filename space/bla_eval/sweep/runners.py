@@ -103,16 +103,32 @@ def describe(record: dict[str, Any]) -> str:
     return ", ".join(parts) or "an unnamed runner"
 
 
-def live_runners(sweep: Path | str, cells: list[str], queued: set[str]) -> dict[str, dict]:
-    """Cell -> the record of a runner that may still write it: refreshed within
-    :data:`STALE_S`, or naming a Slurm job still in the queue (``queued``: the job ids
-    ``squeue`` lists)."""
+def alive(record: dict[str, Any], path: Path, queue: set[str] | None) -> bool:
+    """Whether the runner a record names may still write its cell: its Slurm job still in the
+    queue (when the queue can be asked), else its process where it is on this host, else a
+    heartbeat within :data:`STALE_S`."""
+    job = record.get("slurm_job")
+    if job and queue is not None:
+        return str(job) in queue
+    pid = record.get("pid")
+    if record.get("host") == os.uname().nodename and isinstance(pid, int):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return age(path) < STALE_S
+    return age(path) < STALE_S
+
+
+def live_runners(sweep: Path | str, cells: list[str], queue: set[str] | None) -> dict[str, dict]:
+    """Cell -> the record of a runner that may still write it (:func:`alive`; ``queue``: the
+    ids of the jobs ``squeue`` lists as active, None without Slurm)."""
     live = {}
     for cell in cells:
         path = record_path(sweep, cell)
         record = read_record(path)
-        if record is None:
-            continue
-        if age(path) < STALE_S or str(record.get("slurm_job")) in queued:
+        if record is not None and alive(record, path, queue):
             live[cell] = record
     return live

@@ -115,7 +115,11 @@ def _follow_queue(waiting: dict[Any, Job], events: Events, silence_s: float) -> 
             jid = str(handle.job_id)
             if handle.paths.result_pickle.exists():
                 del waiting[handle]
-                events.finished(_outcome(handle, job, last.get(jid)))
+                outcome = _outcome(handle, job, None)
+                if not outcome.ok:  # the state the job ended in (CANCELLED, TIMEOUT, ...)
+                    state = (queue_states([jid]) or {}).get(jid) or last.get(jid)
+                    outcome = _outcome(handle, job, state)
+                events.finished(outcome)
                 continue
             if states is None:
                 continue

@@ -58,9 +58,11 @@ def queue_states(jobs: Iterable[str] | None = None) -> dict[str, str] | None:
     return states
 
 
-def active_jobs() -> set[str]:
-    """The ids of the jobs in the queue that may still write (empty without ``squeue``)."""
-    states = queue_states() or {}
+def active_jobs() -> set[str] | None:
+    """The ids of the jobs in the queue that may still write (None without ``squeue``)."""
+    states = queue_states()
+    if states is None:
+        return None
     return {job for job, state in states.items() if state in ACTIVE}
 
 
