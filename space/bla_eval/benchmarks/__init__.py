@@ -107,6 +107,19 @@ class Benchmark:
         return self.default_data() if self.default_data is not None else self.hub_id
 
 
+def build_required(label: str, builder: str) -> Callable[[], str]:
+    """A ``default_data`` for a benchmark that has no dataset repo of this layout on the Hub: a
+    ValueError saying to build one with ``python -m builders <builder>`` and pass ``--data``."""
+
+    def refuse() -> str:
+        raise ValueError(
+            f"{label} has no default dataset: build one from the authors' release with "
+            f"`python -m builders {builder}` and give its folder with --data"
+        )
+
+    return refuse
+
+
 BUILTIN: dict[str, str] = {
     "bla": "bla",
     "valse": "valse",

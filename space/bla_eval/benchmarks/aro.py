@@ -14,7 +14,7 @@ from typing import Any
 from bla_metric import compositional, formulas, neighbours
 
 from ..items import Item
-from . import Benchmark
+from . import Benchmark, build_required
 from .valse import pair_items
 
 HUB_SOURCE = "mertyg/vision-language-models-are-bows"
@@ -92,6 +92,7 @@ BENCHMARK = Benchmark(
     views=VIEWS,
     headline=HEADLINE,
     chance=CHANCE,
+    default_data=build_required("ARO", "aro"),
     task_label=lambda task: compositional.ARO_TASKS.get(task, task),
     leaderboard_metrics=("macro_accuracy", "accuracy"),
     item_stats=item_stats,

@@ -15,7 +15,7 @@ from bla_metric import compositional, formulas
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
-from . import Benchmark
+from . import Benchmark, build_required
 
 HUB_SOURCE = "MMVP/MMVP_VLM"
 """The authors' Hub repo (MIT; ``Questions.csv`` and ``MLLM_VLM Images/``)."""
@@ -100,5 +100,6 @@ BENCHMARK = Benchmark(
     views=VIEWS,
     headline=HEADLINE,
     chance=CHANCE,
+    default_data=build_required("MMVP-VLM", "mmvp-vlm"),
     item_stats=item_stats,
 )

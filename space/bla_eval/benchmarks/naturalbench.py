@@ -20,7 +20,7 @@ from bla_metric import compositional
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
-from . import Benchmark
+from . import Benchmark, build_required
 
 HUB_SOURCE = "BaiqiL/NaturalBench"
 """The authors' Hub release (Apache-2.0, parquet with embedded images)."""
@@ -116,5 +116,6 @@ BENCHMARK = Benchmark(
     views=VIEWS,
     headline=HEADLINE,
     chance=CHANCE,
+    default_data=build_required("NaturalBench", "naturalbench"),
     leaderboard_metrics=("g_acc", "q_acc", "i_acc", "acc"),
 )

@@ -14,7 +14,7 @@ from typing import Any
 from bla_metric import compositional, neighbours
 
 from ..items import Item
-from . import Benchmark
+from . import Benchmark, build_required
 from .valse import pair_items
 
 HUB_SOURCE = "RAIVNLab/sugar-crepe"
@@ -66,4 +66,5 @@ BENCHMARK = Benchmark(
     views=VIEWS,
     headline=HEADLINE,
     chance=CHANCE,
+    default_data=build_required("SugarCrepe", "sugarcrepe"),
 )

@@ -14,7 +14,7 @@ from typing import Any
 from bla_metric import compositional, neighbours
 
 from ..items import Item
-from . import Benchmark
+from . import Benchmark, build_required
 from .sugarcrepe import resolve_subset
 from .valse import pair_items
 
@@ -59,4 +59,5 @@ BENCHMARK = Benchmark(
     views=VIEWS,
     headline=HEADLINE,
     chance=CHANCE,
+    default_data=build_required("SugarCrepe++", "sugarcrepe-pp"),
 )

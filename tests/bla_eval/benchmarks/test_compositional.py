@@ -421,3 +421,15 @@ def _said_yes(answer: str) -> bool | None:
     words = [w.strip(".,!?").lower() for w in answer.split()]
     first = next((w for w in words if w in ("yes", "no")), None)
     return None if first is None else first == "yes"
+
+
+@pytest.mark.parametrize("name", ["sugarcrepe", "sugarcrepe-pp", "aro", "mmvp-vlm", "naturalbench"])
+def test_without_data_a_run_asks_for_a_build(name, tmp_path, capsys) -> None:
+    from bla_eval.cli import main as bla_eval
+
+    argv = ["--benchmark", name, "--model", str(tmp_path / "m"), "--output", str(tmp_path / "o")]
+    capsys.readouterr()
+    assert bla_eval(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no default dataset" in err[0], err
+    assert not (tmp_path / "o").exists()
