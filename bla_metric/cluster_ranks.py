@@ -12,8 +12,9 @@ datapoints, and the statistic is the cluster-robust t of each pair:
 - :func:`cluster_permutation_statistics`: the observed statistics and their permutation null
   distribution, exact at any cluster sizes when the models are exchangeable within a cluster
   (equal models, whatever the predicates' effects on each);
-- :func:`minimum_clusters`: the fewest clusters with which two models can be told apart at all
-  (fewer are refused: the sets would be every rank by construction).
+- :func:`minimum_clusters`: the fewest clusters with which two models can be told apart at all;
+  fewer are refused (two models would get every rank by construction, and more models would
+  rest on a cluster-robust standard error of a handful of clusters, which nothing here tests).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def cluster_index(clusters: Sequence[Any], n: int) -> np.ndarray:
     groups = int(index.max()) + 1 if n else 0
     if groups < minimum_clusters():
         raise ValueError(
-            f"rank sets by cluster need at least {minimum_clusters()} clusters (with fewer no two "
-            f"runs can be told apart at {ALPHA:g}), got {groups}"
+            f"rank sets by cluster need at least {minimum_clusters()} clusters (with fewer, two "
+            f"runs can never be told apart at {ALPHA:g}), got {groups}"
         )
     return index
 
