@@ -1,6 +1,7 @@
-"""The neighbouring benchmarks' builders (VALSE, VL-CheckList, Winoground) replace only a build of
-their own: ``--out`` pointing at a BLA release build (or another neighbour's) is refused in one
-line, before anything is read, and the shared writer refuses it again if called directly."""
+"""The other benchmarks' builders (VALSE, VL-CheckList, Winoground, SugarCrepe(++), ARO, MMVP-VLM)
+replace only a build of their own: ``--out`` pointing at a BLA release build (or another
+neighbour's) is refused in one line, before anything is read, and the shared writer refuses it
+again if called directly."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import valse, vl_checklist, winoground
+from builders import aro, mmvp_vlm, sugarcrepe, sugarcrepe_pp, valse, vl_checklist, winoground
 from builders.__main__ import main as builders_main
 from builders.release import build_release
 
@@ -76,10 +77,56 @@ def winoground_inputs(small: Path, tmp: Path) -> tuple[Callable, list[str], list
     return winoground.build_winoground, argv, [examples, images]
 
 
+def sugarcrepe_inputs(
+    small: Path, tmp: Path, plus: bool = False
+) -> tuple[Callable, list[str], list]:
+    """One SugarCrepe (or SugarCrepe++) item on an image of the release, named as COCO's are."""
+    folder = tmp / "sugar"
+    folder.mkdir(parents=True)
+    item = {"id": 0, "filename": f"{_image_ids(small)[0]}.jpg", "caption": "a dog on a mat"}
+    item.update(caption2="on a mat is a dog", negative_caption="a mat on a dog")
+    (folder / "swap_obj.json").write_text(json.dumps([item] if plus else {"0": item}))
+    images = small / "images"
+    module = sugarcrepe_pp if plus else sugarcrepe
+    build = module.build_sugarcrepe_pp if plus else module.build_sugarcrepe
+    name = "sugarcrepe-pp" if plus else "sugarcrepe"
+    argv = [name, "--annotations", str(folder), "--images", str(images)]
+    return build, argv, [folder, images]
+
+
+def aro_inputs(small: Path, tmp: Path) -> tuple[Callable, list[str], list]:
+    """One VG-Relation item on an image of the release."""
+    folder = tmp / "aro"
+    folder.mkdir(parents=True)
+    item = {"image_path": f"{_image_ids(small)[0]}.jpg", "bbox_x": 0, "bbox_y": 0, "bbox_w": 8}
+    item.update(bbox_h=8, relation_name="on", true_caption="a on b", false_caption="b on a")
+    (folder / "visual_genome_relation.json").write_text(json.dumps([item]))
+    images = small / "images"
+    argv = ["aro", "--annotations", str(folder), "--images", str(images)]
+    return aro.build_aro, argv, [folder, images]
+
+
+def mmvp_inputs(small: Path, tmp: Path) -> tuple[Callable, list[str], list]:
+    """One MMVP-VLM pair, its images from the release."""
+    source = tmp / "mmvp"
+    folder = source / mmvp_vlm.IMAGES / "Color"
+    folder.mkdir(parents=True)
+    first, second = _image_ids(small)[:2]
+    shutil.copy(small / "images" / f"{first}.jpg", folder / "1.jpg")
+    shutil.copy(small / "images" / f"{second}.jpg", folder / "2.jpg")
+    rows = "Question ID,Type,Statement\n1,Color,the dog is red\n2,Color,the dog is blue\n"
+    (source / "Questions.csv").write_text(rows)
+    return mmvp_vlm.build_mmvp_vlm, ["mmvp-vlm", "--source", str(source)], [source]
+
+
 BUILDERS = {
     "valse": valse_inputs,
     "vl-checklist": vl_checklist_inputs,
     "winoground": winoground_inputs,
+    "sugarcrepe": sugarcrepe_inputs,
+    "sugarcrepe-pp": lambda small, tmp: sugarcrepe_inputs(small, tmp, plus=True),
+    "aro": aro_inputs,
+    "mmvp-vlm": mmvp_inputs,
 }
 
 
