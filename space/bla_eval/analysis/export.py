@@ -206,14 +206,35 @@ def _span(estimate: Estimate) -> str:
     return f"[{estimate.interval[0]:.4f}, {estimate.interval[1]:.4f}]"
 
 
+Estimates = dict[str, tuple[Estimate, Estimate]]
+"""Per task, (:func:`answer_estimate`, :func:`headline_estimate`)."""
+
+
+def task_estimates(run: Run) -> Estimates:
+    """:data:`Estimates` of every task of the run (computed once for the entries and the
+    record)."""
+    return {t: (answer_estimate(run, t), headline_estimate(run, t)) for t in run.results["tasks"]}
+
+
+def _estimates_of(run: Run, task: str, estimates: Estimates | None) -> tuple[Estimate, Estimate]:
+    """The task's estimates from ``estimates``, else computed."""
+    found = (estimates or {}).get(task)
+    return found or (answer_estimate(run, task), headline_estimate(run, task))
+
+
 def entry_notes(
-    run: Run, task: str, partial: str | None, scores: str | None, record: bool = False
+    run: Run,
+    task: str,
+    partial: str | None,
+    scores: str | None,
+    record: bool = False,
+    estimates: Estimates | None = None,
 ) -> str:
     """The notes of a run's entry: protocol, n, the value's 95% interval, BLA's headline with
     its interval, where the per-datapoint scores are, the run's Every Eval Ever record (with
     ``record``), and a partial run's mark."""
     answers, _ = answers_of(run, task)
-    value, top = answer_estimate(run, task), headline_estimate(run, task)
+    value, top = _estimates_of(run, task, estimates)
     view, metric = headline(run.results)
     span = _span(value)
     parts = [
@@ -238,6 +259,7 @@ def run_record(
     source_url: str | None = None,
     partial: str | None = None,
     scores: str | None = None,
+    estimates: Estimates | None = None,
 ) -> dict[str, Any]:
     """The run's Every Eval Ever record (:mod:`.eee_record`): per task the exported value and
     BLA's headline with their uncertainty."""
@@ -268,7 +290,7 @@ def run_record(
                 "Yes/no answer accuracy per sentence",
                 f"{label} {task}: the share of sentences whose generated answer begins with "
                 "the right yes or no (the dataset's eval.yaml task)",
-                answer_estimate(run, task),
+                _estimates_of(run, task, estimates)[0],
             ),
             Measured(
                 task,
@@ -277,7 +299,7 @@ def run_record(
                 f"bla.{view}.{metric}",
                 f"{metric.replace('_', ' ').capitalize()} ({view} view)",
                 f"{label} {task}: the benchmark's headline, {view} view {metric}",
-                headline_estimate(run, task),
+                _estimates_of(run, task, estimates)[1],
             ),
         ]
     details = {"protocol": protocol_notes(results, next(iter(results["tasks"])))}
@@ -317,6 +339,7 @@ def eval_result_entries(
     partial: str | None = None,
     scores: str | None = None,
     record: bool = False,
+    estimates: Estimates | None = None,
 ) -> list:
     """One ``huggingface_hub.EvalResultEntry`` per task of the run: the value of the dataset's
     ``eval.yaml`` task of that id (yes/no answer accuracy per sentence, in [0, 1]); with
@@ -337,7 +360,7 @@ def eval_result_entries(
                 date=iso_date(run.path / "results.json", "created", results.get("created")),
                 source_url=source_url,
                 source_name=source_name if source_url else None,
-                notes=entry_notes(run, task, partial, scores, record),
+                notes=entry_notes(run, task, partial, scores, record, estimates),
             )
         )
     return entries
@@ -358,10 +381,13 @@ def eval_results_yaml(
     partial: str | None = None,
     scores: str | None = None,
     record: bool = False,
+    estimates: Estimates | None = None,
 ) -> str:
     from huggingface_hub import eval_result_entries_to_yaml
 
-    entries = eval_result_entries(run, dataset, source_url, source_name, partial, scores, record)
+    entries = eval_result_entries(
+        run, dataset, source_url, source_name, partial, scores, record, estimates
+    )
     return yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
 
 
@@ -565,8 +591,11 @@ def export(
             path.parent / eee_record.RECORD_FILE, EXPORT_COMMAND
         )
         link = eee_record.record_url(repo_id, EVAL_RESULTS_DIR) if repo_id else source_url
-        text = eval_results_yaml(run, dataset, link, "bla-eval", partial, scores, record=True)
-        record = run_record(run, dataset, source_url, partial, scores)
+        estimates = task_estimates(run)
+        text = eval_results_yaml(
+            run, dataset, link, "bla-eval", partial, scores, record=True, estimates=estimates
+        )
+        record = run_record(run, dataset, source_url, partial, scores, estimates)
         eee_record.write_record(record_path, record, EXPORT_COMMAND)
     else:
         text = model_index_yaml(run, dataset, source_url)
