@@ -6,6 +6,7 @@ cell counts as running once its task has recorded itself (``runners``), queued b
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from collections.abc import Sequence
 
@@ -14,6 +15,8 @@ from .job import Job, Outcome, run_job
 from .progress import Events, clipped
 from .runners import record_path
 
+CONNECT_S = 10.0
+"""How long the cluster's address may take to accept a connection."""
 WAIT_S = 1.0
 """How often the queued cells are looked at while no task ends."""
 
@@ -35,6 +38,8 @@ def connect(address: str | None) -> None:
         )
     elif address is None:
         print(f"bla-eval sweep: Ray cluster of RAY_ADDRESS={where}", file=sys.stderr)
+    if where:
+        answers(where)
     try:
         ray.init(
             address=where or "local",
@@ -45,6 +50,22 @@ def connect(address: str | None) -> None:
     except Exception as err:  # noqa: BLE001  (Ray raises many kinds; all mean no engine)
         shown = f"the Ray cluster at {where}" if where else "a local Ray instance"
         raise EngineError(f"{shown} did not start: {clipped(one_line(err))}") from None
+
+
+def answers(address: str, seconds: float = CONNECT_S) -> None:
+    """Refuse at once (one :class:`EngineError` line) a ``host:port`` where nothing listens:
+    Ray itself retries such an address for minutes. Other forms (``ray://``, ``auto``) are
+    left to Ray."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except OSError as err:
+        raise EngineError(
+            f"the Ray cluster at {address} did not answer ({one_line(err)}): start it with "
+            "`ray start --head`, or give its address with --address / RAY_ADDRESS"
+        ) from None
 
 
 def run_ray(

@@ -1,0 +1,35 @@
+"""The engines' settings a sweep derives: a Ray address where nothing listens is one line with
+exit 2 (Ray itself would retry for minutes), Slurm's warning margin follows ``--time``, and a
+failed cell's line keeps the beginning and the end of the engine's message."""
+
+from __future__ import annotations
+
+import pytest
+from bla_eval.cli import main as bla_eval
+from bla_eval.sweep.progress import clipped
+from bla_eval.sweep.slurm_executor import signal_margin
+
+
+def test_a_ray_address_where_nothing_listens_is_one_line(tmp_path, free_port, capsys):
+    pytest.importorskip("ray")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "models: [{model: gpt2, kind: text}]\nbenchmarks: [bla]\nprotocols: [zero-shot]\n"
+    )
+    address = f"127.0.0.1:{free_port()}"
+    argv = ["sweep", str(plan), "--output", str(tmp_path / "out"), "--executor", "ray"]
+    assert bla_eval([*argv, "--address", address, "--quiet"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"bla-eval sweep: error: the Ray cluster at {address} did not answer")
+
+
+@pytest.mark.parametrize(("minutes", "seconds"), [(1, 6), (2, 12), (10, 60), (15, 90), (600, 90)])
+def test_the_slurm_warning_margin_is_a_tenth_of_the_time_limit(minutes, seconds):
+    assert signal_margin(minutes) == seconds
+
+
+def test_a_long_engine_message_keeps_its_state_and_its_end():
+    message = "Job 12_0 CANCELLED at 10:00 " + "x" * 1000 + " KeyError: 'scores'"
+    line = clipped(message)
+    assert len(line) <= 300
+    assert "CANCELLED" in line and line.endswith("KeyError: 'scores'")
