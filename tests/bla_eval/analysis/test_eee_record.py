@@ -1,10 +1,12 @@
 """`bla-eval export` writes an Every Eval Ever record per run: valid under the package's own
-schema (every-eval-ever 0.3.0's eval.schema.json, tests/fixtures/every_eval_ever/), carrying the
-run's numbers with standard error, interval, n and resamples, linked from the entries."""
+schema (``every_eval_ever/schemas/eval.schema.json`` of its 0.3.0 wheel, ``.ci/wheels/``),
+carrying the run's numbers with standard error, interval, n and resamples, linked from the
+entries."""
 
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -21,16 +23,19 @@ from bla_metric import formulas
 from bla_metric.uncertainty import ratio_standard_error
 from tests.bla_eval.analysis.test_export import answered_run
 from tests.bla_eval.commands import lines_of, refused
+from tests.harness_envs import harness_wheel
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-SCHEMA = Path(__file__).resolve().parents[2] / "fixtures" / "every_eval_ever" / "eval.schema.json"
+SCHEMA = "every_eval_ever/schemas/eval.schema.json"
+"""The record's schema inside the package's wheel."""
 
 
 def _validator():
     from jsonschema import Draft7Validator
 
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    with zipfile.ZipFile(harness_wheel("every-eval-ever")) as wheel:
+        schema = json.loads(wheel.read(SCHEMA).decode("utf-8"))
     Draft7Validator.check_schema(schema)
     return Draft7Validator(schema)
 
