@@ -25,8 +25,9 @@ SLURM_DAEMONS = ("munged", "slurmctld", "slurmd")
 
 
 def processes_naming(marker: str) -> list[int]:
-    """The pids of the processes whose command line holds ``marker`` (this one excepted), and
-    of their descendants (Ray's agents rename themselves)."""
+    """The pids of the processes whose command line or environment holds ``marker`` (this one
+    excepted; Slurm's step daemons name their cluster's configuration in ``SLURM_CONF``), and of
+    their descendants (Ray's agents rename themselves)."""
     parents: dict[int, int] = {}
     found = set()
     for entry in os.listdir("/proc"):
@@ -37,6 +38,8 @@ def processes_naming(marker: str) -> list[int]:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
+        with contextlib.suppress(OSError):
+            cmdline += Path(f"/proc/{entry}/environ").read_bytes()
         parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
         if marker.encode() in cmdline:
             found.add(int(entry))
