@@ -105,12 +105,25 @@ def _follow_queue(waiting: dict[Any, Job], events: Events, silence_s: float) -> 
     last: dict[str, str] = {}
     gone: dict[str, float] = {}
     running_since: dict[str, float] = {}
-    asked = 0.0
+    asked, answered = 0.0, time.monotonic()
     while waiting:
         states = None
         if time.monotonic() - asked >= QUEUE_POLL_S:
             states = queue_states(str(h.job_id) for h in waiting)
             asked = time.monotonic()
+            if states is not None:
+                answered = asked
+            elif asked - answered > silence_s:  # no word of the jobs for too long: end
+                for handle, job in list(waiting.items()):
+                    del waiting[handle]
+                    events.finished(
+                        Outcome(
+                            job.id,
+                            f"its Slurm job {handle.job_id} is unknown: "
+                            f"squeue did not answer for {silence_s:.0f} s",
+                        )
+                    )
+                break
         for handle, job in list(waiting.items()):
             jid = str(handle.job_id)
             if handle.paths.result_pickle.exists():
