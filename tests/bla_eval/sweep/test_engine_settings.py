@@ -1,8 +1,11 @@
 """The engines' settings a sweep derives: a Ray address where nothing listens is one line with
 exit 2 (Ray itself would retry for minutes), Slurm's warning margin follows ``--time``, and a
-failed cell's line keeps the beginning and the end of the engine's message."""
+failed cell's line keeps the beginning and the end of the engine's message; a node that
+does not see the sweep folder fails its cell in one line."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from bla_eval.cli import main as bla_eval
@@ -33,3 +36,17 @@ def test_a_long_engine_message_keeps_its_state_and_its_end():
     line = clipped(message)
     assert len(line) <= 300
     assert "CANCELLED" in line and line.endswith("KeyError: 'scores'")
+
+
+def test_a_node_that_does_not_see_the_sweep_folder_fails_the_cell_writing_nothing(tmp_path):
+    """A worker whose file system lacks the driver's sweep folder (no marker listing the cell
+    there) fails the cell in one line naming its host and the path, and creates nothing."""
+    from bla_eval.sweep.job import Job, run_job
+
+    root = tmp_path / "sweep"
+    job = Job("bla/zero-shot/m", str(root / "bla/zero-shot/m"), {"model": "m"}, False, 1, str(root))
+    outcome = run_job(job)
+    host = os.uname().nodename
+    assert outcome.error.startswith(f"host {host} does not see the sweep folder {root} ")
+    assert "\n" not in outcome.error
+    assert not root.exists()
