@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional, neighbours
+from bla_metric import compositional
 
 from ..items import Item
 from . import Benchmark, build_required
-from .sugarcrepe import resolve_subset
+from .sugarcrepe import resolve_subset, strict_summary
 from .valse import pair_items
 
 HUB_SOURCE = "Aman-J/SugarCrepe_pp"
@@ -34,16 +34,7 @@ def read_items(data: str, config: str, split: str = "test", limit: int | None = 
 
 def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
     """ITT (strict), the items whose lowest positive ties the negative, and ``n``."""
-    scores = [r["scores"] for r in records]
-    labels = [r["labels"] for r in records]
-    return {
-        "n": len(records),
-        "itt": {
-            "itt": compositional.image_to_text_accuracy(scores, labels),
-            "ties": neighbours.tied_pairs(scores, labels),
-            "n": len(records),
-        },
-    }
+    return strict_summary(records, "itt")
 
 
 BENCHMARK = Benchmark(
