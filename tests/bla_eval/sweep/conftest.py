@@ -96,7 +96,7 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 MinJobAge=300
-KillWait=5
+KillWait=1
 NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=4000 State=UNKNOWN
 PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """

@@ -22,7 +22,7 @@ from bla_eval.sweep.plan import read_plan
 from bla_eval.sweep.runners import RUNNERS, read_record, record_path
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
-LIMIT = 200
+LIMIT = 300
 
 
 @pytest.fixture(scope="module")
