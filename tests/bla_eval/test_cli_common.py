@@ -112,6 +112,35 @@ BUILDERS: dict[str, tuple[ONE_LINE, ONE_LINE]] = {
         (["--out", OUT], "the following arguments are required"),
         (["--examples", NOWHERE, "--images", NOWHERE, "--out", OUT], NOWHERE),
     ),
+    "sugarcrepe": (
+        (["--out", OUT], "the following arguments are required"),
+        (
+            ["--annotations", NOWHERE, "--images", NOWHERE, "--out", OUT],
+            f"--annotations {NOWHERE} is not a folder",
+        ),
+    ),
+    "sugarcrepe-pp": (
+        (["--annotations", NOWHERE, "--images", NOWHERE, "--out", OUT, "--bogus"], "--bogus"),
+        (
+            ["--annotations", NOWHERE, "--images", NOWHERE, "--out", OUT],
+            f"--annotations {NOWHERE} is not a folder",
+        ),
+    ),
+    "aro": (
+        (["--out", OUT], "the following arguments are required"),
+        (
+            ["--annotations", NOWHERE, "--images", NOWHERE, "--out", OUT],
+            f"--annotations {NOWHERE} is not a folder",
+        ),
+    ),
+    "mmvp-vlm": (
+        (["--source", NOWHERE, "--out", OUT, "--bogus"], "unrecognized arguments: --bogus"),
+        (["--source", NOWHERE, "--out", OUT], f"--source {NOWHERE} holds no Questions.csv"),
+    ),
+    "naturalbench": (
+        (["--out", OUT], "the following arguments are required"),
+        (["--source", NOWHERE, "--out", OUT], f"--source {NOWHERE} holds no data/*.parquet"),
+    ),
     "space": (
         (["--out", OUT, "--bogus"], "unrecognized arguments: --bogus"),
         (
