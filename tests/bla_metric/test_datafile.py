@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from bla_metric import learning_references, neighbour_references, published
+from bla_metric import (
+    compositional_references,
+    learning_references,
+    neighbour_references,
+    published,
+)
 from bla_metric.datafile import DATA
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +26,7 @@ READERS: dict[str, Callable[[Path], object]] = {
     "published.yaml": published.read_published,
     "learning_references.yaml": learning_references.read_learning,
     "neighbour_references.yaml": neighbour_references.read_neighbours,
+    "compositional_references.yaml": compositional_references.read_compositional,
 }
 
 
@@ -35,6 +41,7 @@ def test_every_data_file_has_its_reader_and_goes_into_the_wheel():
 def test_the_numbers_load_without_the_engine():
     code = (
         "import sys; import bla_metric.references, bla_metric.neighbour_references; "
+        "import bla_metric.compositional_references; "
         "print(sorted(m for m in ('torch', 'transformers', 'bla_eval') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -103,6 +110,27 @@ def _broken(tmp_path: Path, name: str, old: str, new: str) -> Path:
             "",
             "valse['validated']",
             "expected the instruments",
+        ),
+        (
+            "compositional_references.yaml",
+            "[13.3, 20.0, 66.7, 26.7, 26.7, 66.7, 26.7, 20.0, 33.3, 33.3]",
+            "[13.3, 20.0, 66.7, 26.7, 26.7, 66.7, 26.7, 20.0, 33.3, 38.3]",
+            "mmvp_vlm['percent']['EVA02 ViT-bigE-14+ (224px)']",
+            "the average 38.3 is not the patterns' mean 33.34",
+        ),
+        (
+            "compositional_references.yaml",
+            "Grammar: [50.00, 50.00, 50.00, 50.00, 50.00, 50.00, 50.00]",
+            "Grammar: [50.00, 50.00, 50.00, 50.00, 50.00, 50.00]",
+            "sugarcrepe['percent']['Grammar']",
+            "expected 7 items, got 6",
+        ),
+        (
+            "compositional_references.yaml",
+            "replace_rel, swap_obj, swap_att, add_obj",
+            "replace_rel, swap_att, swap_obj, add_obj",
+            "sugarcrepe['subsets']",
+            "expected ['replace_obj'",
         ),
     ],
 )

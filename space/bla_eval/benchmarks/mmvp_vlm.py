@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bla_metric import compositional, formulas
+from bla_metric.compositional_references import compositional_reference_rows
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
@@ -89,6 +90,12 @@ def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tup
     return formulas.MEAN, {"pair_accuracy": compositional.macro_item_values(outcomes, patterns)}
 
 
+def reference_rows(view: str) -> list[dict[str, Any]]:
+    """The paper's MMVP-VLM table (ten CLIP models; per pattern in
+    ``bla_metric.compositional_references.MMVP_PER_PATTERN``)."""
+    return compositional_reference_rows("mmvp-vlm") if view == "pairs" else []
+
+
 BENCHMARK = Benchmark(
     name="mmvp-vlm",
     title="MMVP-VLM: CLIP-blind image pairs",
@@ -99,6 +106,7 @@ BENCHMARK = Benchmark(
     summarise=summarise,
     views=VIEWS,
     headline=HEADLINE,
+    reference_rows=reference_rows,
     chance=CHANCE,
     default_data=build_required("MMVP-VLM", "mmvp-vlm"),
     item_stats=item_stats,

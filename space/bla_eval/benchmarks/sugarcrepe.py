@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bla_metric import compositional, neighbours
+from bla_metric.compositional_references import compositional_reference_rows
 
 from ..items import Item
 from . import Benchmark, build_required
@@ -61,6 +62,11 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
     return strict_summary(records, "accuracy")
 
 
+def reference_rows(view: str) -> list[dict[str, Any]]:
+    """The paper's evaluation table: people, two text-only models and 17 CLIP models."""
+    return compositional_reference_rows("sugarcrepe") if view == "accuracy" else []
+
+
 BENCHMARK = Benchmark(
     name="sugarcrepe",
     title="SugarCrepe: hard negatives of COCO captions",
@@ -71,6 +77,7 @@ BENCHMARK = Benchmark(
     summarise=summarise,
     views=VIEWS,
     headline=HEADLINE,
+    reference_rows=reference_rows,
     chance=CHANCE,
     default_data=build_required("SugarCrepe", "sugarcrepe"),
 )

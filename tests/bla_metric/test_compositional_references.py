@@ -1,0 +1,50 @@
+"""The published rows of SugarCrepe and MMVP-VLM (``bla_metric.compositional_references``):
+every cell of the authors' tables, in the benchmark specs' task and metric names."""
+
+from __future__ import annotations
+
+import pytest
+
+from bla_metric.compositional import MMVP_PATTERNS, SUGARCREPE_SUBSETS
+from bla_metric.compositional_references import (
+    MMVP_PER_PATTERN,
+    compositional_reference_rows,
+)
+
+
+def test_sugarcrepe_rows_are_one_per_model_and_subset_with_their_kinds():
+    rows = compositional_reference_rows("sugarcrepe")
+    models = {r["model"] for r in rows}
+    assert len(models) == 20 and len(rows) == 20 * len(SUGARCREPE_SUBSETS)
+    cell = compositional_reference_rows("sugarcrepe", "swap_obj")
+    by_model = {r["model"]: r for r in cell}
+    assert by_model["OpenAI ViT-B-32"]["accuracy"] == pytest.approx(0.6138)
+    assert by_model["DataComp xlarge ViT-L-14"]["accuracy"] == pytest.approx(0.6504)
+    assert (by_model["Human"]["kind"], by_model["Vera"]["kind"]) == ("human", "text")
+    assert by_model["OpenAI RN50"]["kind"] == "contrastive"
+    assert {r["task"] for r in rows} == set(SUGARCREPE_SUBSETS)
+
+
+def test_mmvp_rows_give_the_printed_average_and_the_patterns_apart():
+    rows = {r["model"]: r for r in compositional_reference_rows("mmvp-vlm")}
+    assert len(rows) == 10 and {r["task"] for r in rows.values()} == {"mmvp_vlm"}
+    assert rows["OpenAI ViT-L-14 (224px)"]["pair_accuracy"] == pytest.approx(0.193)
+    patterns = MMVP_PER_PATTERN["DFN ViT-H-14 (224px)"]
+    assert list(patterns) == list(MMVP_PATTERNS)
+    assert patterns["State and Condition"] == pytest.approx(0.733)
+    for model, row in rows.items():  # the printed average is the patterns' mean, to rounding
+        mean = sum(MMVP_PER_PATTERN[model].values()) / len(MMVP_PATTERNS)
+        assert row["pair_accuracy"] == pytest.approx(mean, abs=1e-3)
+
+
+def test_the_benchmark_specs_and_reports_carry_the_rows():
+    from bla_eval.benchmarks import get_benchmark
+    from bla_eval.report import reference_lines
+
+    sugarcrepe = get_benchmark("sugarcrepe")
+    lines = reference_lines(sugarcrepe, list(SUGARCREPE_SUBSETS), "accuracy")
+    assert lines[0].startswith("| Chance |") and len(lines) == 21
+    assert "| Vera (SugarCrepe paper, evaluation table) | 49.39 | 49.62 |" in lines[2]
+    mmvp = get_benchmark("mmvp-vlm")
+    assert len(mmvp.reference_rows("pairs")) == 10
+    assert get_benchmark("aro").reference_rows("accuracy") == []
