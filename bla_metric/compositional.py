@@ -59,8 +59,14 @@ replace and swap subsets with a second positive caption."""
 ARO_TASKS: dict[str, str] = {
     "vg_relation": "VG-Relation",
     "vg_attribution": "VG-Attribution",
+    "coco_order": "COCO-Order",
+    "flickr30k_order": "Flickr30k-Order",
 }
-"""ARO's two Visual Genome tasks -> title (COCO-Order and Flickr30k-Order are not built)."""
+"""ARO's tasks -> title: two Visual Genome tasks, two caption-order tasks."""
+ARO_ORDER_GROUP = "order"
+"""The one group of an Order task's items: its macro accuracy is the accuracy over items, the
+authors' ``Precision@1`` (the caption strictly above its four perturbations; upstream's
+``argmax`` would give a tie to the caption, listed first)."""
 
 ARO_MIN_ATTRIBUTE_COUNT = 25
 """VG-Attribution keeps the attribute pairs with at least this many items (upstream
@@ -175,8 +181,9 @@ def aro_metrics(
     groups: Sequence[str],
     task: str,
 ) -> dict[str, Any]:
-    """ARO's ``macro_accuracy`` of one task (``vg_relation`` / ``vg_attribution``) and the
-    ``accuracy`` pooled over every item (upstream's VG-Relation ``Accuracy``)."""
+    """ARO's ``macro_accuracy`` of one task (:data:`ARO_TASKS`) and the ``accuracy`` pooled over
+    every item (upstream's VG-Relation ``Accuracy``; the Order tasks' ``Precision@1``, which their
+    one group makes the macro accuracy too)."""
     outcomes = pair_outcomes(scores, labels)
     macro = macro_accuracy(outcomes, groups, *aro_rule(task))
     return {
@@ -194,6 +201,8 @@ def aro_rule(task: str) -> tuple[frozenset[str], int]:
         return ARO_SYMMETRIC_RELATIONS, 1
     if task == "vg_attribution":
         return frozenset(), ARO_MIN_ATTRIBUTE_COUNT
+    if task in ("coco_order", "flickr30k_order"):
+        return frozenset(), 1
     raise ValueError(f"unknown ARO task {task!r}: use one of {', '.join(ARO_TASKS)}")
 
 

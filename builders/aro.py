@@ -1,4 +1,5 @@
-"""ARO -> dataset repo: ``python -m builders aro --annotations DIR --images DIR --out DIR``.
+"""ARO -> dataset repo: ``python -m builders aro [--annotations DIR --images DIR]
+[--coco-order DIR] [--flickr30k-order DIR] --out DIR``.
 
 Reads the authors' VG-Relation and VG-Attribution files (mertyg/vision-language-models-are-bows,
 ``visual_genome_relation.json`` / ``visual_genome_attribution.json``: lists of ``{"image_path",
@@ -8,6 +9,14 @@ upstream's loaders do, each image is cropped to the box (stored as PNG). One con
 (``vg_relation``, ``vg_attribution``), split ``test``; ``captions`` = [true, false], ``labels`` =
 [1, 0], ``group`` the relation or the attribute pair ``<a>_<b>`` the macro accuracy averages over;
 the item id is ``<group>-<position in the file>``, which is how the benchmark averages.
+
+COCO-Order and Flickr30k-Order: the authors perturb each caption at load time with spaCy's tagger
+and unseeded shuffles, so no two of their runs score the same captions. The fixed draw MTEB
+scores (Hub datasets ``gowitheflow/ARO-COCO-order`` and ``gowitheflow/ARO-Flickr-Order``, MIT:
+parquet with the image embedded in ``images`` and ``correct_caption``, ``hard_text_1`` ...
+``hard_text_4``) is read instead: configs ``coco_order`` / ``flickr30k_order``, ``captions`` = the
+correct caption then the four perturbations, ``labels`` = [1, 0, 0, 0, 0], one group ``order``
+(item id ``order-<row>``), so the macro accuracy is the accuracy over items.
 """
 
 from __future__ import annotations
@@ -17,7 +26,9 @@ import io
 import json
 from pathlib import Path
 
+from bla_metric.compositional import ARO_ORDER_GROUP as ORDER_GROUP
 from bla_metric.compositional import ARO_TASKS
+from builders.manifest import sha256_file
 from builders.neighbours import (
     BuildError,
     ConfigRows,
@@ -28,6 +39,7 @@ from builders.neighbours import (
     run_cli,
     sha256_text,
 )
+from builders.validate import check_decodable
 
 BUILDER = "python -m builders aro"
 
@@ -48,14 +60,18 @@ CITATION = r"""@inproceedings{yuksekgonul2023aro,
 
 TEXT = RepoText(
     benchmark="aro",
-    pretty_name="ARO (VG-Relation, VG-Attribution)",
+    pretty_name="ARO (VG-Relation, VG-Attribution, COCO-Order, Flickr30k-Order)",
     intro=(
         "ARO (Yuksekgonul et al., ICLR 2023): a Visual Genome (GQA) image cropped to the box of "
         "a relation or of two attributed objects, its true caption and the caption with the two "
-        "objects or attributes swapped. Converted from the authors' JSON files and images."
+        "objects or attributes swapped (converted from the authors' JSON files and images); "
+        "for COCO-Order and Flickr30k-Order, a COCO or Flickr30k image, its caption and four "
+        "word-order perturbations of it (the fixed draw of gowitheflow/ARO-COCO-order and "
+        "gowitheflow/ARO-Flickr-Order)."
     ),
-    licence="The annotations are the authors' (MIT, mertyg/vision-language-models-are-bows); "
-    "the images are Visual Genome's (CC BY 4.0).",
+    licence="The annotations are the authors' (MIT, mertyg/vision-language-models-are-bows; the "
+    "Order draws MIT, gowitheflow); the images are Visual Genome's (CC BY 4.0), COCO's (Flickr "
+    "terms of use) and Flickr30k's (non-commercial research use).",
     licenses=("mit",),
     citation=CITATION,
     config_titles=dict(ARO_TASKS),
@@ -63,6 +79,13 @@ TEXT = RepoText(
 
 _STRINGS = ("image_path", "true_caption", "false_caption")
 _BOX = ("bbox_x", "bbox_y", "bbox_w", "bbox_h")
+ORDER_TEXTS = ("correct_caption", "hard_text_1", "hard_text_2", "hard_text_3", "hard_text_4")
+"""The Order tasks' caption columns: the caption, then its four perturbations."""
+ORDER_SOURCES = {
+    "coco_order": "gowitheflow/ARO-COCO-order",
+    "flickr30k_order": "gowitheflow/ARO-Flickr-Order",
+}
+"""Order config -> the Hub dataset its ``--coco-order`` / ``--flickr30k-order`` folder downloads."""
 
 
 def group_of(config: str, record: dict, where: str) -> str:
@@ -91,9 +114,30 @@ def cropped_png(data: bytes, box: list[float], where: str) -> bytes:
     return buffer.getvalue()
 
 
-def build_aro(annotations: Path, images: Path, out: Path) -> tuple[dict, dict[str, ConfigRows]]:
-    """Build the ARO repo at ``out`` from the task files found in ``annotations``."""
-    annotations, images = Path(annotations), Path(images)
+def build_aro(
+    annotations: Path | None,
+    images: Path | None,
+    out: Path,
+    order: dict[str, Path] | None = None,
+) -> tuple[dict, dict[str, ConfigRows]]:
+    """Build the ARO repo at ``out`` from the task files found in ``annotations`` and the Order
+    downloads in ``order`` (config -> folder)."""
+    order = {config: Path(folder) for config, folder in (order or {}).items() if folder}
+    if (annotations is None) != (images is None):
+        raise BuildError("--annotations and --images go together (VG-Relation, VG-Attribution)")
+    if annotations is None and not order:
+        raise BuildError("give --annotations and --images, --coco-order or --flickr30k-order")
+    configs: dict[str, ConfigRows] = {}
+    hashes: dict[str, str] = {}
+    if annotations is not None and images is not None:
+        hashes.update(_visual_genome(Path(annotations), Path(images), configs))
+    for config, folder in order.items():
+        hashes.update(_order(config, folder, configs))
+    return build_repo(out, TEXT, configs, hashes, BUILDER), configs
+
+
+def _visual_genome(annotations: Path, images: Path, configs: dict[str, ConfigRows]) -> dict:
+    """VG-Relation / VG-Attribution rows into ``configs``; the sources' hashes."""
     if not annotations.is_dir():
         raise BuildError(f"--annotations {annotations} is not a folder")
     if not images.is_dir():
@@ -102,7 +146,6 @@ def build_aro(annotations: Path, images: Path, out: Path) -> tuple[dict, dict[st
     if not found:
         raise BuildError(f"--annotations {annotations} holds none of {', '.join(FILES.values())}")
     store = ImageStore()
-    configs: dict[str, ConfigRows] = {}
     for config, path in found.items():
         part = configs.setdefault(config, ConfigRows())
         try:
@@ -146,21 +189,71 @@ def build_aro(annotations: Path, images: Path, out: Path) -> tuple[dict, dict[st
             )
     hashes = {f"annotations/{p.name}": sha256_text(p) for p in found.values()}
     hashes.update({f"images/{k}": v for k, v in store.read.items()})
-    return build_repo(out, TEXT, configs, hashes, BUILDER), configs
+    return hashes
+
+
+def _order(config: str, folder: Path, configs: dict[str, ConfigRows]) -> dict:
+    """One Order task's rows into ``configs`` from a download of its Hub dataset; the parquet
+    files' hashes."""
+    import pyarrow.parquet as pq
+
+    flag = "--" + config.replace("_", "-")
+    files = sorted(folder.glob("data/*.parquet")) or sorted(folder.glob("*.parquet"))
+    if not folder.is_dir() or not files:
+        raise BuildError(
+            f"{flag} {folder} holds no data/*.parquet (a download of {ORDER_SOURCES[config]})"
+        )
+    part = configs.setdefault(config, ConfigRows())
+    hashes = {}
+    for path in files:
+        try:
+            table = pq.read_table(path)
+        except (OSError, ValueError) as err:
+            raise BuildError(f"{path} is not a readable parquet file: {err}") from err
+        missing = [c for c in ("images", *ORDER_TEXTS) if c not in table.column_names]
+        if missing:
+            raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}")
+        for row in table.to_pylist():
+            index = len(part.rows)
+            where = f"{path} row {index}"
+            image = row["images"]
+            if not isinstance(image, dict) or not image.get("bytes"):
+                raise BuildError(f"{where}: 'images' holds no embedded image")
+            check_decodable(image["bytes"], f"{where}: images")
+            texts = [row[c] for c in ORDER_TEXTS]
+            if not all(isinstance(t, str) and t.strip() for t in texts):
+                raise BuildError(f"{where}: {', '.join(ORDER_TEXTS)} must be non-empty strings")
+            part.rows.append(
+                {
+                    "id": f"{ORDER_GROUP}-{index}",
+                    "image": {"bytes": image["bytes"], "path": image.get("path") or f"{index}.jpg"},
+                    "captions": texts,
+                    "labels": [1, 0, 0, 0, 0],
+                    "caption_types": list(ORDER_TEXTS),
+                    "image_path": image.get("path") or "",
+                    "group": ORDER_GROUP,
+                    "bbox": [],
+                }
+            )
+        hashes[f"{config}/{path.name}"] = sha256_file(path)
+    return hashes
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``aro``: the VG-Relation / VG-Attribution JSON files + images -> dataset repo."""
-    p = sub.add_parser("aro", help="build a dataset repo from ARO's VG-Relation/Attribution files")
+    p = sub.add_parser("aro", help="build a dataset repo from ARO's files (VG tasks, Order tasks)")
     p.add_argument(
         "--annotations",
         type=Path,
-        required=True,
         help="folder holding visual_genome_relation.json and/or visual_genome_attribution.json",
     )
-    p.add_argument(
-        "--images", type=Path, required=True, help="folder of the unpacked vgr_vga_images.zip"
-    )
+    p.add_argument("--images", type=Path, help="folder of the unpacked vgr_vga_images.zip")
+    for config, hub_id in ORDER_SOURCES.items():
+        p.add_argument(
+            "--" + config.replace("_", "-"),
+            type=Path,
+            help=f"folder of a download of {hub_id} (data/*.parquet)",
+        )
     p.add_argument(
         "--out", type=Path, required=True, help="output folder, replaced only after a build"
     )
@@ -168,4 +261,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    return run_cli(build_aro, "ARO", (args.annotations, args.images, args.out), args.out, BUILDER)
+    order = {config: getattr(args, config) for config in ORDER_SOURCES}
+    return run_cli(
+        build_aro, "ARO", (args.annotations, args.images, args.out, order), args.out, BUILDER
+    )

@@ -127,7 +127,7 @@ BUILDERS: dict[str, tuple[ONE_LINE, ONE_LINE]] = {
         ),
     ),
     "aro": (
-        (["--out", OUT], "the following arguments are required"),
+        (["--out", OUT], "give --annotations and --images, --coco-order or --flickr30k-order"),
         (
             ["--annotations", NOWHERE, "--images", NOWHERE, "--out", OUT],
             f"--annotations {NOWHERE} is not a folder",

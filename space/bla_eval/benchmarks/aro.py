@@ -1,9 +1,11 @@
-"""ARO as a benchmark spec: VG-Relation and VG-Attribution, macro accuracy from
-``bla_metric.compositional``.
+"""ARO as a benchmark spec: VG-Relation, VG-Attribution, COCO-Order and Flickr30k-Order, macro
+accuracy from ``bla_metric.compositional``.
 
-Reads the dataset repo of ``python -m builders aro``: one cropped image per item, ``captions`` =
-[true, false], ``labels`` = [1, 0]; the item id is ``<group>-<index>`` (the relation or attribute
-pair), which is what the macro accuracy averages over.
+Reads the dataset repo of ``python -m builders aro``: one image per item (the VG tasks' cropped
+to the box), ``captions`` = the true caption first, then the false ones ([true, false]; the
+Order tasks' caption and its four perturbations), ``labels`` likewise; the item id is
+``<group>-<index>`` (the relation or attribute pair; ``order`` for every Order item), which is
+what the macro accuracy averages over.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ CHANCE = {"macro_accuracy": 0.5, "accuracy": 0.5}
 
 
 def resolve_task(name: str) -> str:
-    """``vg_relation`` / ``vg_attribution`` (also ``VG-Relation``, ``vg-attribution``)."""
+    """A task of :data:`bla_metric.compositional.ARO_TASKS` (also ``VG-Relation``,
+    ``coco-order``...)."""
     config = name.lower().replace("-", "_")
     if config not in compositional.ARO_TASKS:
         raise ValueError(
