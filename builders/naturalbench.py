@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.manifest import sha256_file
 from builders.neighbours import (
     BuildError,
     ConfigRows,
@@ -108,19 +109,8 @@ def build_naturalbench(source: Path, out: Path) -> tuple[dict, dict[str, ConfigR
                     "source": str(row.get("Source") or ""),
                 }
             )
-        hashes[f"data/{path.name}"] = store_hash(path)
+        hashes[f"data/{path.name}"] = sha256_file(path)
     return build_repo(out, TEXT, configs, hashes, BUILDER), configs
-
-
-def store_hash(path: Path) -> str:
-    """The sha256 of a source file."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
