@@ -124,6 +124,65 @@ def image_to_text_accuracy(
     return pairwise_accuracy(scores, labels)
 
 
+def text_only_margins(
+    similarities: Sequence[Sequence[Sequence[float]]], labels: Sequence[Sequence[int]]
+) -> np.ndarray:
+    """Per item, how far the similarity of its two true captions lies above the highest
+    similarity of a true caption with a false one (SugarCrepe++'s text-only task, TOT: the item
+    is right when the margin is strictly positive, a tie when it is 0).
+
+    ``similarities[k]`` is item ``k``'s caption x caption matrix (upstream: the cosine of the
+    text encoder's embeddings of each caption alone), its captions in the order of
+    ``labels[k]``; an item has exactly two true captions and at least one false one (P1, P2,
+    N). Only the entries between a true caption and another caption are read."""
+    if len(similarities) != len(labels):
+        raise ValueError(f"similarities has {len(similarities)} items but labels has {len(labels)}")
+    margins = []
+    for k, (matrix, row) in enumerate(zip(similarities, labels, strict=True)):
+        values, truth = np.asarray(matrix, float), np.asarray(row, int)
+        n = len(truth)
+        if values.shape != (n, n):
+            raise ValueError(
+                f"item {k}: similarities must be {n} x {n} (one row and column per caption), "
+                f"not {list(values.shape)}"
+            )
+        true, false = np.flatnonzero(truth == 1), np.flatnonzero(truth == 0)
+        if len(true) != 2 or len(false) == 0:
+            raise ValueError(
+                f"item {k}: the text-only task needs two true captions and a false one, got "
+                f"labels {list(row)}"
+            )
+        positives = values[true[0], true[1]]
+        margins.append(positives - values[np.ix_(true, false)].max())
+    return np.asarray(margins, float)
+
+
+def text_only_outcomes(
+    similarities: Sequence[Sequence[Sequence[float]]], labels: Sequence[Sequence[int]]
+) -> np.ndarray:
+    """Each item's 0/1 outcome of SugarCrepe++'s TOT, as floats: sim(P1, P2) strictly above
+    both sim(P1, N) and sim(P2, N) (``evaluate_ulms.py`` and ``VLMs/test_*.py`` of
+    Sri-Harsha/scpp: ``p1_p2 > p1_ref and p1_p2 > p2_ref``; see :func:`text_only_margins`)."""
+    return (text_only_margins(similarities, labels) > 0).astype(float)
+
+
+def text_only_accuracy(
+    similarities: Sequence[Sequence[Sequence[float]]], labels: Sequence[Sequence[int]]
+) -> dict[str, Any]:
+    """SugarCrepe++'s text-only accuracy (TOT): ``tot``, the share of items whose two positive
+    captions are strictly more similar to each other than either is to the negative;
+    ``ties``, the items whose positives' similarity equals the highest positive-negative one;
+    ``n``. An empty list is a ValueError."""
+    if not len(similarities):
+        raise ValueError("similarities is empty: there must be at least one item")
+    margins = text_only_margins(similarities, labels)
+    return {
+        "tot": float((margins > 0).mean()),
+        "ties": int((margins == 0).sum()),
+        "n": len(margins),
+    }
+
+
 def macro_accuracy(
     outcomes: Sequence[float],
     groups: Sequence[str],

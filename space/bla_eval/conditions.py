@@ -18,6 +18,7 @@ from typing import Any
 
 from bla_metric import robustness
 
+from .benchmarks import TEXT_SIMILARITIES
 from .items import Item, as_record_value
 from .queries import Query
 
@@ -116,8 +117,10 @@ class Conditions:
 
 
 def _view(records: Sequence[Mapping[str, Any]], scores: Callable[[Mapping], Any]) -> list[dict]:
-    """Records with their ``scores`` replaced (and the first template's answers dropped)."""
-    keep = ("task", "id", "labels", "caption_types")
+    """Records with their ``scores`` replaced (and the first template's answers dropped); the
+    captions' similarities by the text encoder alone are kept (no image or template changes
+    them: a control's TOT is the run's)."""
+    keep = ("task", "id", "labels", "caption_types", TEXT_SIMILARITIES)
     return [{**{k: r[k] for k in keep if k in r}, "scores": scores(r)} for r in records]
 
 

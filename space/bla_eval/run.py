@@ -21,7 +21,7 @@ from bla_metric import formulas
 from . import __version__
 from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
-from .benchmarks import Benchmark, get_benchmark, load_items
+from .benchmarks import TEXT_SIMILARITIES, Benchmark, get_benchmark, load_items
 from .conditions import RESAMPLES, SEED, Conditions, results_fields, sweep_queries
 from .config import RunConfig
 from .controls import control_items
@@ -289,7 +289,8 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
 
             def write(item: Item, scores, answers, fields, terms=None) -> None:
                 extra = {**(_parsed(config, answers) or {}), **(terms or {})}
-                store.add(item, scores, answers, extra or None, fields)
+                fields = {**_text_similarities(run.bench, scorer, item), **(fields or {})}
+                store.add(item, scores, answers, extra or None, fields or None)
 
             conditions = Conditions(config.prompts, run.twins, config.control, write)
 
@@ -345,6 +346,16 @@ def choose_pmi_alpha(scorer: Scorer, bench: Any, data: str, tasks: Sequence[str]
     scorer.alpha_source = (
         f"chosen on {', '.join(used)} by sentence accuracy ({100 * accuracy:.1f}%)"
     )
+
+
+def _text_similarities(bench: Benchmark, scorer: Scorer, item: Item) -> dict[str, Any]:
+    """The record field of the item's captions' similarities to each other, for a benchmark
+    whose spec asks for them, from a kind that gives them (``Scorer.text_similarities``); else
+    nothing (the records of every other benchmark and kind are unchanged)."""
+    if not bench.text_similarities:
+        return {}
+    found = scorer.text_similarities(item.captions)
+    return {} if found is None else {TEXT_SIMILARITIES: found}
 
 
 def _parsed(config: RunConfig, answers: Any) -> dict[str, Any] | None:

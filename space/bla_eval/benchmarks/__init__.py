@@ -23,6 +23,9 @@ View = tuple[tuple[str, ...], str]
 ItemStats = Callable[[Sequence[Mapping[str, Any]], bool], tuple[str, dict[str, Any]]]
 """(records of one task, probabilistic) -> (mode of :mod:`bla_metric.formulas`, per-item
 statistics {name: array (n,)}): what a leaderboard ranks with."""
+TEXT_SIMILARITIES = "text_similarities"
+"""The field of a score record that holds its captions' similarities to each other,
+``[caption][caption]``, for a benchmark whose spec asks for them (``text_similarities``)."""
 MEAN_TOLERANCE = 1e-9
 """How far the mean of the items' own metrics may be from the task's (the last bits of a sum)."""
 
@@ -48,7 +51,10 @@ class Benchmark:
       default first (empty: the main view's headline);
     - ``item_stats(records, probabilistic)``: the per-item statistics of one task a leaderboard
       ranks with, ``(mode, {name: array (n,)})`` in a mode of :mod:`bla_metric.formulas` (None:
-      :func:`mean_item_stats`, each item's metrics from ``summarise`` of the item alone).
+      :func:`mean_item_stats`, each item's metrics from ``summarise`` of the item alone);
+    - ``text_similarities``: each item's record holds, under :data:`TEXT_SIMILARITIES`, the
+      similarity of each pair of its captions by the model's text encoder alone
+      (``Scorer.text_similarities``; a kind without one gives none, and ``summarise`` says so).
     """
 
     name: str
@@ -67,6 +73,7 @@ class Benchmark:
     intervals: Callable[[Sequence[Mapping[str, Any]], bool, int, int], dict[str, Any]] | None = None
     leaderboard_metrics: tuple[str, ...] = ()
     item_stats: ItemStats | None = None
+    text_similarities: bool = False
 
     @property
     def label(self) -> str:

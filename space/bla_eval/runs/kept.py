@@ -4,8 +4,9 @@ Every kept record (of ``scores.jsonl`` and of the parts of a multi-process run) 
 ``task`` and ``id`` strings, ``scores`` finite numbers shaped as the item's images and captions,
 ``labels`` and ``caption_types`` as the dataset has them for that datapoint (a label edited in the
 run folder is refused: the truth of a run is the dataset's), ``answers`` and ``parsed`` (when
-present) shaped like the scores. The fields a sweep and a control add (``bla_eval.conditions``)
-follow the same schema, checked against what the run asks (:class:`Asked`): ``prompts`` holds
+present) shaped like the scores, ``text_similarities`` (when present) finite numbers, a row and
+a column per caption. The fields a sweep and a control add (``bla_eval.conditions``) follow the
+same schema, checked against what the run asks (:class:`Asked`): ``prompts`` holds
 exactly the run's templates, each shaped like the scores, the first equal to the headline
 ``scores``; ``control`` is the run's control kind, shows exactly the images the dataset's items
 give the control (``bla_eval.controls``, never the datapoint's own) and holds scores (and, in a
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..benchmarks import TEXT_SIMILARITIES
 from ..conditions import CONTROL, PROMPTS
 from ..items import Item, as_record_value
 from .check import Key
@@ -70,6 +72,9 @@ def check_kept(
         _check_shape(what, "answers", record["answers"], rows, columns, _text)
     if record.get("parsed") is not None:  # always one row per image
         _check_shape(what, "parsed", record["parsed"], rows, columns, _parsed, flat=False)
+    if TEXT_SIMILARITIES in record:  # one row per caption
+        similar = record[TEXT_SIMILARITIES]
+        _check_shape(what, TEXT_SIMILARITIES, similar, columns, columns, _score, flat=False)
     if record["labels"] != as_record_value(item.labels):
         raise ValueError(
             f"{what}: labels {record['labels']} differ from the dataset's "

@@ -159,6 +159,12 @@ class Scorer(ABC):
         nothing."""
         return None
 
+    def text_similarities(self, sentences: Sequence[str]) -> list[list[float]] | None:
+        """The cosine similarity of each pair of ``sentences`` by the model's text encoder
+        alone, ``[i][j]`` (SugarCrepe++'s text-only task asks for them: the benchmark spec's
+        ``text_similarities``). Default: None, a kind that embeds no sentence on its own."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """Protocol details recorded in the results (prompt, similarity, padding, ...)."""
         return {}

@@ -104,5 +104,11 @@ class DualEncoderScorer(LocalScorer):
         values = similarity_scores(image_feats[rows], text_feats, self.similarity).tolist()
         return Scored(regroup(values, sentences))
 
+    def text_similarities(self, sentences: Sequence[str]) -> list[list[float]]:
+        """The cosine of each pair of the sentences' unit features (the features the scores
+        use, from the cache: always cosine, whatever ``--similarity`` the image scores take)."""
+        feats = self.text_features(list(sentences))
+        return (feats @ feats.T).tolist()
+
     def describe(self) -> dict[str, Any]:
         return {"similarity": self.similarity}
