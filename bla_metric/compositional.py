@@ -17,7 +17,9 @@ count as a success, as in BLA; where an author's code breaks ties otherwise the 
   drops :data:`ARO_SYMMETRIC_RELATIONS`) or over attribute pairs with at least
   :data:`ARO_MIN_ATTRIBUTE_COUNT` items (``VG_Attribution.evaluate_scores``) of the share of items
   whose true caption scores above the false one. Upstream takes ``argmax([false, true])``, so a
-  tie picks the false caption: the same strict rule.
+  tie picks the false caption: the same strict rule. COCO-Order and Flickr30k-Order: the share of
+  captions scored strictly above their four perturbations (``Precision@1``; upstream's ``argmax``
+  gives a tie to the caption, listed first).
 - MMVP-VLM (Tong et al., CVPR 2024; ``scripts/evaluate_vlm.py`` of tsb0601/MMVP): a pair of
   images with one statement each; a statement is right when its own image gets the higher
   softmax over the two images (> 0.5, i.e. the strictly higher score; upstream's tie gives the
