@@ -10,8 +10,9 @@ count as a success, as in BLA; where an author's code breaks ties otherwise the 
   is right when the positive caption scores strictly above the negative (``pos_score >
   neg_score``); accuracy per subset.
 - SugarCrepe++ (Dumpala et al., NeurIPS 2024 D&B): ITT, an item is right when both positive
-  captions score strictly above the negative one against the image (the text-only TOT compares
-  the three captions' text embeddings, which the engine does not score).
+  captions score strictly above the negative one against the image; TOT, the text-only task, an
+  item is right when the cosine of the two positives' text embeddings is strictly above that of
+  each positive with the negative (:func:`text_only_accuracy`).
 - ARO (Yuksekgonul et al., ICLR 2023; mertyg/vision-language-models-are-bows): VG-Relation and
   VG-Attribution are macro accuracies, the mean over relations (the notebook "Replicate ARO!"
   drops :data:`ARO_SYMMETRIC_RELATIONS`) or over attribute pairs with at least
