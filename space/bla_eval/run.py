@@ -220,9 +220,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
 
     by_task = run.folder.records(run.tasks, run.selected)
     records = [r for task in run.tasks for r in by_task[task]]
-    probabilistic = run.config.score == "yes-no" and scorer_class(run.kind).probabilistic_for(
-        run.model
-    )
+    probabilistic = _probabilistic(run)
     results = {
         "benchmark": run.bench.name,
         "model": config.model,
@@ -373,11 +371,20 @@ def check_finite(model: str, item: Item, scores: list[list[float]]) -> None:
         )
 
 
+def _probabilistic(run: _Run) -> bool:
+    """Whether the run's scores are probabilities (binary view: threshold 0.5): P(yes) of a
+    yes/no question (``--score yes-no``) of a kind whose scores of the model are probabilities
+    when asked as this run asks (``Scorer.probabilistic_for``)."""
+    config = run.config
+    prompted = config.prompt is not None or bool(config.prompts)
+    return config.score == "yes-no" and scorer_class(run.kind).probabilistic_for(
+        run.model, prompted
+    )
+
+
 def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
     config = run.config
-    probabilistic = run.config.score == "yes-no" and scorer_class(run.kind).probabilistic_for(
-        run.model
-    )
+    probabilistic = _probabilistic(run)
     record: dict[str, Any] = {"name": config.protocol}
     if run.plan is not None:  # the in-context template, demonstration rule, order, DD skips
         chat = bool(getattr(scorer, "chat", False))

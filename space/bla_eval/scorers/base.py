@@ -116,9 +116,11 @@ class Scorer(ABC):
         return False
 
     @classmethod
-    def probabilistic_for(cls, model: ResolvedModel) -> bool:
+    def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:
         """Whether this kind's scores of ``model`` are probabilities (``probabilistic``; a kind
-        that serves models of both sorts decides by the model)."""
+        that serves models of both sorts decides by the model, a kind whose scores are P(yes)
+        only when the run names a prompt template by ``prompted``: ``--prompt`` or
+        ``--prompts`` given)."""
         return cls.probabilistic
 
     @classmethod

@@ -1,6 +1,8 @@
 """Text-only baseline: a causal LM's mean token log-probability of each sentence (no image), or,
 asked with a prompt template (``--prompt`` / ``--prompts``), P(yes) / (P(yes) + P(no)) of the
-template's question without the image: how a model answers from language priors alone."""
+template's question without the image: how a model answers from language priors alone. Those
+P(yes) are probabilities (binary view: threshold 0.5, as the generative kind's), so benchmarks
+that need answers (NaturalBench) score the blind row; log-probabilities are ranked (top-k)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,12 @@ class TextScorer(LocalScorer):
         return is_gguf(model)
 
     @classmethod
+    def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:
+        """P(yes) when the run asks a template's question (``prompted``), thresholded at 0.5 as
+        the generative kind's; the sentences' mean log-probabilities otherwise (top-k)."""
+        return prompted
+
+    @classmethod
     def matches_config(cls, config: Any) -> bool:
         from transformers.models.auto import modeling_auto as auto
 
@@ -68,7 +76,9 @@ class TextScorer(LocalScorer):
         self.template = get_template(self.options.prompt) if self.options.prompt else None
         """The template of ``--prompt`` (None: the sentence's own log-probability)."""
         self.yes_ids = self.no_ids = None
-        if self.options.prompt is not None or self.options.prompts:
+        prompted = self.options.prompt is not None or bool(self.options.prompts)
+        self.probabilistic = self.probabilistic_for(model, prompted)
+        if prompted:
             try:
                 self.yes_ids, self.no_ids, self.answer_tokens = answer_token_ids(self.tokenizer)
             except ValueError as err:

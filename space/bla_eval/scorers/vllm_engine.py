@@ -135,10 +135,11 @@ class VllmScorer(Scorer):
         return GenerativeScorer.matches_config(config) or text_only(config)
 
     @classmethod
-    def probabilistic_for(cls, model: ResolvedModel) -> bool:
-        """P(yes) of an image model; a text-only model's scores are the text kind's (ranked
-        by the top-k rule, as that kind's are)."""
-        return not text_only(model.config)
+    def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:
+        """P(yes) of an image model; a text-only model's scores are the text kind's (P(yes)
+        when the run names a prompt template, else log-probabilities ranked by the top-k rule,
+        as that kind's are)."""
+        return not text_only(model.config) or prompted
 
     @classmethod
     def needs_images_for(cls, model: ResolvedModel) -> bool:
@@ -158,7 +159,9 @@ class VllmScorer(Scorer):
             config = read_config(path, self.options.trust_remote_code)
         self.text_only = text_only(config)
         """A text-only causal LM: scored as the ``text`` kind scores it, with no image."""
-        self.needs_images = self.probabilistic = not self.text_only
+        self.needs_images = not self.text_only
+        prompted = self.options.prompt is not None or bool(self.options.prompts)
+        self.probabilistic = self.needs_images or prompted
         if self.text_only:
             self._load_text_tokenizer(path)
         else:

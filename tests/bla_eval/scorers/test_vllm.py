@@ -203,8 +203,9 @@ def test_a_text_only_model_scores_as_the_text_kind(
             assert abs(a - b) <= tolerance, (key, a, b)
     results = json.loads((vllm["out"] / name / "results.json").read_text())
     assert results["kind"] == "vllm" and results["protocol"]["text_only"] is True
-    # ranked as the text kind ranks its scores: the top two sentences are taken as true
-    assert results["protocol"]["binary_view"] == "top-k"
+    # the text kind's binary view: log-probabilities ranked (the top two sentences are taken as
+    # true), P(yes) of a template's question thresholded at 0.5
+    assert results["protocol"]["binary_view"] == ("threshold 0.5" if extra else "top-k")
 
 
 def test_p_yes_equals_the_transformers_generative_kind(vllm, transformers_runs):
