@@ -325,10 +325,9 @@ def naturalbench_correct(
 def naturalbench_answer(text: str, question_type: str = "yes_no") -> int:
     """An answer as upstream ``extract_answer`` reads it: 1 when "yes" (``multiple_choice``:
     "A") comes first as a whole word (case-insensitive), 0 when "no" ("B") does, -1 when
-    neither appears."""
-    if question_type not in ("yes_no", "multiple_choice"):
-        raise ValueError(f"unknown question type {question_type!r}: use yes_no or multiple_choice")
-    first, second = ("yes", "no") if question_type == "yes_no" else ("A", "B")
+    neither appears. Upstream's search ignores case for the letters too, so the article "a"
+    reads as option A, as it does there."""
+    first, second = naturalbench_options(question_type)
 
     def position(word: str) -> int:
         match = re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE)
@@ -340,3 +339,42 @@ def naturalbench_answer(text: str, question_type: str = "yes_no") -> int:
     if at_first != -1 and at_second != -1:
         return 1 if at_first < at_second else 0
     return 0 if at_first == -1 else 1
+
+
+def naturalbench_options(question_type: str = "yes_no") -> tuple[str, str]:
+    """The two answers of a NaturalBench question type, the one read as 1 first: ("yes",
+    "no") for ``yes_no``, ("A", "B") for ``multiple_choice`` (upstream ``extract_answer``'s
+    words; the release's gold answers are these, capitalised or not)."""
+    if question_type == "yes_no":
+        return "yes", "no"
+    if question_type == "multiple_choice":
+        return "A", "B"
+    raise ValueError(f"unknown question type {question_type!r}: use yes_no or multiple_choice")
+
+
+def naturalbench_gold(answer: str, question_type: str = "yes_no") -> int:
+    """A gold answer of the release as 1 / 0 (``Yes`` / ``No``; ``A`` / ``B``; any case, outer
+    spaces ignored); anything else is a ValueError naming it."""
+    first, second = naturalbench_options(question_type)
+    said = str(answer).strip().lower()
+    if said in (first.lower(), second.lower()):
+        return int(said == first.lower())
+    raise ValueError(f"a {question_type} answer must be {first} or {second}, got {answer!r}")
+
+
+def naturalbench_answer_metrics(
+    answers: Sequence[Sequence[Sequence[str]]],
+    gold: Sequence[Sequence[Sequence[int]]],
+    question_type: str = "yes_no",
+) -> dict[str, Any]:
+    """``acc``, ``q_acc``, ``i_acc``, ``g_acc`` and ``n`` of generated answers
+    (``answers[k][i][q]``: the text answering question ``q`` on image ``i`` of sample ``k``)
+    read as upstream ``extract_answer`` reads that question type, against the gold answers
+    (1 / 0, :func:`naturalbench_gold`); an answer with neither word is wrong."""
+    parsed = [
+        [[naturalbench_answer(str(text), question_type) for text in image] for image in sample]
+        for sample in answers
+    ]
+    predicted = np.asarray(parsed, int).reshape(-1, 2, 2)
+    truth = np.asarray(gold, int).reshape(-1, 2, 2)
+    return naturalbench_metrics(naturalbench_correct(predicted, truth))

@@ -193,7 +193,8 @@ NATURALBENCH = PromptTemplate(
     "naturalbench",
     "{sentence}",
     "NaturalBench's own questions (Li et al. 2024, ``example.py`` of Baiqi-Li/NaturalBench): "
-    'the question and its suffix "Please answer Yes or No." are the dataset\'s text',
+    'the question and the suffix of its type ("Please answer Yes or No." or, multiple choice, '
+    '"Please output the letter corresponding to the correct option.") are the text of the item',
     in_sweep=False,
 )
 
