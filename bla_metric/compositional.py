@@ -29,7 +29,9 @@ count as a success, as in BLA; where an author's code breaks ties otherwise the 
 - NaturalBench (Li et al., NeurIPS 2024 D&B; ``example.py`` of Baiqi-Li/NaturalBench): two
   questions x two images with opposite answers; ``acc`` over the four (question, image)
   answers, ``q_acc`` a question right on both images, ``i_acc`` an image right for both
-  questions, ``g_acc`` all four right.
+  questions, ``g_acc`` all four right. Generated answers are read as upstream's
+  ``extract_answer`` reads each question type (yes / no; multiple choice: A / B), the gold
+  answers as :func:`naturalbench_gold` (:func:`naturalbench_answer_metrics`).
 """
 
 from __future__ import annotations
