@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bla_eval.benchmarks.runs import records_by_task, run_bla_eval, strictly_above
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 CAPTIONS = [
@@ -77,23 +79,6 @@ def _texts() -> list[str]:
     return sorted({t for c in CAPTIONS for t in (c, *_shuffles(c))} | {"yes", "no"})
 
 
-def _run(model: Path, repo: Path, out: Path, *extra: str) -> tuple[dict, dict[str, list]]:
-    from bla_eval.cli import main as bla_eval
-
-    argv = ["--benchmark", "aro", "--model", model, "--data", repo, "--output", out]
-    argv += ["--device", "cpu", "--tasks", "coco_order", "flickr30k_order", *extra]
-    assert bla_eval([str(a) for a in argv]) == 0
-    by_task: dict[str, list] = {}
-    for line in (out / "scores.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        by_task.setdefault(record["task"], []).append(record)
-    return json.loads((out / "results.json").read_text()), by_task
-
-
-def _caption_first(scores: list[float]) -> bool:
-    return all(scores[0] > other for other in scores[1:])
-
-
 def test_the_builder_keeps_the_draw_as_five_captions_the_first_true(order_repo) -> None:
     import pyarrow.parquet as pq
 
@@ -117,10 +102,12 @@ def test_a_contrastive_and_a_text_only_model_get_the_order_accuracy(order_repo, 
     build_llama_text(text, _texts())
     for model, extra in ((clip, ()), (text, ("--kind", "text"))):
         out = tmp_path / f"run-{model.name}"
-        results, records = _run(model, order_repo, out, *extra)
+        tasks = ("--tasks", "coco_order", "flickr30k_order")
+        results = run_bla_eval(model, order_repo, out, "aro", *tasks, *extra)
+        records = records_by_task(out)
         for task, n in (("coco_order", 3), ("flickr30k_order", 2)):
             assert len(records[task]) == n and all(len(r["scores"]) == 5 for r in records[task])
-            right = [_caption_first(r["scores"]) for r in records[task]]
+            right = [strictly_above(r["scores"], r["labels"]) for r in records[task]]
             macro = results["tasks"][task]["macro"]
             assert macro["accuracy"] == pytest.approx(sum(right) / n)
             assert macro["macro_accuracy"] == macro["accuracy"] and macro["groups"] == 1

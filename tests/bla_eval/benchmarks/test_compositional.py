@@ -8,37 +8,14 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bla_metric import compositional
+from tests.bla_eval.benchmarks.runs import records_by_task, run_bla_eval, strictly_above
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def _run(model: Path, repo: Path, out: Path, benchmark: str, *extra: str) -> dict:
-    from bla_eval.cli import main as bla_eval
-
-    argv = ["--benchmark", benchmark, "--model", model, "--data", repo, "--output", out]
-    argv += ["--device", "cpu", *extra]
-    assert bla_eval([str(a) for a in argv]) == 0
-    return json.loads((out / "results.json").read_text())
-
-
-def _records(run: Path) -> dict[str, list[dict]]:
-    by_task: dict[str, list[dict]] = {}
-    for line in (run / "scores.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        by_task.setdefault(record["task"], []).append(record)
-    return by_task
-
-
-def _strictly_above(scores: list[float], labels: list[int]) -> bool:
-    true = [s for s, y in zip(scores, labels, strict=True) if y]
-    false = [s for s, y in zip(scores, labels, strict=True) if not y]
-    return all(t > f for t in true for f in false)
 
 
 # ----------------------------------------------------------------------------- formulas
@@ -132,15 +109,15 @@ def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) ->
     clip = build_cached("clip", texts)
     held = {"sugarcrepe": ("replace_obj", "swap_att"), "sugarcrepe-pp": ("replace_rel",)}
     for name, tasks in held.items():
-        results = _run(clip, repos[name], tmp_path / name, name, "--tasks", *tasks)
+        results = run_bla_eval(clip, repos[name], tmp_path / name, name, "--tasks", *tasks)
         view = "accuracy" if name == "sugarcrepe" else "itt"
-        for task, records in _records(tmp_path / name).items():
-            right = [_strictly_above(r["scores"], r["labels"]) for r in records]
+        for task, records in records_by_task(tmp_path / name).items():
+            right = [strictly_above(r["scores"], r["labels"]) for r in records]
             assert results["tasks"][task][view][view if view == "itt" else "accuracy"] == (
                 pytest.approx(sum(right) / len(right))
             )
-    results = _run(clip, repos["aro"], tmp_path / "aro", "aro", "--tasks", "vg_relation")
-    records = _records(tmp_path / "aro")["vg_relation"]
+    results = run_bla_eval(clip, repos["aro"], tmp_path / "aro", "aro", "--tasks", "vg_relation")
+    records = records_by_task(tmp_path / "aro")["vg_relation"]
     by_relation: dict[str, list[bool]] = {}
     for r in records:
         relation = r["id"].rsplit("-", 1)[0]
@@ -151,8 +128,8 @@ def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) ->
     assert results["tasks"]["vg_relation"]["macro"]["macro_accuracy"] == pytest.approx(macro)
     _, stats = get_benchmark("aro").paired_stats(records, False)  # a leaderboard's item values
     assert stats["macro_accuracy"].mean() == pytest.approx(macro)
-    results = _run(clip, repos["mmvp-vlm"], tmp_path / "mmvp", "mmvp-vlm")
-    records = _records(tmp_path / "mmvp")["mmvp_vlm"]
+    results = run_bla_eval(clip, repos["mmvp-vlm"], tmp_path / "mmvp", "mmvp-vlm")
+    records = records_by_task(tmp_path / "mmvp")["mmvp_vlm"]
     pairs = [
         s[0][0] > s[1][0] and s[1][1] > s[0][1] for s in (r["scores"] for r in records)
     ]  # each statement's own image strictly above the other
@@ -167,11 +144,13 @@ def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp
     from bla_eval.testing.generative import build_llama_text
 
     itm = build_cached("blip-itm", texts)
-    results = _run(itm, repos["sugarcrepe"], tmp_path / "itm", "sugarcrepe", "--tasks", "swap_att")
-    records = _records(tmp_path / "itm")["swap_att"]
-    right = np.mean([_strictly_above(r["scores"], r["labels"]) for r in records])
+    results = run_bla_eval(
+        itm, repos["sugarcrepe"], tmp_path / "itm", "sugarcrepe", "--tasks", "swap_att"
+    )
+    records = records_by_task(tmp_path / "itm")["swap_att"]
+    right = np.mean([strictly_above(r["scores"], r["labels"]) for r in records])
     assert results["tasks"]["swap_att"]["accuracy"]["accuracy"] == pytest.approx(right)
-    control = _run(
+    control = run_bla_eval(
         itm,
         repos["aro"],
         tmp_path / "control",
@@ -184,7 +163,7 @@ def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp
     assert "control" in control and "vg_relation" in control["control"]["tasks"]
     text = tmp_path / "llama"
     build_llama_text(text, texts)
-    blind = _run(
+    blind = run_bla_eval(
         text,
         repos["sugarcrepe"],
         tmp_path / "blind",
@@ -194,8 +173,8 @@ def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp
         "--tasks",
         "replace_obj",
     )
-    records = _records(tmp_path / "blind")["replace_obj"]
-    right = np.mean([_strictly_above(r["scores"], r["labels"]) for r in records])
+    records = records_by_task(tmp_path / "blind")["replace_obj"]
+    right = np.mean([strictly_above(r["scores"], r["labels"]) for r in records])
     assert blind["tasks"]["replace_obj"]["accuracy"]["accuracy"] == pytest.approx(right)
 
 
@@ -207,10 +186,10 @@ def test_naturalbench_answers_from_p_yes_and_generated_answers_of_a_generative_m
     llava = build_cached("llava", texts)
     for model, extra in ((llava, ()),):
         out = tmp_path / "runs" / model.name
-        results = _run(
+        results = run_bla_eval(
             model, repos["naturalbench"], out, "naturalbench", "--prompt", "naturalbench", *extra
         )
-        records = _records(out)["yes_no"]
+        records = records_by_task(out)["yes_no"]
         assert len(records) == 3 and all(len(r["scores"]) == 2 for r in records)
         correct = [
             [

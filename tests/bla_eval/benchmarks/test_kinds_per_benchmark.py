@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.bla_eval.benchmarks.runs import records_by_task, strictly_above
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 KINDS = ("contrastive", "itm", "generative", "blind")
@@ -99,21 +101,6 @@ def _results(out: Path) -> dict:
     return json.loads((out / "results.json").read_text())
 
 
-def _records(out: Path) -> dict[str, list[dict]]:
-    by_task: dict[str, list[dict]] = {}
-    for line in (out / "scores.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        by_task.setdefault(record["task"], []).append(record)
-    return by_task
-
-
-def _above(scores: list[float], labels: list[int]) -> bool:
-    """Every true caption strictly above every false one."""
-    true = [s for s, y in zip(scores, labels, strict=True) if y]
-    false = [s for s, y in zip(scores, labels, strict=True) if not y]
-    return all(t > f for t in true for f in false)
-
-
 def _first_word(answer: str, words: tuple[str, str]) -> int:
     """1 / 0 when the first of ``words`` to appear as a whole word (any case) is the first /
     second, -1 for neither."""
@@ -136,9 +123,11 @@ def _naturalbench(correct: list) -> dict[str, float]:
 def _expected(benchmark: str, task: str, records: list[dict]) -> dict[str, float]:
     """The benchmark's headline metrics of one task, recomputed from the records by hand."""
     if benchmark == "sugarcrepe":
-        return {"accuracy": float(np.mean([_above(r["scores"], r["labels"]) for r in records]))}
+        return {
+            "accuracy": float(np.mean([strictly_above(r["scores"], r["labels"]) for r in records]))
+        }
     if benchmark == "sugarcrepe-pp":
-        return {"itt": float(np.mean([_above(r["scores"], r["labels"]) for r in records]))}
+        return {"itt": float(np.mean([strictly_above(r["scores"], r["labels"]) for r in records]))}
     if benchmark == "aro":
         by_relation: dict[str, list[bool]] = {}
         for r in records:
@@ -216,7 +205,7 @@ def test_each_kind_gets_each_benchmarks_metrics(score, benchmark, kind) -> None:
         assert "NaturalBench needs yes/no answers" in line and "not similarities" in line
         return
     assert code == 0, err
-    results, by_task = _results(out), _records(out)
+    results, by_task = _results(out), records_by_task(out)
     assert sorted(by_task) == sorted(TASKS[benchmark]) and results["display_name"] == NAMES[kind]
     for task, records in by_task.items():
         view = results["tasks"][task][VIEW[benchmark]]
@@ -234,11 +223,11 @@ def test_the_blind_row_scores_what_its_design_says(score) -> None:
     """Shown no image, both images of an item get the same scores: no MMVP-VLM statement
     prefers an image, and no NaturalBench question is answered right on both images."""
     _, _, out = score("mmvp-vlm", "blind")
-    records = _records(out)["mmvp_vlm"]
+    records = records_by_task(out)["mmvp_vlm"]
     assert all(r["scores"][0] == r["scores"][1] for r in records)
     assert _results(out)["tasks"]["mmvp_vlm"]["pairs"]["pair_accuracy"] == 0
     _, _, out = score("naturalbench", "blind")
-    records = _records(out)["yes_no"]
+    records = records_by_task(out)["yes_no"]
     assert all(
         0 <= s <= 1 and r["scores"][0] == r["scores"][1] for r in records for s in r["scores"][0]
     )
@@ -252,7 +241,7 @@ def test_naturalbench_generated_answers_of_both_question_types(score) -> None:
     samples, A / B for the multiple-choice ones (their only view)."""
     code, err, out = score("naturalbench", "generative", "--tasks", "yes_no", "multiple_choice")
     assert code == 0, err
-    results, by_task = _results(out), _records(out)
+    results, by_task = _results(out), records_by_task(out)
     yes_no, choice = by_task["yes_no"], by_task["multiple_choice"]
     assert [r["id"] for r in choice] == ["3"] and len(yes_no) == 3
     assert results["tasks"]["yes_no"]["answers"] == pytest.approx(
