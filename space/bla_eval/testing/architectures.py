@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import transformers as tf
 
@@ -177,10 +178,22 @@ def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> P
     (default ``$BLA_CACHE_DIR/tiny-models`` or ``~/.cache/bla/tiny-models``), keyed by the
     transformers version, the texts and the source of the builder's modules; a folder is
     renamed into place only when complete."""
+    return build_once(name, ARCHITECTURES[name].build, texts, root)
+
+
+def build_once(
+    name: str,
+    build: Callable[[Path, list[str]], Any],
+    texts: Sequence[str],
+    root: Path | None = None,
+) -> Path:
+    """The folder ``build(folder, texts)`` fills, seeded, built once under ``root`` as for
+    :func:`build_cached` (keyed by ``name``, the transformers version, the texts and the source of
+    ``build``'s module and of the shared ``processors`` and ``sizes``). A stable folder also lets
+    caches keyed by a model's path, such as vLLM's compiled models, serve later sessions."""
     import torch
 
-    arch = ARCHITECTURES[name]
-    sources = [inspect.getsource(sys.modules[arch.build.__module__])]
+    sources = [inspect.getsource(sys.modules[build.__module__])]
     sources += [inspect.getsource(module) for module in (processors, sizes)]
     key = hashlib.sha256(json.dumps([name, list(texts), sources]).encode()).hexdigest()[:16]
     base = root or Path(os.environ.get("BLA_CACHE_DIR", Path.home() / ".cache" / "bla"))
@@ -190,7 +203,7 @@ def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> P
     staging = folder.with_name(f".{folder.name}.building-{os.getpid()}")
     staging.parent.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
-    arch.build(staging, list(texts))
+    build(staging, list(texts))
     os.replace(staging, folder)
     return folder
 

@@ -50,25 +50,29 @@ def scores(run: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def release_sentences(built_dataset: Path) -> list[str]:
     from bla_eval.benchmarks.bla import load_bla
+
+    return [c for p in load_bla(str(built_dataset)) for c in p.captions]
+
+
+# The two models are built once into ~/.cache/bla (``build_once``, keyed by their builder's source
+# and texts): vLLM keys its cache of compiled models by the model's folder, and an engine start
+# that finds its model compiled takes ~5 s of CPU instead of ~30 s (three starts of the LLaVA).
+@pytest.fixture(scope="module")
+def tiny_llava(release_sentences: list[str]) -> Path:
+    from bla_eval.testing.architectures import build_once
     from bla_eval.testing.generative import build_llava_vllm
 
-    points = load_bla(str(built_dataset))
-    out = tmp_path_factory.mktemp("llava_vllm") / "llava"
-    build_llava_vllm(out, [c for p in points for c in p.captions])
-    return out
+    return build_once("llava-vllm", build_llava_vllm, release_sentences)
 
 
 @pytest.fixture(scope="module")
-def tiny_llama(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bla_eval.benchmarks.bla import load_bla
+def tiny_llama(release_sentences: list[str]) -> Path:
+    from bla_eval.testing.architectures import build_once
     from bla_eval.testing.generative import build_llama_vllm
 
-    points = load_bla(str(built_dataset))
-    out = tmp_path_factory.mktemp("llama_vllm") / "llama"
-    build_llama_vllm(out, [c for p in points for c in p.captions])
-    return out
+    return build_once("llama-vllm", build_llama_vllm, release_sentences)
 
 
 @pytest.fixture(scope="module")
