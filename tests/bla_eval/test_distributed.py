@@ -102,12 +102,12 @@ def test_shards_split_the_images_and_merge_back_in_single_process_order(tmp_path
 def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_dataset, tmp_path):
     argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--device", "cpu"]
     argv += ["--limit", "40", "--batch-size", "1", "--images-per-batch", "1"]  # same batches
-    one = tmp_path / "one"
-    finish(bla_eval_process([*argv, "--output", str(one)]))  # one process, one thread
+    one, two = tmp_path / "one", tmp_path / "two"
+    single = bla_eval_process([*argv, "--output", str(one)])  # one process, one thread
+    double = bla_eval_process([*argv, "--output", str(two)], processes=2)  # at once
+    finish(single)
+    finish(double)
     whole = json.loads((one / "results.json").read_text(encoding="utf-8"))
-
-    two = tmp_path / "two"
-    finish(bla_eval_process([*argv, "--output", str(two)], processes=2))
     assert (two / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()
     results = json.loads((two / "results.json").read_text(encoding="utf-8"))
     assert results["tasks"] == whole["tasks"]
