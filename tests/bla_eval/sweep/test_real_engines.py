@@ -92,6 +92,32 @@ def scoring(root: Path, cells: list[str], seconds: float = 300) -> tuple[str, di
     raise TimeoutError("no cell scored")
 
 
+def held(root: Path, cells: list[str]) -> tuple[str, dict]:
+    """A cell caught while it scores and stopped there (SIGSTOP), unfinished: the cell and its
+    runner record. Slurm's cancel sends SIGCONT, SIGTERM (which submitit ignores) and, KillWait
+    later, SIGKILL to the job's process group, so the stopped job cannot finish its cell first."""
+    while True:
+        cell, record = scoring(root, cells)
+        os.kill(record["pid"], signal.SIGSTOP)
+        if not (root / cell / RESULTS_FILE).exists():
+            return cell, record
+        os.kill(record["pid"], signal.SIGCONT)  # it finished before it stopped: another one
+
+
+def gone(pid: int, seconds: float = 30) -> bool:
+    """Whether process ``pid`` ends (or is a zombie) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def started(root: Path, cell: str, before: dict, seconds: float = 300) -> dict:
     """Wait until the cell's runner record names a process other than ``before``'s."""
     deadline = time.monotonic() + seconds
@@ -158,8 +184,9 @@ def test_slurm_without_accounting_scancel_and_a_killed_driver(
     root = tmp_path / "sweep"
     slurm = ["--executor", "slurm", "--time", "10"]
     sweep = start(plan, str(root), tmp_path, env, *slurm)
-    cell, record = scoring(root, cells)
+    cell, record = held(root, cells)
     subprocess.run(["scancel", record["slurm_job"]], env=env, check=True)
+    assert gone(record["pid"]), "the cancelled job's process still runs"
     code, out, err = finish(sweep)
     assert code == 11, err[-3000:]
     line = next(x for x in err.splitlines() if f"cell {cell} failed" in x)
