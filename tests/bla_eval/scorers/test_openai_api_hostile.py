@@ -447,6 +447,7 @@ def _replaced(doc: Any, place: tuple, value: Any) -> Any:
 @settings(
     max_examples=20,
     deadline=None,
+    derandomize=True,  # the same 20 responses every run: CI's outcome does not depend on a draw
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
