@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from bla_metric import compositional
+from tests.bla_eval.benchmarks.runs import records_by_task, run_bla_eval
 from tests.bla_eval.commands import refused
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -90,16 +91,11 @@ def vocabulary() -> list[str]:
 
 
 def _run(model: Path | str, repo: Path, out: Path, *extra: str) -> dict:
-    from bla_eval.cli import main as bla_eval
-
-    argv = ["--benchmark", "sugarcrepe-pp", "--model", model, "--data", repo, "--output", out]
-    argv += ["--device", "cpu", "--tasks", SUBSET, *extra]
-    assert bla_eval([str(a) for a in argv]) == 0
-    return json.loads((out / "results.json").read_text())
+    return run_bla_eval(Path(model), repo, out, "sugarcrepe-pp", "--tasks", SUBSET, *extra)
 
 
 def _records(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "scores.jsonl").read_text().splitlines()]
+    return records_by_task(run)[SUBSET]
 
 
 def _authors_tot(cosines: np.ndarray) -> bool:
