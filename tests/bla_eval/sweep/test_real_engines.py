@@ -6,6 +6,7 @@ ever has two writers (a rerun while earlier jobs run is refused, or cancels them
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -92,28 +93,39 @@ def scoring(root: Path, cells: list[str], seconds: float = 300) -> tuple[str, di
     raise TimeoutError("no cell scored")
 
 
+PTRACE_ATTACH, PTRACE_DETACH, WALL = 16, 17, 0x40000000  # <sys/ptrace.h>, <sys/wait.h>
+
+
+def _ptrace(request: int, pid: int) -> bool:
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.ptrace(request, pid, None, None) == 0
+
+
 def held(root: Path, cells: list[str]) -> tuple[str, dict]:
-    """A cell caught while it scores and stopped there (SIGSTOP), unfinished: the cell and its
-    runner record. Slurm's cancel sends SIGCONT, SIGTERM (which submitit ignores) and, KillWait
-    later, SIGKILL to the job's process group, so the stopped job cannot finish its cell first."""
+    """A cell caught while it scores and held there, unfinished: the cell and its runner record.
+    The job's main thread is held in a ptrace stop, which (unlike SIGSTOP) Slurm's cancel cannot
+    resume: its SIGCONT and SIGTERM wait there, so the job cannot finish its cell before the
+    SIGKILL that comes KillWait later. :func:`killed` collects the end."""
     while True:
         cell, record = scoring(root, cells)
-        os.kill(record["pid"], signal.SIGSTOP)
+        if not _ptrace(PTRACE_ATTACH, record["pid"]):
+            continue  # it ended before it was caught: another one
+        os.waitpid(record["pid"], WALL)  # the attach's stop
         if not (root / cell / RESULTS_FILE).exists():
             return cell, record
-        os.kill(record["pid"], signal.SIGCONT)  # it finished before it stopped: another one
+        _ptrace(PTRACE_DETACH, record["pid"])  # it finished before it stopped: another one
 
 
-def gone(pid: int, seconds: float = 30) -> bool:
-    """Whether process ``pid`` ends (or is a zombie) within ``seconds``."""
+def killed(pid: int, seconds: float = 30) -> bool:
+    """Whether the held process ``pid`` is killed by SIGKILL within ``seconds`` (its end
+    collected, so that its parent sees it end)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
+        done, status = os.waitpid(pid, WALL | os.WNOHANG)
+        if done and os.WIFSIGNALED(status):
+            return os.WTERMSIG(status) == signal.SIGKILL
+        if done and os.WIFEXITED(status):
+            return False
         time.sleep(0.05)
     return False
 
@@ -186,7 +198,7 @@ def test_slurm_without_accounting_scancel_and_a_killed_driver(
     sweep = start(plan, str(root), tmp_path, env, *slurm)
     cell, record = held(root, cells)
     subprocess.run(["scancel", record["slurm_job"]], env=env, check=True)
-    assert gone(record["pid"]), "the cancelled job's process still runs"
+    assert killed(record["pid"]), "the cancelled job's process was not killed"
     code, out, err = finish(sweep)
     assert code == 11, err[-3000:]
     line = next(x for x in err.splitlines() if f"cell {cell} failed" in x)
