@@ -62,20 +62,32 @@ def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
         yield items[start : start + size]
 
 
+PREFETCH_THREADS = "bla-prefetch"
+"""The name prefix of the prefetching threads."""
+
+
 def prefetch_map(
     fn: Callable[[T], R], batches: Iterable[Sequence[T]], workers: int | None = None, ahead: int = 2
 ) -> Iterator[list[R]]:
     """Yield ``[fn(x) for x in batch]`` per batch, computing the next ``ahead`` batches in threads.
 
-    Image decoding and resizing release the GIL, so they run while the model works.
+    Image decoding and resizing release the GIL, so they run while the model works. Close the
+    generator when it is left unfinished (``contextlib.closing``): it then cancels what is queued
+    and returns without waiting for its threads. It never waits for them when closed unfinished,
+    since a generator left to the garbage collector is closed in whichever thread collects it,
+    which may hold ``threading``'s own locks (a join there would wait forever).
     """
     workers = workers or min(4, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=PREFETCH_THREADS)
+    finished = False
+    try:
         pending: list[list[Any]] = []
-        iterator = iter(batches)
-        for batch in iterator:
+        for batch in batches:
             pending.append([pool.submit(fn, x) for x in batch])
             if len(pending) > ahead:
                 yield [f.result() for f in pending.pop(0)]
         while pending:
             yield [f.result() for f in pending.pop(0)]
+        finished = True
+    finally:
+        pool.shutdown(wait=finished, cancel_futures=not finished)

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import torch
-from bla_eval.batching import chunks, is_out_of_memory, map_batches, prefetch_map
+from bla_eval.batching import (
+    PREFETCH_THREADS,
+    chunks,
+    is_out_of_memory,
+    map_batches,
+    prefetch_map,
+)
 from bla_eval.scorers.base import regroup
 from bla_eval.scorers.dual import similarity_scores
 
@@ -65,6 +72,35 @@ def test_prefetch_map_keeps_order_and_runs_in_worker_threads():
     out = list(prefetch_map(work, batches, workers=2))
     assert out == [[x + 1 for x in b] for b in batches]
     assert threading.get_ident() not in threads
+
+
+def test_prefetch_map_closed_unfinished_does_not_wait_for_its_threads():
+    """An unfinished generator is closed (by its caller, or by the garbage collector in whatever
+    thread collects it) without joining its threads: one still decoding does not hold it, and
+    nothing queued behind it runs."""
+    release, ran = threading.Event(), []
+
+    def work(x):
+        ran.append(x)
+        if x == 5:
+            release.wait(30)  # a slow decode in flight when the generator is closed
+        return x
+
+    batches = list(chunks(list(range(40)), 5))
+    prefetched = prefetch_map(work, batches, workers=1, ahead=2)
+    assert next(prefetched) == [0, 1, 2, 3, 4]
+    closer = threading.Thread(target=prefetched.close)
+    closer.start()
+    closer.join(5)
+    try:
+        assert not closer.is_alive(), "closing waited for a prefetching thread"
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith(PREFETCH_THREADS) for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "a prefetching thread outlived its generator"
+        time.sleep(0.01)
+    assert max(ran) < 15  # the queued batches were cancelled
 
 
 def test_similarities_and_regroup():

@@ -7,10 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import datasets
 import pytest
+from bla_eval.batching import PREFETCH_THREADS
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
 from bla_eval.config import RunConfig
@@ -150,6 +153,24 @@ def test_each_image_is_prepared_once_across_tasks(built_dataset):
         per_image.setdefault(p.images[0].key, set()).update(p.captions)
     assert len(scorer.sentences) == sum(len(v) for v in per_image.values())
     assert decode_image(points[0], points[0].images[0]).mode == "RGB"
+
+
+def test_a_run_that_fails_mid_scoring_leaves_no_prefetching_thread(built_dataset):
+    """An error while scoring (here: writing a record) closes the prefetching at once, while
+    the error and its traceback are still held: nothing is left for the garbage collector to
+    close later in another thread."""
+    points = load_bla(str(built_dataset), ["co", "rc"], limit=60)
+
+    def full_disk(item, *_):
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left") as raised:
+        score_items(CountingScorer(), points, full_disk, images_per_batch=2)
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith(PREFETCH_THREADS) for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the prefetching threads outlived the failed run"
+        time.sleep(0.01)
+    assert raised.traceback  # still held
 
 
 def _write_dataset(rows: list[dict], out: Path, config: str = "active_passive") -> Path:
