@@ -139,7 +139,8 @@ def test_two_real_processes_refuse_a_linked_part_and_change_nothing(
     co_run, tiny_clip, built_dataset, tmp_path
 ):
     """``torchrun`` with two processes resuming into a run folder whose part of process 1 points
-    at a file of the user's: each process refuses with one line before anything is written, and
+    at a file of the user's: each process refuses with one line before anything is written
+    (unless ``torchrun`` stopped it first: it ends the others once one process fails), and
     nothing under the folder or the user's file changes."""
     from tests.bla_eval.commands import only_own_changes, tree_hashes
 
@@ -155,7 +156,8 @@ def test_two_real_processes_refuse_a_linked_part_and_change_nothing(
     log = proc.communicate(timeout=300)[0].decode(errors="replace")
     assert proc.returncode != 0, log[-3000:]
     refusals = [line for line in log.splitlines() if line.startswith("bla-eval: error: ")]
-    assert len(refusals) == 2, log[-3000:]  # one line from each process
+    stopped = [line for line in log.splitlines() if "closing signal SIGTERM" in line]
+    assert 1 <= len(refusals) <= 2 <= len(refusals) + len(stopped), log[-3000:]  # each process
     assert all(
         line.endswith(
             "scores.part-1-of-2.jsonl is a symbolic link: no output is written "
