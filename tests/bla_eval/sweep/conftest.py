@@ -51,13 +51,23 @@ def processes_naming(marker: str) -> list[int]:
     return sorted(found)
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie waiting for its parent, which
+    may never collect it here, has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def end_processes(pids: list[int], grace_s: float = 10) -> None:
     """SIGTERM, then SIGKILL after ``grace_s`` for those still there."""
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+    while time.monotonic() < deadline and any(map(running, pids)):
         time.sleep(0.2)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
@@ -151,7 +161,8 @@ def slurm_cluster(free_port) -> Iterator[dict[str, str]]:
         subprocess.run(
             ["scancel", "--full", "--partition=test"], env=env, check=False, capture_output=True
         )
-        end_processes(processes_naming(str(root)))
+        # its step daemons wait out a cancelled step: nothing of this cluster is kept to save
+        end_processes(processes_naming(str(root)), grace_s=2)
         shutil.rmtree(root, ignore_errors=True)
 
 

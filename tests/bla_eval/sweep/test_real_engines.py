@@ -101,22 +101,30 @@ def _ptrace(request: int, pid: int) -> bool:
     return libc.ptrace(request, pid, None, None) == 0
 
 
+def hold(pid: int) -> bool:
+    """Hold process ``pid``'s main thread in a ptrace stop, which (unlike SIGSTOP) Slurm's
+    cancel cannot resume: its SIGCONT and SIGTERM wait there, so a held job writes nothing more
+    before the SIGKILL that comes KillWait later (:func:`killed` collects its end). False when
+    the process has ended."""
+    if not _ptrace(PTRACE_ATTACH, pid):
+        return False
+    os.waitpid(pid, WALL)  # the attach's stop
+    return True
+
+
 def held(root: Path, cells: list[str]) -> tuple[str, dict]:
-    """A cell caught while it scores and held there, unfinished: the cell and its runner record.
-    The job's main thread is held in a ptrace stop, which (unlike SIGSTOP) Slurm's cancel cannot
-    resume: its SIGCONT and SIGTERM wait there, so the job cannot finish its cell before the
-    SIGKILL that comes KillWait later. :func:`killed` collects the end."""
+    """A cell caught while it scores and held there (:func:`hold`), unfinished: the cell and
+    its runner record."""
     while True:
         cell, record = scoring(root, cells)
-        if not _ptrace(PTRACE_ATTACH, record["pid"]):
+        if not hold(record["pid"]):
             continue  # it ended before it was caught: another one
-        os.waitpid(record["pid"], WALL)  # the attach's stop
         if not (root / cell / RESULTS_FILE).exists():
             return cell, record
         _ptrace(PTRACE_DETACH, record["pid"])  # it finished before it stopped: another one
 
 
-def killed(pid: int, seconds: float = 30) -> bool:
+def killed(pid: int, seconds: float = 120) -> bool:
     """Whether the held process ``pid`` is killed by SIGKILL within ``seconds`` (its end
     collected, so that its parent sees it end)."""
     deadline = time.monotonic() + seconds
@@ -203,16 +211,20 @@ def test_slurm_without_accounting_scancel_and_a_killed_driver(
     assert code == 11, err[-3000:]
     line = next(x for x in err.splitlines() if f"cell {cell} failed" in x)
     assert f"its Slurm job {record['slurm_job']} ended CANCELLED" in line, line
-    # a killed driver: its job goes on, the rerun does not start a second one
+    # a killed driver: its job goes on (held, so it is still running for the reruns), the
+    # rerun does not start a second one
     sweep = start(plan, str(root), tmp_path, env, *slurm)
     record = started(root, cell, record)
+    assert hold(record["pid"])
     sweep.send_signal(signal.SIGKILL)
     sweep.wait()
     code, out, err = finish(start(plan, str(root), tmp_path, env, *slurm))
     assert code == 2, err[-3000:]
     (line,) = err.strip().splitlines()
     assert f"{cell} (Slurm job {record['slurm_job']}" in line and "--cancel-running" in line
-    code, out, err = finish(start(plan, str(root), tmp_path, env, *slurm, "--cancel-running"))
+    sweep = start(plan, str(root), tmp_path, env, *slurm, "--cancel-running")
+    assert killed(record["pid"]), "the running job was not cancelled"
+    code, out, err = finish(sweep)
     assert code == 0, err[-3000:]
     check_cells(root, expected)
     sacct = subprocess.run(["sacct"], env=env, capture_output=True, text=True)
