@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, closing, contextmanager
+from contextlib import closing, contextmanager
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -111,19 +111,19 @@ def score_items(
     def prepare(key: str) -> Any:
         return prepared_image(scorer, *refs[key])
 
+    wanted = {r.key for item in items if id(item) in todo for r in item.images}
+    every = image_batches(groups, images_per_batch, scorer.one_batch)
+    marks = [bool(wanted.intersection(b)) for b in every]
+    last = max((k for k, m in enumerate(marks) if m), default=-1)
+    steps = list(zip(every[: last + 1], marks, strict=False))
     total, done = len(todo), 0
     desc = f"scoring ({scorer.kind})"
     bar = tqdm(total=total, desc=desc, unit="item")
     try:
-        with library_messages_above(), ExitStack() as stack:
-            wanted = {r.key for item in items if id(item) in todo for r in item.images}
-            every = image_batches(groups, images_per_batch, scorer.one_batch)
-            marks = [bool(wanted.intersection(b)) for b in every]
-            last = max((k for k, m in enumerate(marks) if m), default=-1)
-            steps = list(zip(every[: last + 1], marks, strict=False))
-            prefetched = stack.enter_context(
-                closing(prefetch_map(prepare, [b for b, m in steps if m]))
-            )
+        with (
+            library_messages_above(),
+            closing(prefetch_map(prepare, [b for b, m in steps if m])) as prefetched,
+        ):
             for batch_keys, to_score in steps:
                 asked = [asked_of(groups[k], item_queries) for k in batch_keys]
                 if not to_score:  # every item of it was kept: the scorer's caches only
