@@ -52,6 +52,9 @@ def detect(path: str, trust_remote_code: bool = False) -> tuple[str, Any]:
     for cls in classes:
         if cls.matches_config(config):
             return cls.kind, config
+    note = out_of_scope(config)
+    if note:
+        raise ValueError(f"model {path!r}: {note}")
     raise ValueError(
         f"unknown model kind for {path!r} (model_type={getattr(config, 'model_type', '')!r}, "
         f"architectures={sorted(getattr(config, 'architectures', None) or [])}); "
@@ -121,3 +124,76 @@ def is_dual_encoder(config: Any) -> bool:
     return base is not None and all(
         hasattr(base, m) for m in ("get_image_features", "get_text_features")
     )
+
+
+IMAGE_TOKEN_NAMES = ("image_token_id", "image_token_index")
+VISION_WORDS = ("vision", "visual", "image", "img")
+"""Words in a config attribute that holds an image encoder's settings (``vision_config``,
+``visual``, ``img_processor``, ``visual_tokenizer_config``, ...)."""
+
+
+def declares_images(config: Any) -> bool:
+    """The model takes images: its config (or a sub-config) names an image token or holds an
+    image encoder's settings, or its processor has an image processor."""
+    return _config_declares_images(config, depth=2) or has_image_processor(config)
+
+
+def _config_declares_images(config: Any, depth: int) -> bool:
+    values = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+    for name, value in values.items():
+        if name in IMAGE_TOKEN_NAMES and isinstance(value, int):
+            return True
+        if isinstance(value, dict) and value:
+            if any(word in name for word in VISION_WORDS):
+                return True
+            if depth > 1 and _config_declares_images(value, depth - 1):
+                return True
+    return False
+
+
+PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
+
+
+def has_image_processor(config: Any) -> bool:
+    """The processor files beside the config (its ``_name_or_path``: a folder or Hub id) declare
+    an image processor."""
+    import json
+
+    from transformers.utils import cached_file
+
+    where = getattr(config, "_name_or_path", "") or ""
+    for name in PROCESSOR_FILES if where else ():
+        try:
+            path = cached_file(
+                where,
+                name,
+                _raise_exceptions_for_missing_entries=False,
+                _raise_exceptions_for_connection_errors=False,
+            )
+        except (OSError, ValueError):
+            path = None
+        if not path:
+            continue
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        image = data.get("image_processor", data) if isinstance(data, dict) else {}
+        if isinstance(image, dict) and "image_processor_type" in image:
+            return True
+    return False
+
+
+def out_of_scope(config: Any) -> str | None:
+    """Why no kind scores a model, in one line (None: no known reason): late-interaction
+    retrieval (many vectors per image and query, compared by MaxSim: ColPali, ColQwen2)."""
+    from transformers.models.auto import modeling_auto as auto
+
+    model_type = getattr(config, "model_type", "")
+    retrieval = any(a.endswith("ForRetrieval") for a in architectures(config))
+    if retrieval or model_type in auto.MODEL_FOR_RETRIEVAL_MAPPING_NAMES:
+        return (
+            f"{model_type} is a late-interaction retrieval model (many vectors per image and "
+            "query, compared by MaxSim): no kind scores it"
+        )
+    return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -28,15 +29,23 @@ from ..protocols.templates import (
 from ..queries import Query
 from . import caption, generation
 from .base import Scored, regroup
-from .detect import architectures, auto_classes, is_dual_encoder
+from .detect import architectures, auto_classes, declares_images, is_dual_encoder
 from .local import LocalScorer
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
 from .processor_inputs import find_convention, forward_parameters, model_inputs
 from .registry import register_kind
 from .resolved_model import ResolvedModel
 
-REMOTE_AUTO_CLASSES = frozenset({"AutoModelForImageTextToText", "AutoModelForVision2Seq"})
-"""Auto classes of a remote-code config (``auto_map``) that make it an image-text-to-text model."""
+REMOTE_AUTO_CLASSES = {
+    "AutoModelForImageTextToText": "AutoModelForImageTextToText",
+    "AutoModelForVision2Seq": "AutoModelForImageTextToText",
+    "AutoModelForCausalLM": "AutoModelForCausalLM",
+    "AutoModel": "AutoModel",
+}
+"""Auto classes a remote-code config (``auto_map``) may name for a generating model, most
+specific first, and the auto class that loads it (the last two only for a config that declares
+images: ``detect.declares_images``)."""
+IMAGE_TEXT_AUTO = frozenset({"AutoModelForImageTextToText", "AutoModelForVision2Seq"})
 
 
 def prompt_text(processor: Any, template: PromptTemplate, query: Query | str, chat: bool) -> str:
@@ -52,19 +61,66 @@ def prompt_text(processor: Any, template: PromptTemplate, query: Query | str, ch
     return processor.apply_chat_template(messages, add_generation_prompt=True)
 
 
-def _model_class(config: Any):
-    """The image-text-to-text class a config names, else the auto class (None: transformers
-    reads the config when loading)."""
+@dataclass(frozen=True)
+class GeneratingClass:
+    """The class that loads a generative model; ``part``: for a composite checkpoint, the
+    sub-config (and submodel) of its generating part (Qwen2.5-Omni's ``thinker_config``)."""
+
+    cls: Any
+    part: str | None = None
+
+    def config_kwargs(self, model: ResolvedModel) -> dict[str, Any]:
+        """``config=`` for ``from_pretrained``: the part's sub-config for a part."""
+        if self.part is None:
+            return model.config_kwargs
+        return {"config": getattr(model.config, self.part)}
+
+    def load_kwargs(self) -> dict[str, Any]:
+        """A part's weights, named ``<part>.…`` in the checkpoint, read without the prefix."""
+        if self.part is None:
+            return {}
+        prefix = self.part.removesuffix("_config")
+        return {"key_mapping": {rf"^{prefix}\.": ""}}
+
+
+def generating_class(config: Any, images: bool | None = None) -> GeneratingClass | None:
+    """How a generative model of ``config`` loads (None: it is not one). ``images``: whether it
+    takes images (``detect.declares_images``, asked only where needed when None): an
+    image-text-to-text class the config names, or the auto class of its ``auto_map`` (remote
+    code); its model type's image-text-to-text class; for a model that takes images, its
+    causal-LM class (Phi-4-multimodal), a remote-code causal-LM or base class, or the
+    image-text-to-text class of a sub-config (the generating part of a composite checkpoint).
+    A dual encoder (``BlipModel``) is none, unless it names such a class."""
     import transformers
     from transformers.models.auto import modeling_auto as auto
 
-    if REMOTE_AUTO_CLASSES & auto_classes(config):  # the model's own code, named in auto_map
-        return transformers.AutoModelForImageTextToText
-    known = set(auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.values())
-    for name in getattr(config, "architectures", None) or []:
-        if name in known and hasattr(transformers, name):
-            return getattr(transformers, name)
-    return transformers.AutoModelForImageTextToText
+    image_text = auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    remote = auto_classes(config)
+    for name in IMAGE_TEXT_AUTO & remote:
+        return GeneratingClass(getattr(transformers, REMOTE_AUTO_CLASSES[name]))
+    for name in sorted(architectures(config)):
+        if name in set(image_text.values()) and hasattr(transformers, name):
+            return GeneratingClass(getattr(transformers, name))
+    model_type = getattr(config, "model_type", "")
+    if is_dual_encoder(config):  # BlipModel: the image-text-to-text type's dual encoder
+        return None
+    if model_type in image_text:
+        return GeneratingClass(transformers.AutoModelForImageTextToText)
+    if images is None:
+        images = declares_images(config)
+    if not images:
+        return None
+    for name in REMOTE_AUTO_CLASSES:
+        if name in remote:
+            return GeneratingClass(getattr(transformers, REMOTE_AUTO_CLASSES[name]))
+    if model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return GeneratingClass(transformers.AutoModelForCausalLM)
+    for part in getattr(config, "sub_configs", None) or {}:
+        sub = getattr(config, part, None)
+        name = image_text.get(getattr(sub, "model_type", ""))
+        if name and hasattr(transformers, name):
+            return GeneratingClass(getattr(transformers, name), part)
+    return None
 
 
 @register_kind
@@ -79,27 +135,30 @@ class GenerativeScorer(LocalScorer):
 
     @classmethod
     def matches_config(cls, config: Any) -> bool:
-        from transformers.models.auto import modeling_auto as auto
-
-        mapping = auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-        if architectures(config) & set(mapping.values()):
-            return True
-        if REMOTE_AUTO_CLASSES & auto_classes(config):  # remote code (--trust-remote-code)
-            return True
-        return getattr(config, "model_type", "") in mapping and not is_dual_encoder(config)
+        return generating_class(config) is not None
 
     def load(self, model: ResolvedModel) -> None:
+        import transformers
         from transformers import AutoProcessor
 
         super().load(model)
         model_id, trust = model.path, self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
-        cls = _model_class(model.config)
+        self.check_images_taken(model_id)
+        chosen = generating_class(model.config) if model.config is not None else None
+        chosen = chosen or GeneratingClass(transformers.AutoModelForImageTextToText)
         device_map = getattr(self.options, "device_map", None)
         placement = {"device_map": device_map} if device_map else {}
-        self.model = cls.from_pretrained(
-            model_id, dtype=self.dtype, trust_remote_code=trust, **placement, **model.config_kwargs
+        self.model = chosen.cls.from_pretrained(
+            model_id,
+            dtype=self.dtype,
+            trust_remote_code=trust,
+            **placement,
+            **chosen.config_kwargs(model),
+            **chosen.load_kwargs(),
         )
+        self.model_class = type(self.model).__name__
+        """The class that was loaded (``describe``: a composite checkpoint's part)."""
         self.device_map = device_map
         if device_map:  # spread over the GPUs by accelerate: inputs go where the embeddings are
             self.device = self.model.get_input_embeddings().weight.device
@@ -164,6 +223,17 @@ class GenerativeScorer(LocalScorer):
         """True when the protocol generates answers (``scorers.generation``), e.g. the authors'."""
         self.timings: dict[str, float] = {}
         """Seconds per part of the forward, summed over ``score`` calls (the benchmark reads it)."""
+
+    def check_images_taken(self, model_id: str) -> None:
+        """Refuse a processor that takes no image (a video-only processor: InstructBLIP-Video),
+        in one line, before the model is loaded."""
+        attributes = getattr(type(self.processor), "get_attributes", lambda: [])()
+        if attributes and "image_processor" not in attributes:
+            takes = ", ".join(a for a in attributes if a.endswith("_processor")) or "no images"
+            raise ValueError(
+                f"model {model_id!r}: its processor ({type(self.processor).__name__}) takes no "
+                f"images ({takes}): BLA's datapoints are images"
+            )
 
     def prompt(self, query: Query | str) -> str:
         """The model input text for one query: its demonstrations and question in the

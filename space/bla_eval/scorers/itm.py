@@ -1,6 +1,11 @@
-"""Image-text matching heads (BLIP, BLIP-2): the match probability of each (image, sentence) pair.
+"""Image-text matching heads: the match probability of each (image, sentence) pair.
 
-The vision tower runs once per image; its output is reused for every sentence of that image.
+Any transformers class with a retrieval or matching head scores: the ``*ForImageTextRetrieval``
+and ``*ForImageAndTextRetrieval`` classes (BLIP, BLIP-2, ViLT's one logit, BridgeTower's two) and
+any class whose output holds ``itm_score`` or ``itm_logits`` (FLAVA's pre-training model). The
+head's output is read as it is: one logit gives its sigmoid, two logits the softmax of the match
+class. BLIP and BLIP-2 run their vision tower once per image and reuse it for every sentence;
+the others run the whole model on each pair.
 """
 
 from __future__ import annotations
@@ -16,23 +21,70 @@ from ..queries import Query
 from .base import Scored, regroup
 from .detect import architectures
 from .local import LocalScorer
+from .processor_inputs import forward_parameters
 from .registry import register_kind
 from .resolved_model import ResolvedModel
 
 ITM_CLASSES = ("BlipForImageTextRetrieval", "Blip2ForImageTextRetrieval")
+"""The classes whose vision tower runs once per image (their ITM modules are read directly)."""
+RETRIEVAL_SUFFIXES = ("ForImageTextRetrieval", "ForImageAndTextRetrieval")
+HEAD_FIELDS = ("itm_score", "itm_logits")
+"""Output fields of a matching head, where a model's output names one."""
+
+
+def head_field(cls: Any) -> str | None:
+    """The output field of ``cls``'s image-text matching head: the one its forward's output
+    class names (``HEAD_FIELDS``), else ``logits`` for a retrieval class; None: no such head."""
+    import dataclasses
+    import typing
+
+    try:
+        returned = typing.get_type_hints(cls.forward).get("return")
+    except Exception:  # noqa: BLE001 - annotations that do not resolve: read the class name
+        returned = None
+    for member in typing.get_args(returned) or (returned,):
+        if isinstance(member, type) and dataclasses.is_dataclass(member):
+            names = {f.name for f in dataclasses.fields(member)}
+            for field in HEAD_FIELDS:
+                if field in names:
+                    return field
+    return "logits" if cls.__name__.endswith(RETRIEVAL_SUFFIXES) else None
+
+
+def head_class(config: Any) -> Any:
+    """The class with a matching head that a config names (None: none)."""
+    import transformers
+
+    for name in getattr(config, "architectures", None) or []:
+        cls = getattr(transformers, name, None)
+        if cls is not None and head_field(cls) is not None:
+            return cls
+    return None
 
 
 def _model_class(config: Any):
-    """The ITM class a config names (None: transformers reads the config when loading)."""
+    """The ITM class a config names (a BLIP one by its model type where it names none)."""
     import transformers
 
-    names = [a for a in getattr(config, "architectures", None) or [] if a in ITM_CLASSES]
-    if not names:
-        model_type = getattr(config, "model_type", "")
-        names = [
-            "Blip2ForImageTextRetrieval" if model_type == "blip-2" else "BlipForImageTextRetrieval"
-        ]
-    return getattr(transformers, names[0])
+    cls = head_class(config)
+    if cls is not None:
+        return cls
+    model_type = getattr(config, "model_type", "")
+    return getattr(
+        transformers,
+        "Blip2ForImageTextRetrieval" if model_type == "blip-2" else "BlipForImageTextRetrieval",
+    )
+
+
+def match_probability(logits: torch.Tensor) -> torch.Tensor:
+    """The match probability of each row of a head's logits: sigmoid of one logit, softmax of
+    the last of two (the match class)."""
+    logits = logits.float()
+    if logits.dim() == 1 or logits.shape[-1] == 1:
+        return logits.reshape(len(logits)).sigmoid()
+    if logits.shape[-1] == 2:
+        return logits.softmax(dim=-1)[:, 1]
+    raise ValueError(f"an image-text matching head gives 1 or 2 logits, not {logits.shape[-1]}")
 
 
 @register_kind
@@ -44,7 +96,7 @@ class MatchingScorer(LocalScorer):
 
     @classmethod
     def matches_config(cls, config: Any) -> bool:
-        return bool(architectures(config) & set(ITM_CLASSES))
+        return bool(architectures(config) & set(ITM_CLASSES)) or head_class(config) is not None
 
     def load(self, model: ResolvedModel) -> None:
         from transformers import AutoProcessor
@@ -57,11 +109,17 @@ class MatchingScorer(LocalScorer):
         )
         self.model.to(self.device).eval()
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
+        self.field = head_field(cls) or "itm_score"
+        self.cached_vision = cls.__name__ in ITM_CLASSES
+        """BLIP / BLIP-2: the vision tower once per image; else the whole model per pair."""
+        self.accepted = forward_parameters(self.model)
         self.blip2 = cls.__name__.startswith("Blip2")
         tokenizer = getattr(self.processor, "qformer_tokenizer", None) if self.blip2 else None
         self.tokenizer = tokenizer or self.processor.tokenizer
 
-    def prepare_image(self, image: Image.Image) -> torch.Tensor:
+    def prepare_image(self, image: Image.Image) -> Any:
+        if not self.cached_vision:
+            return image
         return self.processor.image_processor(images=image, return_tensors="pt")["pixel_values"][0]
 
     @torch.inference_mode()
@@ -101,8 +159,37 @@ class MatchingScorer(LocalScorer):
         hidden = hidden.to(m.itm_head.weight.dtype)
         return m.itm_head(hidden[:, :n_queries, :]).mean(dim=1)
 
+    @torch.inference_mode()
+    def pair_scores(self, images: Sequence[Any], texts: Sequence[str]) -> list[float]:
+        """The head's match probability of each (image, text) pair, through the whole model."""
+        enc = self.processor(
+            images=list(images),
+            text=list(texts),
+            padding=True,
+            truncation=True,
+            return_tensors="pt",
+        )
+        inputs = {
+            k: self._placed(v)
+            for k, v in enc.items()
+            if torch.is_tensor(v) and (self.accepted is None or k in self.accepted)
+        }
+        return match_probability(getattr(self.model(**inputs), self.field)).tolist()
+
+    def _placed(self, value: torch.Tensor) -> torch.Tensor:
+        value = value.to(self.device)
+        return value.to(self.dtype) if value.is_floating_point() else value
+
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         sentences = [[q.sentence for q in group] for group in queries]
+        if not self.cached_vision:
+            pairs = [(images[i], s) for i, group in enumerate(sentences) for s in group]
+            values = map_batches(
+                lambda batch: self.pair_scores([i for i, _ in batch], [s for _, s in batch]),
+                pairs,
+                self.batch_size,
+            )
+            return Scored(regroup(values, sentences))
         embeds = map_batches(self.image_embeds, images, self.batch_size)
         pairs = [(i, s) for i, group in enumerate(sentences) for s in group]
 
@@ -115,4 +202,10 @@ class MatchingScorer(LocalScorer):
         return Scored(regroup(values, sentences))
 
     def describe(self) -> dict[str, Any]:
-        return {"score": "softmax(itm_logits)[1]", "text_padding": "longest"}
+        if self.cached_vision:
+            return {"score": "softmax(itm_logits)[1]", "text_padding": "longest"}
+        head = f"{type(self.model).__name__}.{self.field}"
+        return {
+            "score": f"{head}: sigmoid of one logit, softmax[1] of two",
+            "text_padding": "longest",
+        }

@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from ..batching import map_batches
+from .image_features import FeatureBinder, UnboundFeatures, feature_method
 from .processor_inputs import InputConvention, find_convention, model_inputs
 
 PREFIX_CACHE = "prefix-cache"
@@ -79,7 +80,7 @@ def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
     model_type = getattr(model.config, "model_type", "")
     if model_type in NOT_CACHEABLE:
         return FastPath(PLAIN, f"{model_type}: {NOT_CACHEABLE[model_type]}")
-    if image_feature_method(model) is None:
+    if feature_method(model) is None:
         return FastPath(PLAIN, f"{model_type}: the model has no get_image_features")
     if encoder_decoder:
         if model_type in ENCODER_DECODER_TYPES:
@@ -105,16 +106,6 @@ def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
     return FastPath(PREFIX_CACHE, "image features once per image; shared prefix cached")
 
 
-def image_feature_method(model: Any) -> Any:
-    """The model's ``get_image_features`` (the outer class's, else its base model's, as Janus,
-    DeepSeek-VL, PerceptionLM and Emu3 keep it), or None."""
-    for owner in (model, getattr(model, "model", None)):
-        method = getattr(owner, "get_image_features", None)
-        if callable(method):
-            return method
-    return None
-
-
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
     """Length of the longest common prefix of token id lists."""
     first, n = rows[0], min(len(r) for r in rows)
@@ -125,20 +116,17 @@ def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
 
 
 def combine_features(features: Sequence[Any]) -> Any:
-    """The image features of several images as one ``mm_encoder_outputs`` entry (in order)."""
-    pooled = [f.pooler_output for f in features]
+    """The image features of several images as one ``mm_encoder_outputs`` entry (in order):
+    their pooled outputs, or their last hidden states where the method returns no pooled one
+    (Fuyu's patch embeddings)."""
+    field = "pooler_output" if features[0].get("pooler_output") is not None else "last_hidden_state"
+    pooled = [f[field] for f in features]
     merged = copy.copy(features[0])
     if isinstance(pooled[0], (list, tuple)):
-        merged["pooler_output"] = [t for p in pooled for t in p]
+        merged[field] = [t for p in pooled for t in p]
     else:
-        merged["pooler_output"] = torch.cat(pooled, 0)
+        merged[field] = torch.cat(pooled, 0)
     return merged
-
-
-def _kwargs_for(fn: Any, inputs: dict[str, Any], skip: Sequence[str] = ()) -> dict[str, Any]:
-    """The entries of ``inputs`` that ``fn`` names as parameters (not swallowed by **kwargs)."""
-    params = inspect.signature(fn).parameters
-    return {k: v for k, v in inputs.items() if k in params and k not in skip}
 
 
 def sentence_log_prob(logits: torch.Tensor, ids: Sequence[int], count: int) -> tuple[float, int]:
@@ -190,7 +178,8 @@ class PrefixCachedForward:
         if path not in (PREFIX_CACHE, IMAGE_FEATURES):
             raise ValueError(f"no fast forward for path {path!r}")
         self.model, self.processor, self.path = model, processor, path
-        self.features_of = image_feature_method(model)
+        self.binder = FeatureBinder(model)
+        """The image-feature call, bound to each processor output (``image_features``)."""
         self.tokenizer = processor.tokenizer
         self.device, self.dtype = device, dtype
         self.convention = convention
@@ -272,11 +261,22 @@ class PrefixCachedForward:
     def image_features(self, encs: Sequence[dict[str, Any]]) -> Any:
         """The model's image features of the images of ``encs`` (processor outputs of one image
         each), in one vision-tower batch."""
+        call = self.feature_call(encs[0])
         with self.timed("image_features"):
-            kwargs = _kwargs_for(self.features_of, encs[0])
+            kwargs = call.kwargs(encs[0])
             if len(encs) > 1:
-                kwargs = {k: torch.cat([e[k] for e in encs], 0) for k in kwargs}
-            return self.features_of(**kwargs, return_dict=True)
+                kwargs = {k: torch.cat([call.kwargs(e)[k] for e in encs], 0) for k in kwargs}
+            try:
+                return call.method(**kwargs, return_dict=True)
+            except TypeError as err:  # a signature that does not say what the method takes
+                raise UnsupportedPrefix(f"get_image_features: TypeError: {err}") from err
+
+    def feature_call(self, enc: dict[str, Any]) -> Any:
+        """The image-feature call bound to ``enc`` (:class:`UnsupportedPrefix` if it cannot be)."""
+        try:
+            return self.binder.bind(enc)
+        except UnboundFeatures as err:
+            raise UnsupportedPrefix(str(err)) from err
 
     def split(self, expanded: list[int], prompts: Sequence[str]) -> tuple[int, list[list[int]]]:
         """(shift, token rows): ``expanded`` = the processor's ids of ``prompts[0]``; each row is
@@ -436,13 +436,14 @@ class PrefixCachedForward:
     def _chunk_features(self, encs: Sequence[dict[str, Any]]) -> Any:
         """Image features of a chunk of images: one vision batch where their inputs stack
         (same shapes), else one image at a time, combined."""
-        keys = _kwargs_for(self.features_of, encs[0])
-        stackable = all(
-            not torch.is_tensor(encs[0][k])
-            or all(torch.is_tensor(e[k]) and e[k].shape[1:] == encs[0][k].shape[1:] for e in encs)
+        calls = [self.feature_call(e).kwargs(e) for e in encs]
+        keys = calls[0]
+        stackable = all(set(c) == set(keys) for c in calls) and all(
+            not torch.is_tensor(keys[k])
+            or all(torch.is_tensor(c[k]) and c[k].shape[1:] == keys[k].shape[1:] for c in calls)
             for k in keys
         )
-        if stackable and all(set(_kwargs_for(self.features_of, e)) == set(keys) for e in encs):
+        if stackable:
             return self.image_features(encs)
         return combine_features([self.image_features([e]) for e in encs])
 

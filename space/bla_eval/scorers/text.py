@@ -20,6 +20,7 @@ from ..protocols.templates import (
 )
 from ..queries import Query
 from .base import Scored
+from .detect import declares_images
 from .local import LocalScorer
 from .registry import register_kind
 from .resolved_model import ResolvedModel, is_gguf
@@ -56,7 +57,8 @@ class TextScorer(LocalScorer):
     def matches_config(cls, config: Any) -> bool:
         from transformers.models.auto import modeling_auto as auto
 
-        return getattr(config, "model_type", "") in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        causal = getattr(config, "model_type", "") in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        return causal and not declares_images(config)  # a model that takes images is never blind
 
     def load(self, model: ResolvedModel) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer

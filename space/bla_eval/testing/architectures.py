@@ -32,13 +32,17 @@ from . import (
     idefics,
     llama4,
     llava_family,
+    minicpm,
     molmo,
+    omni,
     ovis,
     perception,
+    phi,
     processors,
     qwen,
     remote_code,
     sizes,
+    video_llava,
 )
 from . import dual_encoders as dual
 from .itm import build_blip2_itm, build_blip_itm
@@ -121,6 +125,20 @@ register(
     "auto_map, --trust-remote-code",
     flags=("--trust-remote-code",),
 )
+register(
+    "remote-code-causal-lm",
+    "generative",
+    remote_code.build_remote_code_causal_lm,
+    "auto_map AutoModelForCausalLM only",
+    flags=("--trust-remote-code",),
+)
+register(
+    "remote-code-base",
+    "generative",
+    remote_code.build_remote_code_base,
+    "auto_map AutoModel only",
+    flags=("--trust-remote-code",),
+)
 # -- more generative families --
 
 register(
@@ -160,6 +178,16 @@ register(
 # -- end of more generative families --
 register("ovis2", "generative", ovis.build_ovis2, "visual vocabulary, indicator tokens")
 register("molmo2", "generative", molmo.build_molmo2, "attention-pooled crops, column tokens")
+register("video_llava", "generative", video_llava.build_video_llava, "pixel_values_images")
+register("minicpmv4_6", "generative", minicpm.build_minicpmv4_6, "*args features, linear attention")
+register(
+    "phi4_multimodal",
+    "generative",
+    phi.build_phi4_multimodal,
+    "causal-LM class, image and audio processors",
+    path="plain",
+)
+register("qwen2_5_omni", "generative", omni.build_qwen2_5_omni, "composite: its thinker loads")
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
 register("siglip2", "contrastive", dual.build_siglip2, "NaFlex patches and mask")

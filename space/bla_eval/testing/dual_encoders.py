@@ -28,14 +28,18 @@ def tiny_clip_config(layers: dict[str, int] = TINY_LAYERS) -> tf.CLIPConfig:
     )
 
 
-def save_random_clip(out: Path, sentences: Sequence[str], config=None) -> Path:
-    """Save a randomly initialised CLIP (default: ViT-B/32 sizes) with processor into ``out``."""
+def save_random_clip(
+    out: Path, sentences: Sequence[str], config=None, seed: int | None = 0
+) -> Path:
+    """Save a randomly initialised CLIP (default: ViT-B/32 sizes) with processor into ``out``;
+    torch seeded with ``seed`` first (None: the caller's generator as it stands)."""
     config = config or tf.CLIPConfig()
     tokenizer = train_clip_tokenizer(sentences, config.text_config.vocab_size)
     config.text_config.bos_token_id = tokenizer.bos_token_id
     config.text_config.eos_token_id = tokenizer.eos_token_id  # pooled at the first EOS
     config.text_config.pad_token_id = tokenizer.pad_token_id
-    torch.manual_seed(0)
+    if seed is not None:
+        torch.manual_seed(seed)
     tf.CLIPModel(config).save_pretrained(out)
     size = config.vision_config.image_size
     processor = tf.CLIPImageProcessor(
@@ -46,8 +50,9 @@ def save_random_clip(out: Path, sentences: Sequence[str], config=None) -> Path:
 
 
 def build_clip(out: Path, texts: list[str]) -> None:
-    """A two-layer CLIP (``save_random_clip`` with ``tiny_clip_config(TWO_LAYERS)``)."""
-    save_random_clip(out, texts, tiny_clip_config(TWO_LAYERS))
+    """A two-layer CLIP (``save_random_clip`` with ``tiny_clip_config(TWO_LAYERS)``), drawn from
+    the caller's torch generator."""
+    save_random_clip(out, texts, tiny_clip_config(TWO_LAYERS), seed=None)
 
 
 def build_siglip(out: Path, texts: list[str]) -> None:

@@ -24,9 +24,12 @@ class TinyRemoteVLForConditionalGeneration(LlavaForConditionalGeneration):
 """
 
 
-def build_remote_code_llava(out: Path, texts: list[str]) -> None:
+def build_remote_code_llava(
+    out: Path, texts: list[str], auto_class: str = "AutoModelForImageTextToText"
+) -> None:
     """The LLaVA of :func:`.generative.build_llava_chat` as a remote-code model: its config
-    and model classes in the folder's own modules, named by ``auto_map``."""
+    and model classes in the folder's own modules, named by ``auto_map`` under
+    ``auto_class``."""
     build_llava_chat(out, texts)
     (out / "configuration_tiny_remote_vl.py").write_text(CONFIG_CODE, encoding="utf-8")
     (out / "modeling_tiny_remote_vl.py").write_text(MODEL_CODE, encoding="utf-8")
@@ -37,9 +40,19 @@ def build_remote_code_llava(out: Path, texts: list[str]) -> None:
         architectures=["TinyRemoteVLForConditionalGeneration"],
         auto_map={
             "AutoConfig": "configuration_tiny_remote_vl.TinyRemoteVLConfig",
-            "AutoModelForImageTextToText": (
-                "modeling_tiny_remote_vl.TinyRemoteVLForConditionalGeneration"
-            ),
+            auto_class: "modeling_tiny_remote_vl.TinyRemoteVLForConditionalGeneration",
         },
     )
     path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+
+
+def build_remote_code_causal_lm(out: Path, texts: list[str]) -> None:
+    """The remote-code model with its class named under ``AutoModelForCausalLM`` only, as
+    Phi-3-vision, MiniCPM-V 2.x, Qwen-VL-Chat and CogVLM2 name theirs."""
+    build_remote_code_llava(out, texts, "AutoModelForCausalLM")
+
+
+def build_remote_code_base(out: Path, texts: list[str]) -> None:
+    """The remote-code model with its class named under ``AutoModel`` only, as InternVL's
+    original repositories and Ovis name theirs."""
+    build_remote_code_llava(out, texts, "AutoModel")

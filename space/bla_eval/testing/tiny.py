@@ -4,12 +4,13 @@ folder with ``BLA_ALLOW_LOCAL_MODELS=1``).
 
 Its weights are random, so its scores are noise around chance: it shows that the set-up works
 (dataset, engine, report, Space) without downloading a model, not how a model does.
+``--architecture`` names any row of the architecture matrix (``bla_eval.testing.architectures``,
+``docs/models.md``); ``--seed`` seeds torch before the builder draws the weights.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from ..cli_common import OneLineParser, run_guarded
@@ -23,39 +24,28 @@ SENTENCES = (
     "the girl who holds the umbrella walks on the street",
 )
 """A few sentences of BLA's kind: the tokenizer is byte-level, so any sentence has tokens."""
+DEFAULT = "llava"
 
 
-def _llava(out: Path, texts: list[str]) -> None:
-    from .generative import build_llava_chat
+def rows() -> dict:
+    """The architecture matrix's rows (imported on use: it imports every builder module)."""
+    from .architectures import ARCHITECTURES
 
-    build_llava_chat(out, texts)
-
-
-def _clip(out: Path, texts: list[str]) -> None:
-    from .dual_encoders import build_clip
-
-    build_clip(out, texts)
+    return ARCHITECTURES
 
 
-ARCHITECTURES: dict[str, tuple[Callable[[Path, list[str]], None], str]] = {
-    "llava": (_llava, "LLaVA with a chat template (kind generative: a vision-language model)"),
-    "clip": (_clip, "CLIP (kind contrastive: a dual encoder)"),
-}
-"""``--architecture`` -> (its builder, its help line)."""
-
-
-def build(out: Path, architecture: str = "llava", seed: int = 0) -> Path:
-    """Save the tiny ``architecture`` into ``out`` (new, empty or an earlier output of this
-    command) with torch seeded by ``seed``; returns ``out``."""
+def build(out: Path, architecture: str = DEFAULT, seed: int = 0) -> Path:
+    """Save the tiny ``architecture`` (a row of the matrix) into ``out`` (new, empty or an
+    earlier output of this command) with torch seeded by ``seed``; returns ``out``."""
     import torch
 
     from ..protocols.templates import TEMPLATES
 
-    builder = ARCHITECTURES[architecture][0]
+    row = rows()[architecture]
     texts = [*SENTENCES, *(t.plain(s) for t in TEMPLATES.values() for s in SENTENCES)]
     torch.manual_seed(seed)
     with staged(out, command=PROG) as stage:
-        builder(stage, texts)
+        row.build(stage, texts)
     return out
 
 
@@ -64,9 +54,11 @@ def build_parser() -> OneLineParser:
     p.add_argument("--out", type=Path, required=True, help="folder to save the model into")
     p.add_argument(
         "--architecture",
-        choices=list(ARCHITECTURES),
-        default="llava",
-        help="; ".join(f"{name}: {line}" for name, (_, line) in ARCHITECTURES.items()),
+        choices=list(rows()),
+        default=DEFAULT,
+        metavar="NAME",
+        help=f"a row of docs/models.md's architecture matrix (default {DEFAULT}; clip: a dual "
+        "encoder)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
@@ -78,8 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
 
     def run() -> int:
+        row = rows()[args.architecture]
         build(args.out, args.architecture, args.seed)
-        print(f"wrote a tiny random-weight {args.architecture} model to {args.out}")
+        flags = f" (bla-eval needs {' '.join(row.flags)})" if row.flags else ""
+        print(
+            f"wrote a tiny random-weight {args.architecture} model to {args.out}: kind "
+            f"{row.kind}{flags}"
+        )
+        if row.upstream_error:
+            print(f"note: transformers itself does not run it ({row.upstream_error})")
         return 0
 
     return run_guarded(run, args.debug, PROG)
