@@ -68,3 +68,30 @@ def test_one_command_builds_a_tiny_vision_language_model_that_bla_eval_runs_offl
     assert bla_eval([str(a) for a in [*argv, "--tasks", "co", "--limit", "1"]]) == 0
     assert '"kind": "generative"' in (out / "results.json").read_text(encoding="utf-8")
     assert build_tiny(["--out", str(out)]) == 2  # a run folder is not this command's output
+
+
+def _weights_digest(folder: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+
+
+def test_the_tiny_command_builds_any_row_and_its_seed_draws_the_weights(tmp_path, capsys):
+    """``--architecture`` takes every row of the matrix; ``--seed`` changes every builder's
+    weights (the CLIP row too), and the same seed gives the same bytes."""
+    from bla_eval.testing.architectures import ARCHITECTURES
+    from bla_eval.testing.tiny import build_parser
+    from bla_eval.testing.tiny import main as build_tiny
+
+    choices = next(a for a in build_parser()._actions if a.dest == "architecture").choices
+    assert list(choices) == list(ARCHITECTURES)
+    digests = {}
+    for name, seed in (("clip", 0), ("clip", 1), ("qwen2_vl", 1)):
+        folder = tmp_path / f"{name}-{seed}"
+        argv = ["--architecture", name, "--seed", str(seed), "--out", str(folder)]
+        assert build_tiny(argv) == 0
+        assert f"kind {ARCHITECTURES[name].kind}" in capsys.readouterr().out
+        digests[name, seed] = _weights_digest(folder)
+    assert digests["clip", 0] != digests["clip", 1]
+    assert build_tiny(["--architecture", "clip", "--out", str(tmp_path / "again")]) == 0
+    assert _weights_digest(tmp_path / "again") == digests["clip", 0]

@@ -49,12 +49,10 @@ def detect(path: str, trust_remote_code: bool = False) -> tuple[str, Any]:
         if cls.matches_name(path):
             return cls.kind, None
     config = read_config(path, trust_remote_code)
+    refuse_out_of_scope(path, config)
     for cls in classes:
         if cls.matches_config(config):
             return cls.kind, config
-    note = out_of_scope(config)
-    if note:
-        raise ValueError(f"model {path!r}: {note}")
     raise ValueError(
         f"unknown model kind for {path!r} (model_type={getattr(config, 'model_type', '')!r}, "
         f"architectures={sorted(getattr(config, 'architectures', None) or [])}); "
@@ -76,6 +74,7 @@ def check_kind_fits(path: str, kind: str, trust_remote_code: bool = False) -> An
             config = read_config(path, trust_remote_code)
         except ValueError:
             return None
+        refuse_out_of_scope(path, config)
         if scorer_class(kind).matches_config(config):
             return config
         detected = next((c.kind for c in classes if c.matches_config(config)), None)
@@ -182,6 +181,13 @@ def has_image_processor(config: Any) -> bool:
         if isinstance(image, dict) and "image_processor_type" in image:
             return True
     return False
+
+
+def refuse_out_of_scope(path: str, config: Any) -> None:
+    """A ValueError in one line for a model that no kind scores (:func:`out_of_scope`)."""
+    note = out_of_scope(config)
+    if note:
+        raise ValueError(f"model {path!r}: {note}")
 
 
 def out_of_scope(config: Any) -> str | None:

@@ -6,9 +6,9 @@ the processor's outputs by what the method declares: a parameter takes the outpu
 the output of an old name that the method or the model's forward renames to it (transformers'
 ``deprecate_kwarg``: Video-LLaVA's ``pixel_values_images``, Fuyu's ``image_patches``); a method
 that only passes ``*args, **kwargs`` on to its base model's (MiniCPM-V 4.6) is read through to
-that one. Whatever cannot be bound so, a required input the processor does not give or an image
-input the forward would read and the method does not, is :class:`UnboundFeatures`: the scorer
-then takes the plain path and says why.
+that one. A call that cannot be bound so (a required input the processor does not give, a
+method that declares no inputs) is :class:`UnboundFeatures`: the scorer then takes the plain
+path and says why.
 """
 
 from __future__ import annotations
@@ -18,14 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 METHOD = "get_image_features"
 VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-TOKEN_INPUTS = frozenset({"input_ids", "attention_mask", "position_ids"})
-"""Processor outputs that are the prompt's tokens, never an image input."""
-ROPE_INPUTS = frozenset({"image_grid_thw", "mm_token_type_ids"})
-"""Image inputs the fast path hands to the model's position function itself."""
 
 
 class UnboundFeatures(RuntimeError):
@@ -102,9 +96,6 @@ class FeatureBinder:
             if fn is not None:
                 for new, old in renames(fn).items():
                     self.aliases.setdefault(new, old)
-        self.forward_inputs = frozenset(
-            name for fn in forwards for name in inspect.signature(fn).parameters
-        ) | frozenset(self.aliases.values())
 
     def bind(self, enc: dict[str, Any]) -> FeatureCall:
         """The call for processor output ``enc`` (of one image and prompt);
@@ -122,19 +113,4 @@ class FeatureBinder:
             elif p.default is inspect.Parameter.empty:
                 given = ", ".join(sorted(enc))
                 raise UnboundFeatures(f"{METHOD} needs {p.name!r}; the processor gives {given}")
-        width = enc["input_ids"].shape[-1] if torch.is_tensor(enc.get("input_ids")) else None
-        left = [
-            k
-            for k, v in enc.items()
-            if torch.is_tensor(v)
-            and k in self.forward_inputs
-            and k not in inputs.values()
-            and k not in TOKEN_INPUTS | ROPE_INPUTS
-            and not (v.dim() == 2 and v.shape[-1] == width)  # per-token: handed to the forward
-        ]
-        if left:
-            raise UnboundFeatures(
-                f"the forward reads the processor's {', '.join(sorted(left))}, which {METHOD} "
-                "does not take"
-            )
         return FeatureCall(self.method, inputs)

@@ -10,6 +10,7 @@ the others run the whole model on each pair.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -113,6 +114,7 @@ class MatchingScorer(LocalScorer):
         self.cached_vision = cls.__name__ in ITM_CLASSES
         """BLIP / BLIP-2: the vision tower once per image; else the whole model per pair."""
         self.accepted = forward_parameters(self.model)
+        self.declares_loss = "return_loss" in inspect.signature(self.model.forward).parameters
         self.blip2 = cls.__name__.startswith("Blip2")
         tokenizer = getattr(self.processor, "qformer_tokenizer", None) if self.blip2 else None
         self.tokenizer = tokenizer or self.processor.tokenizer
@@ -174,6 +176,8 @@ class MatchingScorer(LocalScorer):
             for k, v in enc.items()
             if torch.is_tensor(v) and (self.accepted is None or k in self.accepted)
         }
+        if self.declares_loss:
+            inputs["return_loss"] = False  # FLAVA's pre-training model defaults to its losses
         return match_probability(getattr(self.model(**inputs), self.field)).tolist()
 
     def _placed(self, value: torch.Tensor) -> torch.Tensor:

@@ -129,6 +129,21 @@ def combine_features(features: Sequence[Any]) -> Any:
     return merged
 
 
+def same_features(a: Any, b: Any, tolerance: float = 1e-4) -> bool:
+    """Two image-feature outputs hold the same features (their pooled outputs, else their last
+    hidden states, within ``tolerance`` of the largest value)."""
+    field = "pooler_output" if a.get("pooler_output") is not None else "last_hidden_state"
+    x, y = a.get(field), b.get(field)
+    if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
+        x = torch.cat([t.reshape(-1) for t in x]) if isinstance(x, (list, tuple)) else x
+        y = torch.cat([t.reshape(-1) for t in y]) if isinstance(y, (list, tuple)) else y
+    if not torch.is_tensor(x) or not torch.is_tensor(y) or x.numel() != y.numel():
+        return False
+    x, y = x.float().reshape(-1), y.float().reshape(-1)
+    scale = float(y.abs().max()) or 1.0
+    return float((x - y).abs().max()) <= tolerance * scale
+
+
 def sentence_log_prob(logits: torch.Tensor, ids: Sequence[int], count: int) -> tuple[float, int]:
     """(sum of log-probabilities, count) of the last ``count`` tokens of ``ids`` given
     ``logits`` at each position of ``ids`` (position k predicts token k + 1)."""
@@ -201,6 +216,9 @@ class PrefixCachedForward:
         """The cache holds recurrent states (linear attention, short convolutions)."""
         self.window: int | None = None
         """The smallest sliding window of the model's cache layers (None: full attention)."""
+        self.stacks: bool | None = None
+        """Whether images stacked into one vision batch give each image's own features (checked
+        on the first chunk: MiniCPM-V packs patches along its last axis; None: not yet)."""
         self.memo: dict[Hashable, Any] | None = None
         """Image features by the positions of their images in the current call's image list,
         kept while :meth:`shared_features` is open (None: not kept)."""
@@ -435,17 +453,26 @@ class PrefixCachedForward:
 
     def _chunk_features(self, encs: Sequence[dict[str, Any]]) -> Any:
         """Image features of a chunk of images: one vision batch where their inputs stack
-        (same shapes), else one image at a time, combined."""
+        (same shapes) and stacking was shown to give each image's own features, else one image
+        at a time, combined."""
         calls = [self.feature_call(e).kwargs(e) for e in encs]
         keys = calls[0]
         stackable = all(set(c) == set(keys) for c in calls) and all(
-            not torch.is_tensor(keys[k])
-            or all(torch.is_tensor(c[k]) and c[k].shape[1:] == keys[k].shape[1:] for c in calls)
+            torch.is_tensor(c[k]) and c[k].shape[1:] == keys[k].shape[1:]
+            for c in calls
             for k in keys
         )
-        if stackable:
+        if not stackable or self.stacks is False:
+            return combine_features([self.image_features([e]) for e in encs])
+        if self.stacks:
             return self.image_features(encs)
-        return combine_features([self.image_features([e]) for e in encs])
+        alone = combine_features([self.image_features([e]) for e in encs])
+        try:  # the first chunk: does one batch give each image's own features?
+            batched = self.image_features(encs)
+        except (RuntimeError, ValueError, UnsupportedPrefix):
+            batched = None
+        self.stacks = batched is not None and same_features(batched, alone)
+        return batched if self.stacks else alone
 
     def _check_cut(self, expanded: list[int], row: list[int], shared: int, shift: int) -> None:
         """The prefix may end at ``shared`` (tokenizer index): image tokens before it, and the

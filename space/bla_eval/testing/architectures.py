@@ -23,8 +23,10 @@ import transformers as tf
 
 from . import (
     blip_family,
+    bridgetower,
     deepseek,
     early_fusion,
+    flava,
     gemma,
     generative,
     glm_mllama,
@@ -35,6 +37,7 @@ from . import (
     minicpm,
     molmo,
     omni,
+    out_of_scope,
     ovis,
     perception,
     phi,
@@ -43,6 +46,7 @@ from . import (
     remote_code,
     sizes,
     video_llava,
+    vilt,
 )
 from . import dual_encoders as dual
 from .itm import build_blip2_itm, build_blip_itm
@@ -66,6 +70,9 @@ class Architecture:
     upstream_error: str = ""
     """Set where transformers itself cannot run the architecture: the start of the one-line
     error ``bla-eval`` gives for it (the tests check that line, ``docs/models.md`` shows it)."""
+    out_of_scope: str = ""
+    """Set for a model that no kind scores: a piece of the one line ``bla-eval`` refuses it
+    with (checked by the tests, shown in ``docs/models.md``)."""
 
 
 ARCHITECTURES: dict[str, Architecture] = {}
@@ -76,6 +83,8 @@ Builder = Callable[[Path, list[str]], None]
 
 OTHER_PATHS = {"contrastive": "features once", "itm": "vision tower once per image"}
 """What the non-generative kinds compute once (their only path)."""
+PAIR = "whole model per pair"
+"""The path of a matching head that reads image and sentence together from its first layer."""
 
 
 def register(
@@ -87,10 +96,15 @@ def register(
     path: str = "prefix-cache",
     flags: tuple[str, ...] = (),
     upstream_error: str = "",
+    out_of_scope: str = "",
 ) -> None:
-    """Add a row to :data:`ARCHITECTURES` (``path``: the generative kind's forward path)."""
-    path = OTHER_PATHS.get(kind, path)
-    ARCHITECTURES[name] = Architecture(name, kind, build, note, path, flags, upstream_error)
+    """Add a row to :data:`ARCHITECTURES` (``path``: the generative kind's forward path, or
+    what another kind computes once where it differs from :data:`OTHER_PATHS`)."""
+    if path == "prefix-cache":
+        path = OTHER_PATHS.get(kind, path)
+    ARCHITECTURES[name] = Architecture(
+        name, kind, build, note, path, flags, upstream_error, out_of_scope
+    )
 
 
 register("llava", "generative", generative.build_llava_chat, "byte-level BPE, chat template")
@@ -188,6 +202,22 @@ register(
     path="plain",
 )
 register("qwen2_5_omni", "generative", omni.build_qwen2_5_omni, "composite: its thinker loads")
+register(
+    "instructblipvideo",
+    "generative",
+    out_of_scope.build_instructblipvideo,
+    "Q-Former over video frames",
+    path="-",
+    out_of_scope="takes no images (video_processor)",
+)
+register(
+    "colpali",
+    "none",
+    out_of_scope.build_colpali,
+    "PaliGemma, one vector per token",
+    path="-",
+    out_of_scope="late-interaction retrieval model",
+)
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
 register("siglip2", "contrastive", dual.build_siglip2, "NaFlex patches and mask")
@@ -199,6 +229,16 @@ register("clipseg", "contrastive", dual.build_clipseg, "CLIPSeg towers")
 register("blip", "contrastive", dual.build_blip_contrastive, "BlipModel features")
 register("blip-itm", "itm", lambda out, texts: build_blip_itm(out, texts), "BLIP ITM head")
 register("blip-2-itm", "itm", build_blip2_itm, "Q-Former ITM head")
+register("flava", "contrastive", flava.build_flava, "every token projected: the first read")
+register("vilt-itm", "itm", vilt.build_vilt_itm, "retrieval head, one logit", path=PAIR)
+register(
+    "bridgetower-itm",
+    "itm",
+    bridgetower.build_bridgetower_itm,
+    "retrieval head, two logits",
+    path=PAIR,
+)
+register("flava-itm", "itm", flava.build_flava_itm, "pre-training model's ITM head", path=PAIR)
 
 
 def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> Path:
@@ -242,7 +282,9 @@ def markdown_rows() -> list[str]:
     rows = ["| architecture | kind | path | status | note |", "|---|---|---|---|---|"]
     for arch in ARCHITECTURES.values():
         status = "fails upstream" if arch.upstream_error else "scores"
-        note = f"{arch.note}; {arch.upstream_error}" if arch.upstream_error else arch.note
+        status = "out of scope" if arch.out_of_scope else status
+        why = arch.upstream_error or arch.out_of_scope
+        note = f"{arch.note}; {why}" if why else arch.note
         rows.append(f"| `{arch.name}` | {arch.kind} | {arch.path} | {status} | {note} |")
     return rows
 

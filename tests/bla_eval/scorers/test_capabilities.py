@@ -1,0 +1,90 @@
+"""Kinds and fast paths read from what a model declares: a model that takes images is never the
+text kind, a causal-LM class or a composite checkpoint's part loads as generative, the
+image-feature call is bound to the processor's outputs by what the method accepts (renamed
+inputs, ``*args`` delegation) or refused with the reason, and matching heads are read from
+their output. Tiny random-weight models of the real architectures (``bla_eval.testing``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bla_eval.scorers import LoadOptions, detect_kind, load_scorer, resolve
+from bla_eval.scorers.image_features import FeatureBinder, UnboundFeatures, feature_method
+from bla_eval.scorers.processor_inputs import model_inputs
+from bla_eval.testing.architectures import build_cached
+from PIL import Image
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+TEXTS = ["the woman feeds the man", "the man is fed by the woman", "Is the sentence right?"] * 3
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
+    names = ("phi4_multimodal", "qwen2_5_omni", "video_llava", "minicpmv4_6", "vilt-itm")
+    return {name: build_cached(name, TEXTS, root) for name in names}
+
+
+def test_a_causal_lm_class_that_takes_images_is_generative_never_text(built):
+    path = str(built["phi4_multimodal"])
+    assert detect_kind(path) == "generative"
+    with pytest.raises(ValueError, match="of kind 'generative'"):
+        resolve(path, "text")
+
+
+def test_a_composite_checkpoint_loads_its_generating_part(built):
+    scorer = load_scorer(str(built["qwen2_5_omni"]), "generative", 2, LoadOptions(device="cpu"))
+    assert scorer.model_class == "Qwen2_5OmniThinkerForConditionalGeneration"
+
+
+def _scorer_and_output(path: Path):
+    scorer = load_scorer(str(path), "generative", 2, LoadOptions(device="cpu"))
+    image = Image.new("RGB", (40, 30), (90, 120, 150))
+    enc = model_inputs(
+        scorer.processor,
+        scorer.convention,
+        [image],
+        [scorer.prompt("the woman feeds the man")],
+        accepted=None,
+        device=scorer.device,
+        dtype=scorer.dtype,
+    )
+    return scorer, enc
+
+
+def test_a_renamed_image_input_is_bound_through_the_declared_rename(built):
+    scorer, enc = _scorer_and_output(built["video_llava"])
+    assert "pixel_values_images" in enc and "pixel_values" not in enc
+    call = FeatureBinder(scorer.model).bind(enc)
+    assert call.inputs == {"pixel_values": "pixel_values_images"}
+
+
+def test_args_kwargs_delegation_is_read_through_to_the_base_model(built):
+    scorer, enc = _scorer_and_output(built["minicpmv4_6"])
+    method = feature_method(scorer.model)
+    assert method.__self__ is scorer.model.model
+    assert FeatureBinder(scorer.model).bind(enc).inputs == {
+        "pixel_values": "pixel_values",
+        "target_sizes": "target_sizes",
+    }
+
+
+def test_an_unbound_feature_call_says_what_it_needs(built):
+    scorer, enc = _scorer_and_output(built["minicpmv4_6"])
+    enc.pop("target_sizes")
+    with pytest.raises(UnboundFeatures, match="needs 'target_sizes'"):
+        FeatureBinder(scorer.model).bind(enc)
+
+
+def test_a_one_logit_retrieval_head_is_read_as_its_sigmoid(built):
+    import torch
+
+    scorer = load_scorer(str(built["vilt-itm"]), "itm", 2, LoadOptions(device="cpu"))
+    image = Image.new("RGB", (40, 30), (90, 120, 150))
+    got = scorer.pair_scores([image, image], TEXTS[:2])
+    enc = scorer.processor(images=[image, image], text=TEXTS[:2], padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        logits = scorer.model(**enc).logits
+    assert logits.shape == (2, 1)
+    assert got == pytest.approx(logits[:, 0].sigmoid().tolist(), abs=1e-6)
