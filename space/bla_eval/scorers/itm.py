@@ -31,6 +31,9 @@ ITM_CLASSES = ("BlipForImageTextRetrieval", "Blip2ForImageTextRetrieval")
 RETRIEVAL_SUFFIXES = ("ForImageTextRetrieval", "ForImageAndTextRetrieval")
 HEAD_FIELDS = ("itm_score", "itm_logits")
 """Output fields of a matching head, where a model's output names one."""
+PAIR_EMBEDS = "text_embeds"
+"""The head field of a pair model's contrastive head: ``text_embeds`` beside ``image_embeds``
+(BridgeTower's contrastive model), scored by their cosine."""
 
 
 def head_field(cls: Any) -> str | None:
@@ -43,12 +46,15 @@ def head_field(cls: Any) -> str | None:
         returned = typing.get_type_hints(cls.forward).get("return")
     except Exception:  # noqa: BLE001 - annotations that do not resolve: read the class name
         returned = None
+    dual = hasattr(cls, "get_image_features")  # a dual encoder: the contrastive kind's
     for member in typing.get_args(returned) or (returned,):
         if isinstance(member, type) and dataclasses.is_dataclass(member):
             names = {f.name for f in dataclasses.fields(member)}
             for field in HEAD_FIELDS:
                 if field in names:
                     return field
+            if not dual and {PAIR_EMBEDS, "image_embeds"} <= names:
+                return PAIR_EMBEDS
     return "logits" if cls.__name__.endswith(RETRIEVAL_SUFFIXES) else None
 
 
@@ -94,6 +100,12 @@ class MatchingScorer(LocalScorer):
 
     kind = "itm"
     probabilistic = True
+
+    @classmethod
+    def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:
+        """Match probabilities, but for a pair model's contrastive head (cosines)."""
+        head = head_class(model.config) if model.config is not None else None
+        return head is None or head_field(head) != PAIR_EMBEDS
 
     @classmethod
     def matches_config(cls, config: Any) -> bool:
@@ -178,7 +190,10 @@ class MatchingScorer(LocalScorer):
         }
         if self.declares_loss:
             inputs["return_loss"] = False  # FLAVA's pre-training model defaults to its losses
-        return match_probability(getattr(self.model(**inputs), self.field)).tolist()
+        output = self.model(**inputs)
+        if self.field == PAIR_EMBEDS:  # the model's own unit-norm embeddings: their cosine
+            return (output.text_embeds * output.image_embeds).sum(-1).float().tolist()
+        return match_probability(getattr(output, self.field)).tolist()
 
     def _placed(self, value: torch.Tensor) -> torch.Tensor:
         value = value.to(self.device)
@@ -209,6 +224,8 @@ class MatchingScorer(LocalScorer):
         if self.cached_vision:
             return {"score": "softmax(itm_logits)[1]", "text_padding": "longest"}
         head = f"{type(self.model).__name__}.{self.field}"
+        if self.field == PAIR_EMBEDS:
+            return {"score": f"cosine of {head} and image_embeds", "text_padding": "longest"}
         return {
             "score": f"{head}: sigmoid of one logit, softmax[1] of two",
             "text_padding": "longest",

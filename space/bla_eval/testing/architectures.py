@@ -39,6 +39,7 @@ from . import (
     omni,
     out_of_scope,
     ovis,
+    owlvit,
     perception,
     phi,
     processors,
@@ -230,12 +231,21 @@ register("blip", "contrastive", dual.build_blip_contrastive, "BlipModel features
 register("blip-itm", "itm", lambda out, texts: build_blip_itm(out, texts), "BLIP ITM head")
 register("blip-2-itm", "itm", build_blip2_itm, "Q-Former ITM head")
 register("flava", "contrastive", flava.build_flava, "every token projected: the first read")
+register("owlvit", "contrastive", owlvit.build_owlvit, "16 text positions: longer cut, counted")
+register("owlv2", "contrastive", owlvit.build_owlv2, "16 text positions, padding processor")
 register("vilt-itm", "itm", vilt.build_vilt_itm, "retrieval head, one logit", path=PAIR)
 register(
     "bridgetower-itm",
     "itm",
     bridgetower.build_bridgetower_itm,
     "retrieval head, two logits",
+    path=PAIR,
+)
+register(
+    "bridgetower-contrastive",
+    "itm",
+    bridgetower.build_bridgetower_contrastive,
+    "its own text and image projections: cosine",
     path=PAIR,
 )
 register("flava-itm", "itm", flava.build_flava_itm, "pre-training model's ITM head", path=PAIR)

@@ -88,3 +88,36 @@ def test_a_one_logit_retrieval_head_is_read_as_its_sigmoid(built):
         logits = scorer.model(**enc).logits
     assert logits.shape == (2, 1)
     assert got == pytest.approx(logits[:, 0].sigmoid().tolist(), abs=1e-6)
+
+
+def test_sentences_past_the_text_towers_length_are_counted_and_announced(tmp_path, capsys):
+    """OWL-ViT's 16 text positions: a longer sentence is cut, said once on stderr and counted in
+    what results.json records (``protocol.truncated_sentences``)."""
+    long = " ".join(["the woman feeds the man"] * 4)
+    folder = build_cached("owlvit", [*TEXTS, long], tmp_path)
+    scorer = load_scorer(str(folder), "contrastive", 2, LoadOptions(device="cpu"))
+    image = scorer.prepare_image(Image.new("RGB", (40, 30), (90, 120, 150)))
+    from bla_eval.scorers import Query
+
+    scorer.score([image], [[Query(TEXTS[0]), Query(long), Query(long)]])
+    described = scorer.describe()
+    assert described["text_max_length"] == 16 and described["truncated_sentences"] == 1
+    assert "text tower's 16 tokens" in capsys.readouterr().err
+
+
+def test_a_pair_models_contrastive_head_scores_by_its_own_embeddings(tmp_path):
+    """BridgeTower's contrastive model: the cosine of its own unit-norm text and image
+    embeddings of each pair, not a probability."""
+    import torch
+    from bla_eval.scorers.registry import scorer_class
+
+    folder = build_cached("bridgetower-contrastive", TEXTS, tmp_path)
+    model = resolve(str(folder))
+    assert model.kind == "itm" and not scorer_class("itm").probabilistic_for(model)
+    scorer = load_scorer(str(folder), "itm", 2, LoadOptions(device="cpu"))
+    image = Image.new("RGB", (40, 30), (90, 120, 150))
+    got = scorer.pair_scores([image, image], TEXTS[:2])
+    enc = scorer.processor(images=[image, image], text=TEXTS[:2], padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        out = scorer.model(**enc)
+    assert got == pytest.approx((out.text_embeds * out.image_embeds).sum(-1).tolist(), abs=1e-6)
