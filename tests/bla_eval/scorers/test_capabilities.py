@@ -121,3 +121,15 @@ def test_a_pair_models_contrastive_head_scores_by_its_own_embeddings(tmp_path):
     with torch.inference_mode():
         out = scorer.model(**enc)
     assert got == pytest.approx((out.text_embeds * out.image_embeds).sum(-1).tolist(), abs=1e-6)
+
+
+def test_the_renames_a_forward_declares_are_read_from_it():
+    """Fuyu's forward takes ``image_patches`` as ``pixel_values`` (transformers'
+    ``deprecate_kwarg``), the input its ``get_image_features`` names."""
+    import transformers as tf
+    from bla_eval.scorers.image_features import renames
+
+    assert renames(tf.FuyuForCausalLM.forward)["pixel_values"] == "image_patches"
+    assert renames(tf.VideoLlavaForConditionalGeneration.get_image_features) == {
+        "pixel_values": "pixel_values_images"
+    }
