@@ -5,6 +5,7 @@ hybrid convolution decoder), all with SentencePiece-style tokenizers (``▁yes``
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import transformers as tf
 
@@ -47,17 +48,31 @@ def build_gemma3(out: Path, texts: list[str], *, sliding_window: int = 512) -> N
 
 def build_paligemma(out: Path, texts: list[str]) -> None:
     """PaliGemma: the image and the whole prompt attend to each other (no chat template)."""
-    tok = multimodal_tokenizer(texts, {"image_token": "<image>"}, style="sentencepiece")
-    config = tf.PaliGemmaConfig(
+    tok = paligemma_tokenizer(texts)
+    tf.PaliGemmaForConditionalGeneration(paligemma_config(tok)).save_pretrained(out)
+    tf.PaliGemmaProcessor(image_processor=paligemma_images(), tokenizer=tok).save_pretrained(out)
+
+
+def paligemma_tokenizer(texts: list[str]) -> Any:
+    """A SentencePiece-style tokenizer with PaliGemma's ``<image>`` token."""
+    return multimodal_tokenizer(texts, {"image_token": "<image>"}, style="sentencepiece")
+
+
+def paligemma_config(tok: Any) -> Any:
+    """A PaliGemma config: a tiny Gemma on ``tok`` and a SigLIP tower on 32 px images."""
+    return tf.PaliGemmaConfig(
         text_config=dict(GEMMA_TEXT, **lm_config(tok), model_type="gemma"),
         vision_config=dict(TINY_VISION, projection_dim=32),
         image_token_index=tok.image_token_id,
         projection_dim=32,
     )
-    tf.PaliGemmaForConditionalGeneration(config).save_pretrained(out)
+
+
+def paligemma_images() -> Any:
+    """PaliGemma's SigLIP image processor at 32 px (16 image tokens)."""
     images = tf.SiglipImageProcessor(size={"height": 32, "width": 32})
     images.image_seq_length = 16
-    tf.PaliGemmaProcessor(image_processor=images, tokenizer=tok).save_pretrained(out)
+    return images
 
 
 def build_lfm2_vl(out: Path, texts: list[str]) -> None:

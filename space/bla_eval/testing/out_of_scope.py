@@ -8,7 +8,7 @@ from pathlib import Path
 
 import transformers as tf
 
-from .gemma import GEMMA_TEXT
+from .gemma import paligemma_config, paligemma_images, paligemma_tokenizer
 from .processors import bert_tokenizer, lm_config, multimodal_tokenizer
 from .sizes import TINY_VISION, TWO_LAYERS
 
@@ -36,14 +36,7 @@ def build_instructblipvideo(out: Path, texts: list[str]) -> None:
 
 def build_colpali(out: Path, texts: list[str]) -> None:
     """ColPali: a PaliGemma whose every output token is a retrieval vector."""
-    tok = multimodal_tokenizer(texts, {"image_token": "<image>"}, style="sentencepiece")
-    vlm = tf.PaliGemmaConfig(
-        text_config=dict(GEMMA_TEXT, **lm_config(tok), model_type="gemma"),
-        vision_config=dict(TINY_VISION, projection_dim=32),
-        image_token_index=tok.image_token_id,
-        projection_dim=32,
-    )
-    tf.ColPaliForRetrieval(tf.ColPaliConfig(vlm_config=vlm, embedding_dim=16)).save_pretrained(out)
-    images = tf.SiglipImageProcessor(size={"height": 32, "width": 32})
-    images.image_seq_length = 16
-    tf.ColPaliProcessor(image_processor=images, tokenizer=tok).save_pretrained(out)
+    tok = paligemma_tokenizer(texts)
+    config = tf.ColPaliConfig(vlm_config=paligemma_config(tok), embedding_dim=16)
+    tf.ColPaliForRetrieval(config).save_pretrained(out)
+    tf.ColPaliProcessor(image_processor=paligemma_images(), tokenizer=tok).save_pretrained(out)
