@@ -38,7 +38,9 @@ PAIR_EMBEDS = "text_embeds"
 
 def head_field(cls: Any) -> str | None:
     """The output field of ``cls``'s image-text matching head: the one its forward's output
-    class names (``HEAD_FIELDS``), else ``logits`` for a retrieval class; None: no such head."""
+    class names (``HEAD_FIELDS``), else ``logits`` for a retrieval class, else ``text_embeds``
+    for a pair model (no feature methods of its own) whose output holds text and image
+    embeddings; None: no such head."""
     import dataclasses
     import typing
 
@@ -46,16 +48,20 @@ def head_field(cls: Any) -> str | None:
         returned = typing.get_type_hints(cls.forward).get("return")
     except Exception:  # noqa: BLE001 - annotations that do not resolve: read the class name
         returned = None
+    outputs = [
+        {f.name for f in dataclasses.fields(member)}
+        for member in typing.get_args(returned) or (returned,)
+        if isinstance(member, type) and dataclasses.is_dataclass(member)
+    ]
+    for field in HEAD_FIELDS:
+        if any(field in names for names in outputs):
+            return field
+    if cls.__name__.endswith(RETRIEVAL_SUFFIXES):
+        return "logits"
     dual = hasattr(cls, "get_image_features")  # a dual encoder: the contrastive kind's
-    for member in typing.get_args(returned) or (returned,):
-        if isinstance(member, type) and dataclasses.is_dataclass(member):
-            names = {f.name for f in dataclasses.fields(member)}
-            for field in HEAD_FIELDS:
-                if field in names:
-                    return field
-            if not dual and {PAIR_EMBEDS, "image_embeds"} <= names:
-                return PAIR_EMBEDS
-    return "logits" if cls.__name__.endswith(RETRIEVAL_SUFFIXES) else None
+    if not dual and any({PAIR_EMBEDS, "image_embeds"} <= names for names in outputs):
+        return PAIR_EMBEDS
+    return None
 
 
 def head_class(config: Any) -> Any:

@@ -169,8 +169,13 @@ def test_yes_and_no_in_pieces_are_read_from_their_first_pieces(texts):
         assert {whole.decode([i]).strip() for i in no} <= set(w.strip() for w in NO_WORDS)
 
 
-def test_remote_code_needs_the_flag(models, built_dataset, tmp_path, capsys):
-    """A model that runs code of its own is refused in one line naming --trust-remote-code."""
-    argv = eval_args(models["remote-code"], built_dataset, tmp_path / "run", "--limit", 1)
+REMOTE = [n for n, a in ARCHITECTURES.items() if "--trust-remote-code" in a.flags]
+
+
+@pytest.mark.parametrize("name", REMOTE)
+def test_remote_code_needs_the_flag(name, models, built_dataset, tmp_path, capsys):
+    """A model that runs code of its own (whichever auto class its ``auto_map`` names) is
+    refused in one line naming --trust-remote-code."""
+    argv = eval_args(models[name], built_dataset, tmp_path / "run", "--limit", 1)
     refused(bla_eval, argv, capsys, "--trust-remote-code", "auto_map")
     assert not (tmp_path / "run").exists()
