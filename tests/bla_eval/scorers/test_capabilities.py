@@ -133,3 +133,20 @@ def test_the_renames_a_forward_declares_are_read_from_it():
     assert renames(tf.VideoLlavaForConditionalGeneration.get_image_features) == {
         "pixel_values": "pixel_values_images"
     }
+
+
+@pytest.mark.parametrize(("name", "stacks"), [("video_llava", True), ("minicpmv4_6", False)])
+def test_images_share_a_vision_batch_only_where_it_gives_their_own_features(built, name, stacks):
+    """Video-LLaVA's stacked pixels give each image's features; MiniCPM-V packs patches along
+    their last axis, so its images are encoded one at a time (the same features either way)."""
+    from bla_eval.scorers.prefix_cache import combine_features, same_features
+
+    scorer = load_scorer(str(built[name]), "generative", 2, LoadOptions(device="cpu"))
+    images = [Image.new("RGB", (40, 30), c) for c in ((90, 120, 150), (200, 30, 60))]
+    encs = [
+        scorer.fast.process(image, scorer.prompt("the woman feeds the man")) for image in images
+    ]
+    features = scorer.fast._chunk_features(encs)
+    assert scorer.fast.stacks is stacks
+    alone = combine_features([scorer.fast.image_features([e]) for e in encs])
+    assert same_features(features, alone)
