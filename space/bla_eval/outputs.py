@@ -6,7 +6,8 @@
   Every file is read through :func:`read_regular`: a FIFO, a device or a socket where a file
   is expected is refused, never waited on.
 - Atomic files: :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_lines_atomic`
-  write a temporary file (in a marked hidden folder beside the target) and rename it into place.
+  write a temporary file (in a marked hidden folder beside the target) and rename it into place;
+  :func:`write_texts_atomic` writes several files of one output so (all written, then renamed).
 - Staged folders: :func:`staged` yields a hidden folder beside the target and renames it into
   place when the block succeeds (removed when it fails); :func:`remove_stale` removes what a
   killed process left behind. Every temporary is a folder holding :data:`TEMP_MARKER`, the proof
@@ -33,8 +34,8 @@ import re
 import shutil
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -312,6 +313,38 @@ def write_text_atomic(path: Path, text: str) -> None:
     ``bla_eval.redact``)."""
     with atomic_file(path) as handle:
         handle.write(scrub(text))
+
+
+def write_texts_atomic(texts: Mapping[Path, str]) -> None:
+    """Write several files as one output: every text (secrets masked) to its temporary file,
+    flushed to the disk, before the first rename; a write that fails (a full disk) leaves every
+    target as it was, and removes the folders it created for them. The renames come last, in
+    the reverse order of ``texts``."""
+    created = list(dict.fromkeys(p for path in texts for p in _missing_folders(Path(path).parent)))
+    try:
+        for folder in reversed(created):
+            folder.mkdir(exist_ok=True)
+        with ExitStack() as stack:
+            handles = [stack.enter_context(atomic_file(Path(path))) for path in texts]
+            for handle, (path, text) in zip(handles, texts.items(), strict=True):
+                with naming(path):
+                    handle.write(scrub(text))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+    except BaseException:
+        for folder in created:  # the innermost first; a folder holding anything stays
+            with suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and its parents that do not exist, the innermost first."""
+    missing = []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
