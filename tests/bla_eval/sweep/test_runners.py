@@ -115,3 +115,20 @@ def test_a_sweep_with_a_forged_record_stops_before_scancel(
     line = refused(bla_eval, argv, capsys, str(path), "'--user=root'")
     assert "no slurm job" in line
     assert not (out / cell.id).exists()  # the cell never started
+
+
+def test_a_worker_whose_record_became_a_link_fails_its_cell_naming_it(tmp_path: Path):
+    from bla_eval.sweep.folder import SweepFolder
+    from bla_eval.sweep.job import Job, run_job
+    from bla_eval.sweep.plan import parse_plan
+
+    plan = parse_plan("models: [{model: org/clip-a, kind: clip}]\nbenchmarks: [bla]\n")
+    (cell,) = plan.cells
+    SweepFolder(tmp_path).record(plan)
+    path = record_path(tmp_path, cell.id)
+    path.parent.mkdir()
+    path.symlink_to(tmp_path / "elsewhere.json")
+    job = Job(cell.id, str(tmp_path / cell.id), cell.settings, False, 1, str(tmp_path))
+    outcome = run_job(job)
+    assert outcome.error is not None and f"{path} is a symbolic link" in outcome.error
+    assert not (tmp_path / "elsewhere.json").exists()
