@@ -93,7 +93,19 @@ def aro(root: Path, name: str) -> tuple[list[str], str]:
     return ["aro", "--annotations", str(path.parent), "--images", str(images)], f"{path} item 0"
 
 
+def vl_checklist(root: Path, name: str) -> tuple[list[str], str]:
+    images = _coco(root)
+    path = _write_json(
+        root / "ann" / "data" / "Relation" / "vg" / "spatial.json",
+        [[name, {"POS": ["a dog on a mat"], "NEG": ["a mat on a dog"]}]],
+    )
+    return ["vl-checklist", "--annotations", str(root / "ann"), "--images", str(images)], (
+        f"{path} item 0"
+    )
+
+
 BUILDERS: dict[str, Inputs] = {
+    "vl-checklist": vl_checklist,
     "sugarcrepe": sugarcrepe,
     "sugarcrepe-pp": sugarcrepe_pp,
     "valse": valse,
