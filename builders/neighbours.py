@@ -172,7 +172,12 @@ def inside(folder: Path, name: str, where: str) -> Path:
         raise BuildError(f"{where}: the image path {name!r} climbs out of {folder} (..)")
     path = Path(folder) / name
     if os.path.lexists(path):
-        real, root = path.resolve(), Path(folder).resolve()
+        try:
+            real, root = path.resolve(), Path(folder).resolve()
+        except (OSError, RuntimeError) as err:  # a loop of links
+            raise BuildError(
+                f"{where}: the image path {name!r} cannot be resolved: {err}"
+            ) from None
         if not real.is_relative_to(root):
             raise BuildError(
                 f"{where}: the image path {name!r} leads out of {folder} (a symbolic link to "

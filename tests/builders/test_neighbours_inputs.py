@@ -135,6 +135,14 @@ def test_an_image_path_out_of_the_image_folder_is_refused(builder, how, tmp_path
     assert said[how] in line and not out.exists()
 
 
+def test_a_loop_of_links_is_one_line(tmp_path, capsys):
+    argv, where = sugarcrepe(tmp_path, "me.jpg")
+    (tmp_path / "val2017" / "me.jpg").symlink_to(tmp_path / "val2017" / "loop.jpg")
+    (tmp_path / "val2017" / "loop.jpg").symlink_to(tmp_path / "val2017" / "me.jpg")
+    line = refused(builders_main, [*argv, "--out", tmp_path / "out"], capsys, where)
+    assert "cannot be resolved" in line
+
+
 def test_a_link_inside_the_image_folder_is_followed(tmp_path, capsys):
     argv, _ = sugarcrepe(tmp_path, "me.jpg")
     (tmp_path / "val2017" / "me.jpg").symlink_to(tmp_path / "val2017" / "0.jpg")
