@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 from pathlib import Path
 
 from bla_metric.compositional import ARO_ORDER_GROUP as ORDER_GROUP
@@ -35,11 +34,15 @@ from builders.neighbours import (
     ImageStore,
     RepoText,
     build_repo,
-    read_text,
+    embedded_image,
+    finite,
+    inside,
+    parquet_rows,
+    read_json,
     run_cli,
     sha256_text,
+    text_field,
 )
-from builders.validate import check_decodable
 
 BUILDER = "python -m builders aro"
 
@@ -102,15 +105,25 @@ def group_of(config: str, record: dict, where: str) -> str:
 
 
 def cropped_png(data: bytes, box: list[float], where: str) -> bytes:
-    """The image cropped to ``(x, y, w, h)`` as upstream crops it, encoded as PNG."""
+    """The image cropped to ``(x, y, w, h)`` as upstream crops it, encoded as PNG; a box with
+    no area, or larger than PIL opens an image (``Image.MAX_IMAGE_PIXELS``, its guard against
+    decompression bombs), is refused naming ``where``."""
     from PIL import Image
 
     x, y, w, h = box
     if w <= 0 or h <= 0:
         raise BuildError(f"{where}: the box has no area ({w} x {h})")
-    image = Image.open(io.BytesIO(data)).convert("RGB").crop((x, y, x + w, y + h))
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    limit = Image.MAX_IMAGE_PIXELS
+    if limit is not None and w * h > limit:
+        raise BuildError(
+            f"{where}: the box of {w:g} x {h:g} is over the {limit} pixels of an image"
+        )
+    try:
+        image = Image.open(io.BytesIO(data)).convert("RGB").crop((x, y, x + w, y + h))
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+    except (OSError, ValueError, OverflowError, MemoryError, Image.DecompressionBombError) as err:
+        raise BuildError(f"{where}: cannot crop the image to the box: {err}") from None
     return buffer.getvalue()
 
 
@@ -148,10 +161,7 @@ def _visual_genome(annotations: Path, images: Path, configs: dict[str, ConfigRow
     store = ImageStore()
     for config, path in found.items():
         part = configs.setdefault(config, ConfigRows())
-        try:
-            records = json.loads(read_text(path))
-        except json.JSONDecodeError as err:
-            raise BuildError(f"{path}: not valid JSON ({err.msg})") from err
+        records = read_json(path)
         if not isinstance(records, list) or not records:
             raise BuildError(f"{path}: expected a non-empty list of items")
         for index, record in enumerate(records):
@@ -159,14 +169,10 @@ def _visual_genome(annotations: Path, images: Path, configs: dict[str, ConfigRow
             if not isinstance(record, dict):
                 raise BuildError(f"{where}: expected an object")
             for name in _STRINGS:
-                if not isinstance(record.get(name), str) or not record[name].strip():
-                    raise BuildError(f"{where}: '{name}' must be a non-empty string")
-            try:
-                box = [float(record[k]) for k in _BOX]
-            except (KeyError, TypeError, ValueError) as err:
-                raise BuildError(f"{where}: {', '.join(_BOX)} must be numbers") from err
+                text_field(record, name, where)
+            box = finite([record.get(k) for k in _BOX], where, ", ".join(_BOX))
             group = group_of(config, record, where)
-            image = images / record["image_path"]
+            image = inside(images, record["image_path"], where)
             if not image.is_file():
                 part.missing_images += 1
                 if len(part.missing_examples) < 3:
@@ -195,8 +201,6 @@ def _visual_genome(annotations: Path, images: Path, configs: dict[str, ConfigRow
 def _order(config: str, folder: Path, configs: dict[str, ConfigRows]) -> dict:
     """One Order task's rows into ``configs`` from a download of its Hub dataset; the parquet
     files' hashes."""
-    import pyarrow.parquet as pq
-
     flag = "--" + config.replace("_", "-")
     files = sorted(folder.glob("data/*.parquet")) or sorted(folder.glob("*.parquet"))
     if not folder.is_dir() or not files:
@@ -206,23 +210,12 @@ def _order(config: str, folder: Path, configs: dict[str, ConfigRows]) -> dict:
     part = configs.setdefault(config, ConfigRows())
     hashes = {}
     for path in files:
-        try:
-            table = pq.read_table(path)
-        except (OSError, ValueError) as err:
-            raise BuildError(f"{path} is not a readable parquet file: {err}") from err
-        missing = [c for c in ("images", *ORDER_TEXTS) if c not in table.column_names]
-        if missing:
-            raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}")
-        for row in table.to_pylist():
+        rows = parquet_rows(path, ("images", *ORDER_TEXTS))
+        for row in rows:
             index = len(part.rows)
             where = f"{path} row {index}"
-            image = row["images"]
-            if not isinstance(image, dict) or not image.get("bytes"):
-                raise BuildError(f"{where}: 'images' holds no embedded image")
-            check_decodable(image["bytes"], f"{where}: images")
-            texts = [row[c] for c in ORDER_TEXTS]
-            if not all(isinstance(t, str) and t.strip() for t in texts):
-                raise BuildError(f"{where}: {', '.join(ORDER_TEXTS)} must be non-empty strings")
+            image = embedded_image(row["images"], where, "images")
+            texts = [text_field(row, c, where) for c in ORDER_TEXTS]
             part.rows.append(
                 {
                     "id": f"{ORDER_GROUP}-{index}",

@@ -12,7 +12,6 @@ benchmark prefixes ``a photo of``, as upstream does).
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 from bla_metric.compositional import MMVP_PATTERNS
@@ -21,8 +20,10 @@ from builders.neighbours import (
     ConfigRows,
     ImageStore,
     RepoText,
+    UniqueIds,
     build_repo,
-    read_text,
+    csv_rows,
+    inside,
     run_cli,
     sha256_text,
 )
@@ -58,17 +59,18 @@ TEXT = RepoText(
 
 def read_questions(path: Path) -> list[tuple[int, str, str]]:
     """(question id, type, statement) of every row after the header; errors name the line."""
-    rows = list(csv.reader(read_text(path).splitlines()))[1:]
     questions = []
-    for number, row in enumerate(rows, 2):
+    ids = UniqueIds()
+    rows = csv_rows(path)
+    next(rows, None)  # the header
+    for number, row in rows:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != 3:
             raise BuildError(f"{path} line {number}: expected 3 columns (id, type, statement)")
-        try:
-            qid = int(row[0])
-        except ValueError as err:
-            raise BuildError(f"{path} line {number}: question id {row[0]!r} is no integer") from err
+        if not (row[0].isascii() and row[0].isdigit() and len(row[0]) <= 9):
+            raise BuildError(f"{path} line {number}: question id {row[0]!r} is no integer")
+        qid = int(ids.add(str(int(row[0])), f"{path} line {number}"))
         if not row[2].strip():
             raise BuildError(f"{path} line {number}: empty statement")
         questions.append((qid, row[1], row[2]))
@@ -94,13 +96,13 @@ def build_mmvp_vlm(source: Path, out: Path) -> tuple[dict, dict[str, ConfigRows]
             raise BuildError(
                 f"{questions_file}: pair {k + 1} is not (odd id, even id): {id_0}, {id_1}"
             )
-        paths = [source / IMAGES / kind / f"{qid}.jpg" for qid in (id_0, id_1)]
+        where = f"{questions_file} pair {k + 1}"
+        paths = [inside(source / IMAGES, f"{kind}/{qid}.jpg", where) for qid in (id_0, id_1)]
         if not all(p.is_file() for p in paths):
             part.missing_images += 1
             if len(part.missing_examples) < 3:
                 part.missing_examples.append(str(next(p for p in paths if not p.is_file())))
             continue
-        where = f"{questions_file} pair {k + 1}"
         images = [{"bytes": store.get(p, where, f"{kind}/{p.name}"), "path": p.name} for p in paths]
         part.rows.append(
             {

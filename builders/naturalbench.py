@@ -13,15 +13,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bla_metric.compositional import naturalbench_gold
 from builders.manifest import sha256_file
 from builders.neighbours import (
     BuildError,
     ConfigRows,
     RepoText,
+    UniqueIds,
     build_repo,
+    embedded_image,
+    item_id,
+    parquet_rows,
     run_cli,
+    text_field,
 )
-from builders.validate import check_decodable
 
 BUILDER = "python -m builders naturalbench"
 QUESTION_TYPES = {"yes_no": "yes/no questions", "multiple_choice": "multiple-choice questions"}
@@ -65,52 +70,64 @@ TEXT = RepoText(
 
 def build_naturalbench(source: Path, out: Path) -> tuple[dict, dict[str, ConfigRows]]:
     """Build the NaturalBench repo at ``out`` from the parquet files under ``source``."""
-    import pyarrow.parquet as pq
-
     source = Path(source)
     files = sorted(source.glob("data/*.parquet")) or sorted(source.glob("*.parquet"))
     if not files:
         raise BuildError(f"--source {source} holds no data/*.parquet")
     configs = {config: ConfigRows() for config in QUESTION_TYPES}
     hashes: dict[str, str] = {}
+    ids = UniqueIds()
     for path in files:
-        try:
-            table = pq.read_table(path)
-        except (OSError, ValueError) as err:
-            raise BuildError(f"{path} is not a readable parquet file: {err}") from err
-        names = table.column_names
-        missing = [c for c in REQUIRED if c not in names]
-        kind = next((c for c in TYPE_COLUMNS if c in names), None)
-        if missing or kind is None:
-            lacking = missing or ["Question Type"]
-            raise BuildError(f"{path} lacks the column(s) {', '.join(lacking)}")
-        for row in table.to_pylist():
-            where = f"{path} Index {row['Index']}"
-            images = []
-            for column in ("Image_0", "Image_1"):
-                image = row[column] or {}
-                if not image.get("bytes"):
-                    raise BuildError(f"{where}: {column} holds no image bytes")
-                check_decodable(image["bytes"], f"{where}: {column}")
-                images.append({"bytes": image["bytes"], "path": image.get("path") or column})
-            kind_of_row = str(row[kind])
-            if kind_of_row not in configs:
-                raise BuildError(f"{where}: unknown question type {kind_of_row!r}")
-            answers = [[str(row[f"Image_{i}_Question_{q}"]) for q in (0, 1)] for i in (0, 1)]
-            configs[kind_of_row].rows.append(
-                {
-                    "id": str(row["Index"]),
-                    "image_0": images[0],
-                    "image_1": images[1],
-                    "question_0": str(row["Question_0"]),
-                    "question_1": str(row["Question_1"]),
-                    "answers": answers,
-                    "question_type": kind_of_row,
-                    "source": str(row.get("Source") or ""),
-                }
-            )
+        rows = parquet_rows(path, REQUIRED)
+        kind = next((c for c in TYPE_COLUMNS if c in rows[0]), None)
+        if kind is None:
+            raise BuildError(f"{path} lacks the column(s) {TYPE_COLUMNS[0]}")
+        for number, row in enumerate(rows):
+            where = f"{path} row {number}"
+            key = ids.add(item_id(row["Index"], where), where)
+            where = f"{path} Index {key}"
+            configs[question_type(row, kind, where)].rows.append(row_of(row, key, kind, where))
         hashes[f"data/{path.name}"] = sha256_file(path)
     return build_repo(out, TEXT, configs, hashes, BUILDER), configs
+
+
+def question_type(row: dict, column: str, where: str) -> str:
+    """The row's question type, one of :data:`QUESTION_TYPES`."""
+    kind = row[column]
+    if not isinstance(kind, str) or kind not in QUESTION_TYPES:
+        raise BuildError(f"{where}: unknown question type {kind!r}")
+    return kind
+
+
+def row_of(row: dict, key: str, kind: str, where: str) -> dict:
+    """The dataset row of one NaturalBench item, every value typed as the features say."""
+    images = [embedded_image(row[c], where, c) for c in ("Image_0", "Image_1")]
+    for image, column in zip(images, ("Image_0", "Image_1"), strict=True):
+        image["path"] = image["path"] or column
+    asked = row[kind]
+    answers = [[answer(row, i, q, asked, where) for q in (0, 1)] for i in (0, 1)]
+    return {
+        "id": key,
+        "image_0": images[0],
+        "image_1": images[1],
+        "question_0": text_field(row, "Question_0", where),
+        "question_1": text_field(row, "Question_1", where),
+        "answers": answers,
+        "question_type": asked,
+        "source": text_field(row, "Source", where, required=False),
+    }
+
+
+def answer(row: dict, image: int, question: int, question_type: str, where: str) -> str:
+    """The answer to ``question`` on ``image``, a text the benchmark reads as its question
+    type's gold answer (``Yes`` / ``No``, ``A`` / ``B``: ``naturalbench_gold``)."""
+    column = f"Image_{image}_Question_{question}"
+    value = text_field(row, column, where)
+    try:
+        naturalbench_gold(value, question_type)
+    except ValueError as err:
+        raise BuildError(f"{where}: {column}: {err}") from None
+    return value
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

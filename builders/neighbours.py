@@ -9,14 +9,19 @@ does not have are left out and counted; the card and the manifest say how many p
 
 from __future__ import annotations
 
+import csv
 import hashlib
-import json
-from collections.abc import Callable, Iterable, Sequence
+import io as text_io
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import datasets
 import yaml
+from bla_eval.outputs import parse_json, read_regular
 from datasets.splits import SplitDict, SplitInfo
 
 from builders import io
@@ -148,11 +153,37 @@ class ImageStore:
         """The bytes of ``path``; ``name`` (default: the file name) keys it in :attr:`read`,
         so the manifest never holds the machine's own folders."""
         if path not in self._cache:
-            data = path.read_bytes()
+            data = _read(path, where)
             check_decodable(data, f"{where}: {path}")
             self._cache[path] = data
             self.read[name or path.name] = hashlib.sha256(data).hexdigest()
         return self._cache[path]
+
+
+def inside(folder: Path, name: str, where: str) -> Path:
+    """``folder / name`` for a path ``name`` read from an annotation (an image's file name):
+    refused in one line naming ``where`` and the path when it is absolute, climbs out with
+    ``..``, or leads out of ``folder`` through a symbolic link (of the file or of a folder on
+    the way): a build embeds only the images of the folders it was given."""
+    parts = name.replace("\\", "/").split("/")
+    if not name or "\0" in name or os.path.isabs(name) or name.startswith(("/", "\\")):
+        raise BuildError(f"{where}: the image path {name!r} is not a relative path")
+    if ".." in parts:
+        raise BuildError(f"{where}: the image path {name!r} climbs out of {folder} (..)")
+    path = Path(folder) / name
+    if os.path.lexists(path):
+        try:
+            real, root = path.resolve(), Path(folder).resolve()
+        except (OSError, RuntimeError) as err:  # a loop of links
+            raise BuildError(
+                f"{where}: the image path {name!r} cannot be resolved: {err}"
+            ) from None
+        if not real.is_relative_to(root):
+            raise BuildError(
+                f"{where}: the image path {name!r} leads out of {folder} (a symbolic link to "
+                f"{real})"
+            )
+    return path
 
 
 def first_existing(candidates: Iterable[Path]) -> Path | None:
@@ -163,28 +194,152 @@ def first_existing(candidates: Iterable[Path]) -> Path | None:
     return None
 
 
+def _read(path: Path, what: str | Path) -> bytes:
+    """The bytes of the regular file ``path`` (a FIFO or device is refused, never waited on);
+    errors name ``what``."""
+    try:
+        return read_regular(path)
+    except OSError as err:
+        raise BuildError(f"{what}: {path} cannot be read ({err.strerror})") from err
+    except ValueError as err:
+        raise BuildError(f"{what}: {err}") from None
+
+
 def read_text(path: Path) -> str:
     """A neighbour's annotation file as text; an unreadable or non-UTF-8 file is named."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise BuildError(f"{path}: cannot be read ({err.strerror})") from err
+    data = _read(path, path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise BuildError(f"{path}: not UTF-8 text (byte {err.start + 1})") from None
 
 
-def read_json(path: Path) -> object:
-    """A JSON file; a parse error names the file and the position."""
+def parse_document(text: str, where: str | Path) -> Any:
+    """One JSON document of an annotation file: bounded (nesting, numbers: ``parse_json``),
+    each object's keys given once (a key given twice would lose an item); an error names
+    ``where``."""
     try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as err:
-        raise BuildError(f"{path}: not valid JSON ({err})") from err
+        return parse_json(text, unique_keys=True)
+    except ValueError as err:
+        raise BuildError(f"{where}: not valid JSON ({err})") from None
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file (:func:`parse_document`); an error names the file and the position."""
+    return parse_document(read_text(path), path)
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, document) of every non-blank line of a JSON Lines file: lines end at
+    ``\\n`` only, as the format says (a U+2028 inside a string is text)."""
+    for number, line in enumerate(read_text(path).split("\n"), 1):
+        if line.strip():
+            yield number, parse_document(line, f"{path} line {number}")
+
+
+def csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of every row of a CSV file, read as the csv module reads a file
+    opened with ``newline=""`` (rows end at ``\\n`` or ``\\r\\n``; a quoted cell may hold
+    either; a U+2028 is text)."""
+    reader = csv.reader(text_io.StringIO(read_text(path), newline=""))
+    try:
+        for row in reader:
+            yield reader.line_num, row
+    except csv.Error as err:
+        raise BuildError(f"{path} line {reader.line_num}: not valid CSV ({err})") from None
+
+
+def item_id(value: object, where: str) -> str:
+    """An item's id as the dataset keeps it (a string): an integer or a non-empty string in
+    the release; anything else (null, a boolean, a number with a fraction) is refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or value == "":
+        raise BuildError(f"{where}: the id {value!r} is not an integer or a non-empty string")
+    return str(value)
+
+
+class UniqueIds:
+    """The ids of one builder's items so far; a repeat (``1`` and ``"1"`` included: ids are
+    compared as the dataset keeps them) is refused naming both places."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def add(self, key: str, where: str) -> str:
+        if key in self.seen:
+            raise BuildError(f"{where}: the id {key!r} is given twice (first at {self.seen[key]})")
+        self.seen[key] = where
+        return key
+
+
+def text_field(record: dict, name: str, where: str, required: bool = True) -> str:
+    """The string ``record[name]``: non-empty when ``required``; else absent or null reads as
+    ``""``. Any other type (a number, a boolean, a list) is refused: a value is never turned
+    into text by ``str()``."""
+    value = record.get(name)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        kind = "a non-empty string" if required else "a string or null"
+        raise BuildError(f"{where}: {name!r} must be {kind}, not {_shown(value)}")
+    return value
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def embedded_image(value: object, where: str, column: str) -> dict[str, Any]:
+    """An image of a parquet download (``{"bytes": ..., "path": ...}``), its bytes decodable;
+    a column of another type is refused naming the column."""
+    if not isinstance(value, dict) or not isinstance(value.get("bytes"), bytes | bytearray):
+        raise BuildError(f"{where}: {column} holds no embedded image ({type(value).__name__})")
+    if not value["bytes"]:
+        raise BuildError(f"{where}: {column} holds no image bytes")
+    path = value.get("path")
+    check_decodable(bytes(value["bytes"]), f"{where}: {column}")
+    return {"bytes": bytes(value["bytes"]), "path": path if isinstance(path, str) else None}
+
+
+def parquet_rows(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of a parquet file of a download, which holds the ``required`` columns and at
+    least one row (errors name the file: unreadable, a column missing, no row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise BuildError(f"{path} is not a regular file")
+    try:
+        table = pq.read_table(path)
+        rows = table.to_pylist()
+    except (OSError, ValueError, pa.ArrowException) as err:
+        said = " ".join(str(err).split())
+        raise BuildError(f"{path} is not a readable parquet file: {said}") from None
+    missing = [c for c in required if c not in table.column_names]
+    if missing:
+        raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}")
+    if not rows:
+        raise BuildError(f"{path} holds no row: an empty download? (fetch it again)")
+    return rows
+
+
+def finite(values: Sequence[object], where: str, names: str) -> list[float]:
+    """The numbers ``values`` as floats, each finite (inf, NaN, a boolean or a text that is no
+    number is refused, ``names`` in the error)."""
+    out = []
+    for value in values:
+        try:
+            number = math.nan if isinstance(value, bool) else float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            number = math.nan
+        if not math.isfinite(number):
+            raise BuildError(f"{where}: {names} must be finite numbers, not {_shown(list(values))}")
+        out.append(number)
+    return out
 
 
 def sha256_text(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(_read(path, path)).hexdigest()
 
 
 def data_file(config: str) -> str:
@@ -218,6 +373,10 @@ def build_repo(
     listed in the card and the manifest with their counts. Returns the manifest.
     """
     features = FEATURES[text.benchmark]
+    for config, part in configs.items():
+        ids = UniqueIds()
+        for number, row in enumerate(part.rows, 1):
+            ids.add(row["id"], f"{text.benchmark} config {config} row {number}")
     if not any(c.rows for c in configs.values()):
         missing = sum(c.missing_images for c in configs.values())
         raise BuildError(
@@ -331,12 +490,18 @@ def summary(benchmark: str, out: Path, configs: dict[str, ConfigRows]) -> str:
         extra = "".join(f", {n} {reason}" for reason, n in part.left_out.items() if n)
         shown = ""
         if part.missing_examples:
-            shown = f" (e.g. {part.missing_examples[0]})"
+            shown = f" (e.g. {printable(part.missing_examples[0])})"
         lines.append(
             f"  {config}: {len(part.rows)} items, {part.missing_images} image(s) "
             f"missing{shown}{extra}"
         )
     return "\n".join(lines)
+
+
+def printable(name: str) -> str:
+    """``name`` on one line as it is shown: every character that is not printable (a newline,
+    U+2028, a direction override) written as its escape, so a file name cannot forge a line."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in name)
 
 
 def run_cli(

@@ -6,10 +6,11 @@ Every file read is hashed, so the manifest can list the sha256 of each source fi
 from __future__ import annotations
 
 import hashlib
-import json
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
+
+from bla_eval.outputs import parse_json
 
 MARKER = "annotations/active_passive_captions.json"
 """A file every release has; its location finds the release root inside a folder or zip."""
@@ -83,12 +84,13 @@ class ReleaseSource:
         return data
 
     def read_json(self, rel: str) -> object:
-        """Parse ``rel`` as JSON (errors name the file)."""
+        """Parse ``rel`` as JSON, bounded and each object's keys once (``parse_json``; errors
+        name the file)."""
         data = self.read_bytes(rel)
         try:
-            return json.loads(data)
+            return parse_json(data.decode("utf-8"), unique_keys=True)
         except ValueError as err:  # JSONDecodeError, or bytes that are not UTF-8
-            raise ReleaseError(f"{self.describe(rel)} is not valid JSON: {err}") from err
+            raise ReleaseError(f"{self.describe(rel)} is not valid JSON: {err}") from None
 
     @staticmethod
     def _find_root(folder: Path) -> Path:

@@ -11,7 +11,6 @@ SugarCrepe++ builder (:mod:`builders.sugarcrepe_pp`) shares :func:`build_coco_ca
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,10 +20,14 @@ from builders.neighbours import (
     ConfigRows,
     ImageStore,
     RepoText,
+    UniqueIds,
     build_repo,
-    read_text,
+    inside,
+    item_id,
+    read_json,
     run_cli,
     sha256_text,
+    text_field,
 )
 
 BUILDER = "python -m builders sugarcrepe"
@@ -54,25 +57,28 @@ TEXT = RepoText(
 
 
 def read_subset(path: Path, positives: Sequence[str]) -> list[tuple[str, dict]]:
-    """(id, record) of one subset file: an object by id (SugarCrepe) or a list of objects with
-    an ``id`` (SugarCrepe++); each with ``filename``, the ``positives`` and
+    """(id, record) of one subset file: an object by id (SugarCrepe; a key given twice is
+    refused) or a list of objects with an ``id`` (SugarCrepe++: an integer or a string, each
+    once, ``1`` and ``"1"`` the same); each with ``filename``, the ``positives`` and
     ``negative_caption`` as non-empty strings (errors name the file and the item)."""
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as err:
-        raise BuildError(f"{path}: not valid JSON ({err.msg})") from err
+    data = read_json(path)
     if isinstance(data, dict):
-        pairs = [(str(k), v) for k, v in data.items()]
+        pairs = list(data.items())
     elif isinstance(data, list):
-        pairs = [(str(v.get("id")) if isinstance(v, dict) else "?", v) for v in data]
+        pairs = [
+            (item_id(v.get("id"), f"{path} item {n}") if isinstance(v, dict) else f"{n}", v)
+            for n, v in enumerate(data)
+        ]
     else:
         raise BuildError(f"{path}: expected an object or a list of items")
+    ids = UniqueIds()
     for key, record in pairs:
+        where = f"{path} item {key}"
+        ids.add(key, where)
         if not isinstance(record, dict):
-            raise BuildError(f"{path} item {key}: expected an object")
+            raise BuildError(f"{where}: expected an object")
         for name in ("filename", *positives, "negative_caption"):
-            if not isinstance(record.get(name), str) or not record[name].strip():
-                raise BuildError(f"{path} item {key}: '{name}' must be a non-empty string")
+            text_field(record, name, where)
     if not pairs:
         raise BuildError(f"{path}: no item")
     return pairs
@@ -103,7 +109,7 @@ def build_coco_captions(
     for subset, path in files.items():
         part = configs.setdefault(subset, ConfigRows())
         for key, record in read_subset(path, positives):
-            image = images / record["filename"]
+            image = inside(images, record["filename"], f"{path} item {key}")
             if not image.is_file():
                 part.missing_images += 1
                 if len(part.missing_examples) < 3:

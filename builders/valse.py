@@ -26,6 +26,7 @@ from builders.neighbours import (
     RepoText,
     build_repo,
     first_existing,
+    inside,
     read_json,
     run_cli,
     sha256_text,
@@ -81,11 +82,12 @@ def config_name(path: Path) -> str:
     return path.stem.replace("-", "_")
 
 
-def image_candidates(roots: list[Path], image_file: str) -> list[Path]:
+def image_candidates(roots: list[Path], image_file: str, where: str) -> list[Path]:
+    """Where the record's image may be: its file name under each root (checked to stay there)."""
     names = [image_file]
     if image_file.startswith("v7w_"):
         names.append(image_file[len("v7w_") :])  # Visual7W file name carries the VG id
-    return [root / name for root in roots for name in names]
+    return [inside(root, name, where) for root in roots for name in names]
 
 
 def _text(value: object) -> str:
@@ -126,7 +128,7 @@ def read_instrument(
         if not validated and not all_candidates:
             not_validated += 1
             continue
-        found = first_existing(image_candidates(roots, record["image_file"]))
+        found = first_existing(image_candidates(roots, record["image_file"], where))
         if found is None:
             part.missing_images += 1
             if len(part.missing_examples) < 3:

@@ -30,6 +30,7 @@ from builders.neighbours import (
     RepoText,
     build_repo,
     first_existing,
+    inside,
     read_json,
     run_cli,
     sha256_text,
@@ -90,14 +91,14 @@ def corpus_file(corpus: str) -> PurePosixPath:
     return PurePosixPath(f"data/{kind}/{source}/{name}.json")
 
 
-def image_candidates(roots: list[Path], source: str, path: str) -> list[Path]:
+def image_candidates(roots: list[Path], source: str, path: str, where: str) -> list[Path]:
+    """Where the item's image may be under each root, as laid out upstream or flat (each
+    checked to stay inside its root)."""
     rel = PurePosixPath(path)
-    out = []
-    for root in roots:
-        out += [root / IMAGE_ROOTS[source] / rel, root / rel]
-        if source in ("vg", "vaw"):
-            out.append(root / rel.name)  # flat Visual Genome folder: <id>.jpg
-    return out
+    names = [f"{IMAGE_ROOTS[source]}/{path}", path]
+    if source in ("vg", "vaw"):
+        names.append(rel.name)  # flat Visual Genome folder: <id>.jpg
+    return [inside(root, name, where) for root in roots for name in names]
 
 
 CORPUS_FILES = ("corpus.json", "vl_checklist/corpus.json")
@@ -142,7 +143,7 @@ def read_corpus(
                 or not all(isinstance(t, str) and t.strip() for t in value)
             ):
                 raise BuildError(f"{where}: {name} must be a non-empty list of texts")
-        found = first_existing(image_candidates(roots, source, image_path))
+        found = first_existing(image_candidates(roots, source, image_path, where))
         if found is None:
             part.missing_images += 1
             if len(part.missing_examples) < 3:

@@ -11,7 +11,6 @@ unpacked into a folder (``<image_0>.png``; ``.jpg``/``.jpeg`` are accepted too).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from bla_metric.neighbour_references import WINOGROUND_CONFIG
@@ -20,11 +19,15 @@ from builders.neighbours import (
     ConfigRows,
     ImageStore,
     RepoText,
+    UniqueIds,
     build_repo,
     first_existing,
-    read_text,
+    inside,
+    item_id,
+    json_lines,
     run_cli,
     sha256_text,
+    text_field,
 )
 
 BUILDER = "python -m builders winoground"
@@ -56,34 +59,26 @@ TEXT = RepoText(
 )
 
 _STRINGS = ("image_0", "image_1", "caption_0", "caption_1")
+_TAGS = ("tag", "secondary_tag", "collapsed_tag")
 
 
 def read_examples(path: Path) -> list[tuple[int, dict]]:
-    """(line number, record) of every non-empty line; errors name the file and the line."""
-    lines = read_text(path).splitlines()
+    """(line number, record) of every non-empty line (JSON Lines: a line ends at ``\\n``); ids
+    (integers or strings) each once; errors name the file and the line."""
     records = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    ids = UniqueIds()
+    for number, record in json_lines(path):
         where = f"{path} line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise BuildError(f"{where}: not valid JSON ({err.msg})") from err
         if not isinstance(record, dict) or "id" not in record:
             raise BuildError(f"{where}: expected an object with an 'id'")
+        ids.add(item_id(record["id"], where), where)
         for name in _STRINGS:
-            if not isinstance(record.get(name), str) or not record[name].strip():
-                raise BuildError(f"{where}: '{name}' must be a non-empty string")
+            text_field(record, name, where)
+        for name in _TAGS:
+            text_field(record, name, where, required=False)
         if record["caption_0"] == record["caption_1"]:
             raise BuildError(f"{where}: the two captions are the same text")
         records.append((number, record))
-    seen: dict[str, int] = {}
-    for number, record in records:
-        key = str(record["id"])
-        if key in seen:
-            raise BuildError(f"{path} line {number}: id {key} repeats line {seen[key]}")
-        seen[key] = number
     if not records:
         raise BuildError(f"--examples {path}: no example")
     return records
@@ -99,7 +94,7 @@ def build_winoground(examples: Path, images: Path, out: Path) -> tuple[dict, dic
     for number, record in read_examples(examples):
         where = f"{examples} line {number}"
         found = [
-            first_existing(images / (record[k] + ext) for ext in EXTENSIONS)
+            first_existing(inside(images, record[k] + ext, where) for ext in EXTENSIONS)
             for k in ("image_0", "image_1")
         ]
         if None in found:
@@ -107,10 +102,11 @@ def build_winoground(examples: Path, images: Path, out: Path) -> tuple[dict, dic
             if len(part.missing_examples) < 3:
                 part.missing_examples.append(record["image_0" if found[0] is None else "image_1"])
             continue
-        try:
-            num_main_preds = int(record.get("num_main_preds") or 0)
-        except (TypeError, ValueError) as err:
-            raise BuildError(f"{where}: 'num_main_preds' must be an integer") from err
+        num_main_preds = record.get("num_main_preds") or 0
+        if isinstance(num_main_preds, bool) or not isinstance(num_main_preds, int):
+            raise BuildError(f"{where}: 'num_main_preds' must be an integer")
+        if not 0 <= num_main_preds < 2**31:
+            raise BuildError(f"{where}: 'num_main_preds' {num_main_preds} is out of range")
         part.rows.append(
             {
                 "id": str(record["id"]),
@@ -118,10 +114,10 @@ def build_winoground(examples: Path, images: Path, out: Path) -> tuple[dict, dic
                 "image_1": {"bytes": store.get(found[1], where), "path": found[1].name},
                 "caption_0": record["caption_0"],
                 "caption_1": record["caption_1"],
-                "tag": str(record.get("tag") or ""),
-                "secondary_tag": str(record.get("secondary_tag") or ""),
+                "tag": text_field(record, "tag", where, required=False),
+                "secondary_tag": text_field(record, "secondary_tag", where, required=False),
                 "num_main_preds": num_main_preds,
-                "collapsed_tag": str(record.get("collapsed_tag") or ""),
+                "collapsed_tag": text_field(record, "collapsed_tag", where, required=False),
             }
         )
     configs = {WINOGROUND_CONFIG: part}

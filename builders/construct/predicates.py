@@ -49,7 +49,7 @@ def read_word_list(path: Path) -> list[str]:
     if not Path(path).is_file():
         raise FileNotFoundError(f"word list {path} not found")
     words: dict[str, None] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in Path(path).read_text(encoding="utf-8").split("\n"):  # lines end at \n only
         line = " ".join(line.lower().split())
         if line and not line.startswith("#"):
             words[line] = None

@@ -21,13 +21,14 @@ taken over after that).
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from .outputs import naming, open_own, refuse_link
+from .outputs import naming, not_regular, open_own, open_regular, refuse_link
 
 REFRESH_S = 10.0
 """How often a holder refreshes its lock file's time."""
@@ -38,7 +39,7 @@ LEASE_S = 60.0
 def _holder(path: Path) -> tuple[int | None, str | None]:
     """The pid and host the lock file names (None where it names none)."""
     try:
-        fd = open_own(path, os.O_RDONLY)
+        fd = open_regular(path, follow=False)
     except (OSError, ValueError):
         return None, None
     try:
@@ -67,6 +68,18 @@ def _refresh(path: Path, stop: threading.Event) -> None:
             return
 
 
+def refuse_non_regular(path: Path) -> None:
+    """Refuse a symbolic link, a FIFO, a device or anything else but a regular file at the lock's
+    ``path`` (a ValueError naming it): the lock's own reads and writes never wait on one."""
+    refuse_link(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise not_regular(path, mode)
+
+
 @contextmanager
 def lock(path: Path, output: Path, command: str) -> Iterator[None]:
     """Hold the lock file ``path`` of ``output`` for the duration; a second holder stops at
@@ -74,7 +87,7 @@ def lock(path: Path, output: Path, command: str) -> Iterator[None]:
     from filelock import FileLock, Timeout
 
     path = Path(path)
-    refuse_link(path)
+    refuse_non_regular(path)
     held = FileLock(str(path))
     try:
         with naming(path):

@@ -3,8 +3,11 @@
 - Readers: :func:`read_json` and :func:`read_records`; an error names the file (and the line).
   Every JSON document goes through :func:`parse_json`, which bounds its nesting and its numbers
   (an integer of 10**400 is refused where it is parsed, not met as an OverflowError later).
+  Every file is read through :func:`read_regular`: a FIFO, a device or a socket where a file
+  is expected is refused, never waited on.
 - Atomic files: :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_lines_atomic`
-  write a temporary file (in a marked hidden folder beside the target) and rename it into place.
+  write a temporary file (in a marked hidden folder beside the target) and rename it into place;
+  :func:`write_texts_atomic` writes several files of one output so (all written, then renamed).
 - Staged folders: :func:`staged` yields a hidden folder beside the target and renames it into
   place when the block succeeds (removed when it fails); :func:`remove_stale` removes what a
   killed process left behind. Every temporary is a folder holding :data:`TEMP_MARKER`, the proof
@@ -29,9 +32,10 @@ import math
 import os
 import re
 import shutil
+import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -60,11 +64,48 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 # ----------------------------------------------------------------------------- readers
+def not_regular(path: Path | str, mode: int) -> ValueError:
+    """The one-line refusal of something that is not a regular file where one is read."""
+    kinds = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+    kinds |= {stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+    kind = kinds.get(stat.S_IFMT(mode), "no file")
+    return ValueError(f"{path} is {kind}, not a regular file: remove it or name a file")
+
+
+def open_regular(path: Path | str, follow: bool = True) -> int:
+    """A descriptor of the regular file ``path`` open for reading; a FIFO, device, socket or
+    folder is refused (a ValueError naming it) without waiting for a writer, and so is a
+    symbolic link when not ``follow``. An OSError (a missing file) is raised as it is."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | (0 if follow else NOFOLLOW))
+    except OSError as err:
+        if not follow and err.errno == errno.ELOOP:
+            raise link_error(path) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular(path, mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path | str, limit: int | None = None, follow: bool = True) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular`), at most ``limit`` + 1 of
+    them when ``limit`` is given (the caller refuses the longer file)."""
+    with os.fdopen(open_regular(path, follow), "rb") as handle:
+        return handle.read() if limit is None else handle.read(limit + 1)
+
+
 def read_json(path: Path) -> dict[str, Any]:
     """A JSON object of an output (any error is a ValueError naming the file)."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
     except OSError as err:
         raise ValueError(f"cannot read {path}: {err.strerror or err}") from err
     except UnicodeDecodeError as err:
@@ -98,14 +139,28 @@ def _json_float(text: str) -> float:
     return value
 
 
-def parse_json(text: str) -> Any:
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (else a ValueError naming the key)."""
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise ValueError(f"the key {key!r} is given twice in one object")
+        document[key] = value
+    return document
+
+
+def parse_json(text: str, unique_keys: bool = False) -> Any:
     """``json.loads`` of ``text``, the one JSON parser of the project's readers: refusing
     (ValueError) a document nested deeper than :data:`MAX_JSON_DEPTH` (one nested 100,000 deep
     included: no RecursionError) and a number out of bounds (:func:`_json_int`,
     :func:`_json_float`); ``NaN`` and ``Infinity`` are read as ``json`` reads them, for the
-    readers that check numbers to refuse."""
+    readers that check numbers to refuse. With ``unique_keys`` an object that gives a key twice
+    is refused (``json`` would keep the last value and lose the first silently)."""
+    hook = _unique_object if unique_keys else None
     try:
-        document = json.loads(text, parse_int=_json_int, parse_float=_json_float)
+        document = json.loads(
+            text, parse_int=_json_int, parse_float=_json_float, object_pairs_hook=hook
+        )
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     level: list[tuple[Any, int]] = [(document, 1)]
@@ -136,7 +191,7 @@ def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str,
     if repair:
         refuse_link(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return []
     except OSError as err:
@@ -260,6 +315,38 @@ def write_text_atomic(path: Path, text: str) -> None:
         handle.write(scrub(text))
 
 
+def write_texts_atomic(texts: Mapping[Path, str]) -> None:
+    """Write several files as one output: every text (secrets masked) to its temporary file,
+    flushed to the disk, before the first rename; a write that fails (a full disk) leaves every
+    target as it was, and removes the folders it created for them. The renames come last, in
+    the reverse order of ``texts``."""
+    created = list(dict.fromkeys(p for path in texts for p in _missing_folders(Path(path).parent)))
+    try:
+        for folder in reversed(created):
+            folder.mkdir(exist_ok=True)
+        with ExitStack() as stack:
+            handles = [stack.enter_context(atomic_file(Path(path))) for path in texts]
+            for handle, (path, text) in zip(handles, texts.items(), strict=True):
+                with naming(path):
+                    handle.write(scrub(text))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+    except BaseException:
+        for folder in created:  # the innermost first; a folder holding anything stays
+            with suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and its parents that do not exist, the innermost first."""
+    missing = []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
     """Write a JSON document (indented, UTF-8, final newline) through a temporary file."""
     text = json.dumps(scrub_data(document), indent=2, ensure_ascii=False)
@@ -310,7 +397,7 @@ def _read_marker(path: Path) -> dict[str, Any] | None:
     if path.is_symlink():
         return None
     try:
-        marker = parse_json(path.read_text(encoding="utf-8"))
+        marker = parse_json(read_regular(path).decode("utf-8"))
     except (OSError, ValueError):
         return None
     return marker if isinstance(marker, dict) else None
@@ -430,7 +517,7 @@ def _folders_from(root: Path, path: Path) -> list[Path]:
 def marked_by(path: Path) -> str | None:
     """The command whose mark the file ``path`` carries: :func:`file_mark` as its first line, or
     (a JSON document) its :data:`MARK_KEY`; None when it carries none."""
-    with naming(path), path.open("rb") as handle:
+    with naming(path), os.fdopen(open_regular(path), "rb") as handle:
         first = handle.readline(4096)
         found = re.match(rb"# Written by (.+); it replaces this file only while this line", first)
         if found:

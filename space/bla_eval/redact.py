@@ -57,9 +57,11 @@ CONTROL_RE = re.compile(
 )
 """Terminal control sequences and control characters removed from what is printed."""
 
-PIECE_CHARS = 16
+PIECE_CHARS = 8
 """Any piece this long of a registered secret is masked wherever it appears (a shorter secret:
-the whole of it), after :func:`normalise`: a key echoed cut, split or partly escaped."""
+the whole of it), after :func:`normalise`, in every string of every record written: a key
+echoed cut, split, partly escaped, or a few characters per response (pieces of 12 in the
+answers and model names of successive responses are each masked)."""
 IGNORED = r"[\s\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]|\\[nrt]"
 """Whitespace and newlines (also as ``\\n`` escapes) and zero-width and direction characters:
 removed before secrets are looked for."""

@@ -405,3 +405,56 @@ def test_every_json_number_is_bounded_where_it_is_parsed(tmp_path: Path):
         '{"command": "x", "files": [], "n": ' + str(10**400) + "}", encoding="utf-8"
     )
     assert owner(tmp_path) is None  # a marker with such a number is no marker
+
+
+@pytest.mark.parametrize("reader", [read_json, read_records, outputs.owner])
+def test_a_fifo_where_a_file_is_read_is_refused_at_once(tmp_path: Path, reader):
+    """No writer ever opens the FIFO: a reader that waited for one would hang the test."""
+    path = tmp_path / "results.json"
+    os.mkfifo(path)
+    if reader is outputs.owner:
+        os.rename(path, tmp_path / OWNER_FILE)
+        assert reader(tmp_path) is None  # a FIFO is no marker
+        return
+    with pytest.raises(ValueError, match=r"results.json is a FIFO, not a regular file"):
+        reader(path)
+
+
+def test_a_marked_file_that_is_a_fifo_is_never_opened(tmp_path: Path):
+    os.mkfifo(tmp_path / "bla.yaml")
+    with pytest.raises(FileExistsError, match="exists and is not a file"):
+        check_file_replaceable(tmp_path / "bla.yaml", "bla-eval export")
+
+
+def test_a_key_given_twice_is_refused_where_unique_keys_are_asked():
+    from bla_eval.outputs import parse_json
+
+    assert parse_json('{"1": 1, "1": 2}') == {"1": 2}  # json's own reading, for run files
+    with pytest.raises(ValueError, match="the key '1' is given twice in one object"):
+        parse_json('{"0": {}, "1": 1, "1": 2}', unique_keys=True)
+
+
+WRITE_BOTH = """
+import resource, signal, sys
+from pathlib import Path
+from bla_eval.outputs import write_texts_atomic
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+out = Path(sys.argv[1])
+try:
+    write_texts_atomic({out / "a" / "small.txt": "small", out / "a" / "big.txt": "x" * 20000})
+except OSError as err:
+    print(err)
+"""
+
+
+def test_files_written_as_one_are_all_kept_or_none_when_a_write_fails(tmp_path: Path):
+    """A write refused by the system (here: past the file-size limit, as a full disk refuses
+    one) after another file of the output is written leaves no file and no folder of it."""
+    run = [sys.executable, "-c", WRITE_BOTH, str(tmp_path / "out")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(run, capture_output=True, text=True, env=env, check=True)
+    assert "File too large" in done.stdout and "big.txt" in done.stdout, done.stdout + done.stderr
+    assert not (tmp_path / "out").exists()
+    outputs.write_texts_atomic({tmp_path / "out" / "a.txt": "a", tmp_path / "out" / "b.txt": "b"})
+    assert listing(tmp_path / "out") == ["a.txt", "b.txt"]

@@ -125,3 +125,22 @@ def test_a_staged_output_loses_secret_pieces_whoever_wrote_its_files(tmp_path: P
     with staged(tmp_path / "report", "bla-eval analyze") as stage:
         (stage / "report.md").write_text(f"| {KEY[:-2]} | 0.5 |\n", encoding="utf-8")
     assert (tmp_path / "report" / "report.md").read_text() == "| *** | 0.5 |\n"
+
+
+def test_a_key_in_pieces_of_twelve_across_records_and_fields_leaves_no_piece_of_eight(
+    tmp_path: Path,
+):
+    redact.register(KEY)
+    chunks = [KEY[i : i + 12] for i in range(0, len(KEY), 12)]
+    records = [
+        {"task": "t", "id": str(n), "scores": [0.5], "answers": [f"Yes {chunk}"], chunk: n}
+        for n, chunk in enumerate(chunks)
+    ]
+    write_lines_atomic(tmp_path / "scores.jsonl", records)
+    usage = {"server_models": {chunk: 1 for chunk in chunks}, "fingerprints": chunks}
+    write_json_atomic(tmp_path / "results.json", {"usage": usage})
+    pieces = {KEY[i : i + 8].lower() for i in range(len(KEY) - 7)}
+    for name in ("scores.jsonl", "results.json"):
+        text = (tmp_path / name).read_text().lower()
+        assert not [p for p in pieces if p in text], name
+    assert redact.scrub(f"<{KEY[:7]}>") == f"<{KEY[:7]}>"  # shorter than a piece: kept

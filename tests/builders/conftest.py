@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -33,10 +34,15 @@ def _save(root: Path, rel: str, obj) -> None:
 
 
 def _link_images(release: Path, dst: Path, image_ids: set[str] | None = None) -> None:
+    """The release's images in ``dst/images``, hard links (copies across file systems): a
+    builder refuses a symbolic link out of the image folder it is given."""
     (dst / "images").mkdir(parents=True)
     for image in sorted((release / "images").iterdir()):
         if image_ids is None or image.stem in image_ids:
-            os.symlink(image, dst / "images" / image.name)
+            try:
+                os.link(image.resolve(), dst / "images" / image.name)
+            except OSError:
+                shutil.copyfile(image, dst / "images" / image.name)
 
 
 def _small_release(release: Path, dst: Path, per_split: int = 2) -> Path:

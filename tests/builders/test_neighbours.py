@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -365,7 +366,7 @@ def test_vl_checklist_missing_images_are_counted_per_leaf(tmp_path, capsys):
     for image_path in {p for p, _ in items if Path(p).name in kept}:
         target = root / "vg" / image_path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(VG_IMAGES / Path(image_path).name)
+        shutil.copyfile(VG_IMAGES / Path(image_path).name, target)  # a link out is refused
     out = tmp_path / "repo"
     assert (
         builders_main(

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..outputs import MARK_KEY, naming, parse_json, refuse_link, write_text_atomic
+from ..outputs import MARK_KEY, naming, parse_json, read_regular, refuse_link
 
 SCHEMA_VERSION = "0.3.0"
 """The Every Eval Ever schema version the record follows."""
@@ -181,7 +181,7 @@ def written_by(path: Path) -> str | None:
     """The command named by a record's mark, or None (not a record, or none)."""
     try:
         with naming(path):
-            document = parse_json(path.read_text(encoding="utf-8"))
+            document = parse_json(read_regular(path).decode("utf-8"))
     except (ValueError, OSError):
         return None
     meta = document.get("source_metadata") if isinstance(document, dict) else None
@@ -190,10 +190,6 @@ def written_by(path: Path) -> str | None:
     return mark if isinstance(mark, str) else None
 
 
-def write_record(path: Path, record: dict[str, Any], command: str) -> str:
-    """Write ``record`` to ``path`` (checked, atomically); returns the text written."""
-    check_record_replaceable(path, command)
-    text = json.dumps(record, indent=2, allow_nan=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, text)
-    return text
+def record_text(record: dict[str, Any]) -> str:
+    """The file text of ``record`` (``bla-eval export`` writes it beside ``bla.yaml``)."""
+    return json.dumps(record, indent=2, allow_nan=False) + "\n"

@@ -35,7 +35,7 @@ from bla_metric import formulas, significance, uncertainty
 from ..benchmarks import Benchmark, get_benchmark
 from ..harnesses import answer_match
 from ..hub_auth import require_token
-from ..outputs import check_file_replaceable, write_marked_text
+from ..outputs import check_file_replaceable, file_mark, write_marked_text, write_texts_atomic
 from ..runs import protocol_name
 from . import eee_record
 from .eee_record import Estimate, Measured
@@ -596,7 +596,9 @@ def export(
             run, dataset, link, "bla-eval", partial, scores, record=True, estimates=estimates
         )
         record = run_record(run, dataset, source_url, partial, scores, estimates)
-        eee_record.write_record(record_path, record, EXPORT_COMMAND)
-    else:
-        text = model_index_yaml(run, dataset, source_url)
+        marked = file_mark(EXPORT_COMMAND) + text
+        # one output: neither file replaced unless both are written (a full disk)
+        write_texts_atomic({path: marked, record_path: eee_record.record_text(record)})
+        return path, marked
+    text = model_index_yaml(run, dataset, source_url)
     return path, write_marked_text(path, EXPORT_COMMAND, text)

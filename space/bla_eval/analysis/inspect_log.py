@@ -29,7 +29,7 @@ from bla_metric.tasks import TASKS
 
 from ..benchmarks.bla import BENCHMARK
 from ..harnesses.answer_match import METRIC as OWN_METRIC
-from ..outputs import parse_json
+from ..outputs import parse_json, read_regular
 from .log_schema import checked_header, proportion
 
 LOG_SUFFIXES = (".eval", ".json")
@@ -79,7 +79,7 @@ def read_header(path: Path) -> dict[str, Any]:
         size = path.stat().st_size
         if size > MAX_JSON_LOG_BYTES:
             raise ValueError(f"{path} is {size} bytes, over the {MAX_JSON_LOG_BYTES} read")
-        doc = _parse(path, path.read_bytes())
+        doc = _parse(path, read_regular(path))
     else:
         doc = _parse(path, _eval_header(path))
     return checked_header(path, doc)

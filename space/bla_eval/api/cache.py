@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..outputs import write_text_atomic
+from ..outputs import parse_json, read_regular, write_text_atomic
 
 CACHE_FOLDER = "api-cache"
 """The cache's folder inside a run folder."""
@@ -68,7 +68,7 @@ class ResponseCache:
         if key in self.memory or self.folder is None:
             return self.memory.get(key)
         try:
-            doc = json.loads(self.path(key).read_text(encoding="utf-8"))
+            doc = parse_json(read_regular(self.path(key)).decode("utf-8"))
         except (OSError, ValueError):
             return None
         return doc.get("response") if isinstance(doc, dict) else None

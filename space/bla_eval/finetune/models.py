@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+from ..outputs import read_json
 from ..scorers import LoadOptions, ResolvedModel, resolve, scorer_class
 from ..scorers.dual import DualEncoderScorer
 
@@ -184,12 +185,12 @@ class OpenClipModel(DualModel):
         name = self.scorer.name
         if name.startswith("local-dir:"):
             path = Path(name.removeprefix("local-dir:")) / "open_clip_config.json"
-            return json.loads(path.read_text(encoding="utf-8"))
+            return read_json(path)
         if name.startswith("hf-hub:"):
             from huggingface_hub import hf_hub_download
 
             path = hf_hub_download(name.removeprefix("hf-hub:"), "open_clip_config.json")
-            return json.loads(Path(path).read_text(encoding="utf-8"))
+            return read_json(Path(path))
         return {"model_cfg": open_clip.get_model_config(name), "preprocess_cfg": {}}
 
     def save(self, out: Path) -> None:

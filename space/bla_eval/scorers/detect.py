@@ -27,11 +27,18 @@ def open_clip_name(model: str) -> str | None:
 
 
 def read_config(model: str, trust_remote_code: bool = False) -> Any:
-    """The transformers config of ``model`` (an error names the model)."""
+    """The transformers config of ``model`` (an error names the model); a local folder's
+    ``config.json`` is read through the bounded reader first (nesting, numbers, a FIFO)."""
     from transformers import AutoConfig
 
+    from ..outputs import read_json
+
+    if (Path(model) / "config.json").exists():
+        read_json(Path(model) / "config.json")
     try:
         return AutoConfig.from_pretrained(model, trust_remote_code=trust_remote_code)
+    except RecursionError:  # a config nested too deep for json (one from the Hub)
+        raise ValueError(f"cannot read a model config for {model!r}: nested too deep") from None
     except (OSError, ValueError) as err:
         if not trust_remote_code and "trust_remote_code" in str(err):
             raise ValueError(

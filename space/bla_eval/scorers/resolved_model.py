@@ -4,10 +4,13 @@ transformers config (``bla_eval.scorers.resolve`` builds it; the scorers load fr
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from ..outputs import open_regular
 
 CHUNK = 1 << 20
 """Bytes read at a time when a local model's files are hashed."""
@@ -83,7 +86,7 @@ def content_hash(files: list[Path], root: Path) -> str:
     for file in files:
         name = file.name if file == root else file.relative_to(root).as_posix()
         digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
-        with file.open("rb") as handle:
+        with os.fdopen(open_regular(file), "rb") as handle:  # a FIFO: refused, not read
             while chunk := handle.read(CHUNK):
                 digest.update(chunk)
         digest.update(b"\0")

@@ -56,7 +56,7 @@ def run_job(job: Job) -> Outcome:
         try:
             with running(job.sweep, job.id):
                 return _run(job, start)
-        except OSError as err:  # the runner record could not be written
+        except (OSError, ValueError) as err:  # the runner record could not be written (a link)
             return Outcome(job.id, one_line(err), time.perf_counter() - start)
     return _run(job, start)
 

@@ -6,15 +6,15 @@ it ends. A rerun reads them to never start a second writer of a cell (``live_run
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..outputs import write_json_atomic
+from ..outputs import parse_json, read_regular, refuse_link, write_json_atomic
 
 RUNNERS = ".runners"
 """The folder of the records, in the sweep folder."""
@@ -22,6 +22,15 @@ HEARTBEAT_S = 5.0
 """How often a running cell refreshes its record."""
 STALE_S = 60.0
 """A record not refreshed for this long is a runner that ended without removing it (killed)."""
+REMOVE = "remove it if no job runs the cell"
+MAX_RECORD_BYTES = 64 * 1024
+"""The largest runner record read (one holds a few short fields)."""
+SLURM_JOB_RE = re.compile(r"[0-9]{1,20}(_[0-9]{1,10})?")
+"""A Slurm job id as a record holds it: digits, ``<array>_<task>`` for a task of an array."""
+RAY_TASK_RE = re.compile(r"[0-9a-fA-F]{1,128}")
+"""A Ray task id (hexadecimal)."""
+MAX_PID = 2**31 - 1
+"""The largest process id of any system (``pid_t`` is a signed 32-bit integer)."""
 
 
 def record_path(sweep: Path | str, cell: str) -> Path:
@@ -30,12 +39,46 @@ def record_path(sweep: Path | str, cell: str) -> Path:
 
 
 def read_record(path: Path) -> dict[str, Any] | None:
-    """A runner record, or None when it is missing or half-written."""
+    """A runner record, or None when there is none; a record that is a symbolic link or no
+    regular file, that is not a JSON object (records are written whole, by a rename), or whose
+    job id, task id, pid or host is not one, is refused (a ValueError naming the file): its
+    values reach ``scancel`` and ``kill``."""
+    refuse_link(path)
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_regular(path, MAX_RECORD_BYTES, follow=False)
+    except FileNotFoundError:
         return None
-    return value if isinstance(value, dict) else None
+    except OSError as err:
+        raise ValueError(f"cannot read the runner record {path}: {err.strerror or err}") from err
+    if len(data) > MAX_RECORD_BYTES:
+        raise ValueError(f"the runner record {path} is over {MAX_RECORD_BYTES} bytes: {REMOVE}")
+    try:
+        value = parse_json(data.decode("utf-8"))
+    except ValueError as err:  # UnicodeDecodeError included
+        raise ValueError(f"the runner record {path} is not valid JSON ({err}): {REMOVE}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"the runner record {path} is not a JSON object: {REMOVE}")
+    check_record(path, value)
+    return value
+
+
+def check_record(path: Path, record: dict[str, Any]) -> None:
+    """Refuse (ValueError naming ``path`` and the field) a record value that is not what its
+    field holds: a Slurm job id of digits, a hexadecimal Ray task id, a pid from 1 to
+    :data:`MAX_PID`, a host name."""
+    checks = {
+        "slurm_job": lambda v: isinstance(v, str) and SLURM_JOB_RE.fullmatch(v) is not None,
+        "ray_task": lambda v: isinstance(v, str) and RAY_TASK_RE.fullmatch(v) is not None,
+        "pid": lambda v: type(v) is int and 0 < v <= MAX_PID,
+        "host": lambda v: isinstance(v, str) and 0 < len(v) <= 255 and v.isprintable(),
+    }
+    for field, valid in checks.items():
+        value = record.get(field)
+        if value is not None and not valid(value):
+            raise ValueError(
+                f"the runner record {path} holds {field} {str(value)[:40]!r}, which is no "
+                f"{field.replace('_', ' ')}: {REMOVE}"
+            )
 
 
 def write_record(sweep: Path | str, cell: str, **fields: Any) -> Path:

@@ -9,6 +9,8 @@ bound (its runner record not refreshed) is cancelled and fails. Each failure is 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import time
 from collections.abc import Sequence
@@ -64,7 +66,7 @@ def run_slurm(
         if partition is not None:
             parameters["slurm_partition"] = partition
     executor.update_parameters(**parameters)
-    submitted = executor.map_array(run_job, list(jobs))
+    submitted = submit(executor, jobs, cluster)
     host = os.uname().nodename
     for handle, job in zip(submitted, jobs, strict=True):
         if cluster == "slurm" and job.sweep:
@@ -75,6 +77,23 @@ def run_slurm(
         _follow_queue(waiting, events, silence_s)
     else:
         _follow_local(waiting, events)
+
+
+def submit(executor: Any, jobs: Sequence[Job], cluster: str) -> list[Any]:
+    """The job handles of ``jobs`` submitted as one array; a submission that fails (``sbatch``
+    exits non-zero or is missing, or its output names no job) is a ValueError naming the command
+    and what it said, on one line."""
+    from submitit.core.utils import FailedJobError, FailedSubmissionError
+
+    command = "sbatch" if cluster == "slurm" else f"submitit's {cluster} executor"
+    try:  # submitit prints a failing command's stderr: it is in the one line instead
+        with contextlib.redirect_stderr(io.StringIO()):
+            return executor.map_array(run_job, list(jobs))
+    except (FailedJobError, FailedSubmissionError, OSError) as err:
+        said = clipped(str(err)) or type(err).__name__
+        raise ValueError(
+            f"{command} could not submit the {len(jobs)} cell(s) of the sweep: {said}"
+        ) from None
 
 
 def _outcome(handle: Any, job: Job, state: str | None = None) -> Outcome:

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from collections.abc import Iterable
 
+from .runners import SLURM_JOB_RE
+
 TIMEOUT_S = 30
 ACTIVE = frozenset(
     {
@@ -81,7 +83,11 @@ def final_state(job: str) -> str | None:
 
 
 def cancel(jobs: Iterable[str]) -> None:
-    """``scancel`` the jobs (those already ended are ignored by Slurm)."""
+    """``scancel`` the jobs (those already ended are ignored by Slurm); an id that is not a Slurm
+    job id (digits) is refused before the command runs: it would reach it as an option."""
     jobs = sorted(set(jobs))
+    bad = [job for job in jobs if SLURM_JOB_RE.fullmatch(job) is None]
+    if bad:
+        raise ValueError(f"{bad[0][:40]!r} is no Slurm job id (digits): not cancelled")
     if jobs:
         _run(["scancel", *jobs])

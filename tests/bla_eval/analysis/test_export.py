@@ -4,6 +4,7 @@ parsed back with huggingface_hub's own parsers."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,36 @@ def test_a_zero_shot_generative_run_is_exported_as_docs_hub_says(tmp_path: Path,
     text = " ".join(hub.split())
     assert "A zero-shot run of a generative model is exported too" in text
     assert "begin with neither yes nor no" in text and "is refused" in text
+
+
+FULL_DISK = """
+set -e
+mount -t tmpfs -o size=16k tmpfs "$1"
+set +e
+"$2" -m bla_eval export "$3" --output "$1"
+echo "exit $?"
+find "$1" -mindepth 1 | sort
+"""
+
+
+def test_export_on_a_full_disk_writes_neither_file(tmp_path: Path) -> None:
+    """On a file system of 16 KiB (a tmpfs in a mount namespace of its own) the record fits and
+    ``bla.yaml`` does not: the export fails in one line and leaves neither file."""
+    import shutil
+    import subprocess
+    import sys
+
+    run, out = answered_run(tmp_path), tmp_path / "out"
+    out.mkdir()
+    unshare = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare (util-linux) to mount a small tmpfs")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [*unshare, "sh", "-c", FULL_DISK, "sh", str(out), sys.executable, str(run)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    if "mount" in done.stderr and "exit" not in done.stdout:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    lines = done.stderr.strip().splitlines()
+    assert done.stdout.splitlines()[0] == "exit 2", done.stdout + done.stderr
+    assert len(lines) == 1 and "No space left on device" in lines[0], done.stderr
+    assert done.stdout.splitlines()[1:] == []  # nothing left on the full disk

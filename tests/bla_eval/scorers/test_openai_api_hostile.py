@@ -293,6 +293,33 @@ def test_a_key_in_the_servers_strings_is_not_kept(root, built_dataset, capsys):
     assert "\x1b" not in (out / "scores.jsonl").read_text()
 
 
+def test_a_key_echoed_twelve_characters_per_response_leaves_no_piece_of_eight(
+    root, built_dataset, capsys
+):
+    sent: list[int] = []
+
+    def drip_key(handler: BaseHTTPRequestHandler) -> None:
+        start = 12 * (len(sent) % 3)
+        sent.append(start)
+        piece = KEY[start : start + 12]
+        doc = completion(model=piece, system_fingerprint=piece, choice={"logprobs": None})
+        doc["choices"][0]["message"]["content"] = f"Yes {piece}"
+        send_json(doc)(handler)
+
+    out = root / "out"
+    with HostileServer(drip_key) as server:
+        argv = run_args(server.url, out, built_dataset, "--api-scoring", "generation")
+        code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    assert len(sent) >= 3  # every piece of the key was sent
+    pieces = {KEY[i : i + 8].lower() for i in range(len(KEY) - 7)}
+    for name, data in {**snapshot(root), "stderr": err.encode()}.items():
+        text = data.decode("utf-8", "replace").lower()
+        assert not [p for p in pieces if p in text], name
+    results = json.loads((out / "results.json").read_text())
+    assert "***" in json.dumps(results) and "***" in (out / "scores.jsonl").read_text()
+
+
 @pytest.mark.parametrize(
     ("endpoint", "secret"),
     [

@@ -82,3 +82,18 @@ def test_a_mistyped_folder_or_bundled_name_is_refused_before_the_hub(
         resolve(typed)
     with pytest.raises(ValueError, match="is not a local folder, not a bundled name"):
         resolve(typed, "contrastive")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than 64 levels"),
+        ('{"vocab_size": ' + "9" * 40 + "}", "an integer of 40 digits"),
+    ],
+)
+def test_a_config_json_out_of_bounds_is_one_line_naming_it(text, said, tmp_path: Path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=said) as err:
+        resolve(str(tmp_path / "model"))
+    assert str(tmp_path / "model" / "config.json") in str(err.value)
