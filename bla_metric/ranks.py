@@ -1,5 +1,5 @@
-"""A leaderboard with statistics: confidence sets for ranks, groups of tied models, the smallest
-difference the data can detect.
+"""A leaderboard with statistics: confidence sets for ranks, groups of models not separated,
+the smallest difference the data can detect.
 
 - :func:`rank_sets`: confidence sets for ranks by the step-down method of Mogstad, Romano, Shaikh
   and Wilhelm ("Inference for ranks with applications to mobility across neighbourhoods and
@@ -390,7 +390,8 @@ def tied_groups(
     alpha: float = ALPHA,
     higher_is_better: bool = True,
 ) -> list[list[int]]:
-    """Groups of statistically tied models: in score order (best first), every maximal run of
+    """Groups of models not separated (no significant difference, which is no evidence of
+    equivalence): in score order (best first), every maximal run of
     consecutive models of which no pair differs at ``alpha`` (Holm-corrected p-values of
     ``tests``). Groups are listed best first; a model lies in one group or in several
     overlapping ones."""
@@ -404,8 +405,8 @@ def tied_groups(
 def rank_set_groups(
     values: Sequence[float], better: Sequence[Sequence[int]], higher_is_better: bool = True
 ) -> list[list[int]]:
-    """The groups of :func:`tied_groups` with two models tied when the simultaneous step-down
-    (``better[m]``: the models m is shown better than, :func:`rank_intervals`'
+    """The groups of :func:`tied_groups` with two models in one group when the simultaneous
+    step-down (``better[m]``: the models m is shown better than, :func:`rank_intervals`'
     ``shown_better_than``) separates neither from the other: consistent with the rank sets."""
     beats = [set(b) for b in better]
     return _groups(values, lambda a, b: b not in beats[a] and a not in beats[b], higher_is_better)
@@ -414,7 +415,8 @@ def rank_set_groups(
 def _groups(
     values: Sequence[float], tied: Callable[[int, int], bool], higher_is_better: bool
 ) -> list[list[int]]:
-    """Maximal runs of consecutive models in score order (best first) tied pairwise."""
+    """Maximal runs of consecutive models in score order (best first) of which ``tied`` holds
+    for every pair (not separated)."""
     sign = 1.0 if higher_is_better else -1.0
     order = sorted(range(len(values)), key=lambda m: (-sign * values[m], m))
     groups: list[list[int]] = []
