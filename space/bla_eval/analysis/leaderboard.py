@@ -290,9 +290,9 @@ def table_columns(metric: str = DEFAULT_METRIC, control: str | None = None) -> l
 RANK_METHOD_TEXT = {
     "permutation": "from {resamples} random permutations of the runs within each datapoint, "
     "exact for equal runs at any n",
-    "cluster permutation": "of clustered tasks from {resamples} random permutations of the runs "
-    "within each cluster of datapoints (the same order for all of a cluster's datapoints), "
-    "exact for equal runs at any cluster sizes",
+    "cluster sign flip": "of clustered tasks from {resamples} random sign flips of whole "
+    "clusters of datapoints (a wild cluster bootstrap with the null imposed: each cluster's "
+    "paired differences keep or change their sign together), which needs no exchangeable runs",
     "bootstrap": "from {resamples} resamples of the datapoints drawn jointly for all runs",
 }
 """How the report names each method of :data:`bla_metric.ranks.RANK_METHODS`."""
@@ -386,8 +386,8 @@ def markdown_section(
         if board.get("clustered"):
             lines.append(
                 f"- {label}: clustered by predicate: the scores' intervals resample whole "
-                "predicates and the rank sets permute the runs within each predicate, not "
-                "single datapoints."
+                "predicates and the rank sets flip the signs of whole predicates' "
+                "differences, not single datapoints'."
             )
         if board["n"] < SMALL_N:
             lines.append(

@@ -144,8 +144,8 @@ def test_a_cluster_bootstrap_by_predicate_widens_the_ap_intervals(tmp_path: Path
     }
     assert width["cluster"]["topic"] > 1.2 * width["plain"]["topic"]
     methods = {row["rank_method"] for row in boards["cluster"]["active_passive"]["models"]}
-    assert methods == {"cluster permutation"}
-    assert "random permutations of the runs within each cluster of datapoints" in report
+    assert methods == {"cluster sign flip"}
+    assert "random sign flips of whole clusters of datapoints" in report
     # the simulated power holds for permutations within datapoints: CO and RC, not clustered AP
     assert report.count("power: a run ahead of each of the other 1 by ") == 2
     assert "- AP: power:" not in report and "- CO: power:" in report
