@@ -1,20 +1,22 @@
 """Rank sets for clustered datapoints: the step-down of :mod:`bla_metric.ranks` with critical
-values from permutations of the models within each cluster.
+values from sign flips of whole clusters.
 
 A benchmark whose datapoints come in clusters (BLA's active-passive task: 613 datapoints in 43
 predicates of very unequal sizes, the largest 247) is not independent evidence per datapoint:
 a model's success can depend on the predicate. Permuting the models' labels within each
 datapoint then makes sets that are too narrow, and so does MRSW's bootstrap of whole clusters
-(``python -m bla_eval.performance.coverage --tables clusters``). Here each permutation draw
-gives every cluster one random order of the models, the same for all of the cluster's
-datapoints, and the statistic is the cluster-robust t of each pair:
+(``python -m bla_eval.performance.coverage --tables clusters``). Two methods here:
 
-- :func:`cluster_permutation_statistics`: the observed statistics and their permutation null
-  distribution, exact at any cluster sizes when the models are exchangeable within a cluster
-  (equal models, whatever the predicates' effects on each);
-- :func:`minimum_clusters`: the fewest clusters with which two models can be told apart at all;
-  fewer are refused (two models would get every rank by construction, and more models would
-  rest on a cluster-robust standard error of a handful of clusters, which nothing here tests).
+- :func:`cluster_sign_flip_statistics` (the leaderboard's): each draw flips the sign of every
+  cluster's sums of the paired differences at random, the statistic the mean difference over
+  its cluster-robust standard error with the null imposed; valid whether or not the models are
+  exchangeable within a cluster (some models may depend on the predicate, others not);
+- :func:`cluster_permutation_statistics`: each draw gives every cluster one random order of
+  the models, the statistic the cluster-robust t (statsmodels' ``cov_type="cluster"``); exact
+  when the models are exchangeable within a cluster, too narrow when they are not;
+- :func:`minimum_clusters` and :func:`effective_clusters`: fewer clusters than the first, or
+  clusters more unequal than the simulation covers (an effective number below
+  :data:`MINIMUM_EFFECTIVE`), are refused in one line.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import numpy as np
 from . import significance
 
 ALPHA = 0.05
+MINIMUM_EFFECTIVE = 5.0
+"""The least effective number of clusters (:func:`effective_clusters`) the rank sets by cluster
+accept: AP's 43 predicates have 5.04, the most unequal design the simulation covers."""
 PERMUTATION_CELLS = 4_000_000
 """Permuted cluster sums made at once (resamples x clusters x models)."""
 
@@ -36,6 +41,26 @@ def minimum_clusters(alpha: float = ALPHA) -> int:
     apart at level ``alpha``: G clusters give two models 2^G label patterns, two of which reach
     the largest |t|, so a rejection needs 2 / 2^G <= ``alpha`` (6 clusters at 0.05)."""
     return int(np.ceil(1 + np.log2(1 / alpha) - 1e-12))
+
+
+def effective_clusters(sizes: Sequence[float]) -> float:
+    """(sum n_c)^2 / sum n_c^2: the number of equal clusters whose sizes weigh as these do (G
+    for equal sizes, near 1 when one cluster holds nearly everything)."""
+    n = np.asarray(sizes, float)
+    return float(n.sum() ** 2 / (n**2).sum())
+
+
+def check_balance(index: np.ndarray) -> None:
+    """ValueError in one line where the clusters of ``index`` are more unequal than
+    :data:`MINIMUM_EFFECTIVE` allows."""
+    sizes = np.bincount(index)
+    found = effective_clusters(sizes[sizes > 0])
+    if found < MINIMUM_EFFECTIVE:
+        raise ValueError(
+            f"rank sets by cluster: {len(sizes)} clusters of sizes up to {sizes.max()} weigh as "
+            f"{found:.2f} equal ones, fewer than the {MINIMUM_EFFECTIVE:g} the simulation "
+            "shows the sets hold at (AP's predicates: 5.04): no method here holds there"
+        )
 
 
 def cluster_index(clusters: Sequence[Any], n: int) -> np.ndarray:
@@ -107,3 +132,44 @@ def _cluster_t(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     se = np.sqrt(np.where(varies, variance, 1.0)) / n
     flat = np.where(np.abs(diff) > 1e-12, np.copysign(np.inf, diff), 0.0)
     return np.where(varies, diff / se, flat)
+
+
+def cluster_sign_flip_statistics(
+    values: np.ndarray, clusters: Sequence[Any], resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(observed statistics (models, models), their null distribution (models, models,
+    resamples + 1), the observed one first) by a wild bootstrap of whole clusters with the null
+    imposed: [j, k] is sum_c D_c / sqrt(G / (G - 1) * sum_c D_c^2), D_c the sum over cluster c
+    of the per-datapoint differences of models j and k (the mean difference over its
+    cluster-robust standard error with the residuals taken about 0, the mean H0 says), and each
+    draw flips the sign of every cluster's D_c at random (Rademacher weights, one per cluster
+    for all pairs: Cameron, Gelbach & Miller 2008; a sign-flip test of the cluster sums).
+
+    Under "no two models differ" every D_c has mean 0 however the models depend on the
+    clusters, so no exchangeability of the models is needed (exact where the D_c are
+    symmetric); ``python -m bla_eval.performance.coverage --tables clusters`` measures it on AP's
+    predicate sizes. A pair whose D_c are all 0 has statistic 0. Clusters more unequal than
+    :data:`MINIMUM_EFFECTIVE` allows are refused (:func:`check_balance`)."""
+    x = np.asarray(values, float)
+    if x.ndim != 2 or x.shape[0] < 2:
+        raise ValueError(f"cluster rank sets need (models >= 2, datapoints), got {x.shape}")
+    index = cluster_index(clusters, x.shape[1])
+    check_balance(index)
+    resamples = significance._check_resamples(resamples)
+    groups, count = int(index.max()) + 1, x.shape[0]
+    sums = np.zeros((groups, count))
+    np.add.at(sums, index, x.T)
+    pairs = sums[:, :, None] - sums[:, None, :]  # (clusters, models, models)
+    square = (pairs**2).sum(axis=0) * groups / (groups - 1)
+    varies = square > 1e-24 * max(1.0, float(np.abs(sums).max())) ** 2
+    scale = np.where(varies, np.sqrt(np.where(varies, square, 1.0)), np.inf)
+    rng = np.random.default_rng(seed)
+    null = np.empty((count, count, resamples + 1))
+    null[:, :, 0] = pairs.sum(axis=0) / scale
+    block = max(1, PERMUTATION_CELLS // (groups * count))
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        flipped = rng.choice((-1.0, 1.0), size=(stop - start, groups)) @ sums  # (draws, models)
+        drawn = (flipped[:, :, None] - flipped[:, None, :]) / scale[None]
+        null[:, :, 1 + start : 1 + stop] = np.moveaxis(drawn, 0, 2)
+    return null[:, :, 0].copy(), null

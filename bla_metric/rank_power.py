@@ -13,6 +13,9 @@ and sd.
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
 
 POWER = 0.8
 """The share of benchmarks in which the lead is found."""
@@ -53,3 +56,40 @@ def rank_one_lead(runs: int, n: int, sd: float) -> float | None:
     if lam is None or not sd > 0 or math.isinf(sd):
         return None
     return lam * sd / math.sqrt(n)
+
+
+def lead_for_runs(values: Any, share: bool) -> dict[str, float] | None:
+    """The lead at which one of the runs at hand, ahead of each of the others by it, is alone
+    at rank 1 in :data:`POWER` of benchmarks, from their own per-datapoint ``values`` (runs,
+    n): :func:`lead_for` x sd_worst / sqrt(n), sd_worst the largest over ordered pairs (leader
+    l, other k) of the sd of their per-datapoint differences with l raised by the lead, each
+    run in turn the leader, so that the least correlated run leading is covered too. Outcomes
+    that are shares (``share``: each value 0 or 1) carry the lead in their rate: the leader's
+    variance is p(1 - p) at its rate p + lead, with the pair's observed correlation kept, and
+    the lead is the fixed point of that equation. {"lead", "lambda", "sd", "runs", "n"}, or
+    None where :func:`lead_for` is, or the differences do not vary."""
+    x = np.asarray(values, float)
+    runs, n = x.shape
+    lam = lead_for(runs, n)
+    if lam is None or n < 2:
+        return None
+    centred = x - x.mean(axis=1, keepdims=True)
+    cov = centred @ centred.T / (n - 1)
+    var = np.diag(cov).copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = np.where(np.outer(var, var) > 0, cov / np.sqrt(np.outer(var, var)), 0.0)
+    rates = x.mean(axis=1)
+    lead, sd = 0.0, 0.0
+    for _ in range(100 if share else 1):
+        raised = np.clip(rates + lead, 0.0, 1.0)
+        leader = raised * (1 - raised) if share else var
+        pair = leader[:, None] + var[None, :] - 2 * corr * np.sqrt(leader[:, None] * var[None, :])
+        np.fill_diagonal(pair, 0.0)
+        sd = float(np.sqrt(max(pair.max(), 0.0)))
+        new = lam * sd / math.sqrt(n)
+        if abs(new - lead) < 1e-9:
+            break
+        lead = new
+    if not sd > 0:
+        return None
+    return {"lead": lam * sd / math.sqrt(n), "lambda": lam, "sd": sd, "runs": runs, "n": n}

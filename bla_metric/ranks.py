@@ -1,5 +1,5 @@
-"""A leaderboard with statistics: confidence sets for ranks, groups of tied models, the smallest
-difference the data can detect.
+"""A leaderboard with statistics: confidence sets for ranks, groups of models not separated,
+the smallest difference the data can detect.
 
 - :func:`rank_sets`: confidence sets for ranks by the step-down method of Mogstad, Romano, Shaikh
   and Wilhelm ("Inference for ranks with applications to mobility across neighbourhoods and
@@ -214,12 +214,12 @@ def best_set(sets: np.ndarray) -> list[int]:
     return [m for m, (low, _) in enumerate(np.asarray(sets)) if low == 1]
 
 
-RANK_METHODS = ("permutation", "bootstrap", "cluster permutation")
+RANK_METHODS = ("permutation", "bootstrap", "cluster sign flip")
 """How the rank sets' step-down finds its critical values: random permutations of the models
 within each datapoint (:func:`permutation_rank_sets`, the default: it holds at n = 30),
 bootstrap resamples (:func:`rank_sets`, MRSW's; for metrics without a per-datapoint value), or
-random permutations of the models within each cluster of datapoints (clustered datapoints:
-:func:`bla_metric.cluster_ranks.cluster_permutation_statistics`)."""
+random sign flips of whole clusters of datapoints (clustered datapoints:
+:func:`bla_metric.cluster_ranks.cluster_sign_flip_statistics`)."""
 
 
 def rank_method(mode: str, metric: str, clusters: Sequence[Any] | None) -> str:
@@ -272,15 +272,16 @@ def rank_intervals(
     ``rank`` (on all datapoints), ``interval`` [low, high] (the 1 - alpha confidence set of
     ``kind``, which ``rank_set`` names, by the method ``rank_method`` names:
     :func:`permutation_rank_sets`, its step-down on
-    :func:`bla_metric.cluster_ranks.cluster_permutation_statistics` for clustered datapoints,
+    :func:`bla_metric.cluster_ranks.cluster_sign_flip_statistics` for clustered datapoints,
     or :func:`rank_sets` for metrics without per-datapoint values), ``best`` (in the
     confidence set for the best model) and
     ``shown_better_than`` (the models it beats), both from the simultaneous step-down, and
     ``ci`` [low, high] of the metric itself (95%: :func:`bla_metric.formulas.share_interval`
     for the 0/1 metrics of :data:`PROPORTIONS`, as in ``results.json``, else the percentile
     interval of bootstrap draws). ``clusters``: one label per datapoint: rank sets from
-    permutations within clusters (fewer than
-    :func:`bla_metric.cluster_ranks.minimum_clusters` clusters: ValueError), and the metric's
+    sign flips of whole clusters (fewer than
+    :func:`bla_metric.cluster_ranks.minimum_clusters` clusters, or clusters too unequal:
+    ValueError), and the metric's
     interval the percentile one of a cluster bootstrap for every metric. ``share``:
     whether the metric is a share of datapoints; None: those of :data:`PROPORTIONS`, and in the
     :data:`bla_metric.formulas.MEAN` mode a metric whose values are all 0 or 1
@@ -300,7 +301,7 @@ def rank_intervals(
         t_obs, null = (
             permutation_statistics(values, resamples, seed)
             if clusters is None
-            else cluster_ranks.cluster_permutation_statistics(values, clusters, resamples, seed)
+            else cluster_ranks.cluster_sign_flip_statistics(values, clusters, resamples, seed)
         )
     joint = _step_down(t_obs, null, _family(len(stats), None), alpha)
     sets = sets_of(joint) if kind == RANK_SETS[0] else _sets(t_obs, null, alpha, kind)
@@ -390,7 +391,8 @@ def tied_groups(
     alpha: float = ALPHA,
     higher_is_better: bool = True,
 ) -> list[list[int]]:
-    """Groups of statistically tied models: in score order (best first), every maximal run of
+    """Groups of models not separated (no significant difference, which is no evidence of
+    equivalence): in score order (best first), every maximal run of
     consecutive models of which no pair differs at ``alpha`` (Holm-corrected p-values of
     ``tests``). Groups are listed best first; a model lies in one group or in several
     overlapping ones."""
@@ -404,8 +406,8 @@ def tied_groups(
 def rank_set_groups(
     values: Sequence[float], better: Sequence[Sequence[int]], higher_is_better: bool = True
 ) -> list[list[int]]:
-    """The groups of :func:`tied_groups` with two models tied when the simultaneous step-down
-    (``better[m]``: the models m is shown better than, :func:`rank_intervals`'
+    """The groups of :func:`tied_groups` with two models in one group when the simultaneous
+    step-down (``better[m]``: the models m is shown better than, :func:`rank_intervals`'
     ``shown_better_than``) separates neither from the other: consistent with the rank sets."""
     beats = [set(b) for b in better]
     return _groups(values, lambda a, b: b not in beats[a] and a not in beats[b], higher_is_better)
@@ -414,7 +416,8 @@ def rank_set_groups(
 def _groups(
     values: Sequence[float], tied: Callable[[int, int], bool], higher_is_better: bool
 ) -> list[list[int]]:
-    """Maximal runs of consecutive models in score order (best first) tied pairwise."""
+    """Maximal runs of consecutive models in score order (best first) of which ``tied`` holds
+    for every pair (not separated)."""
     sign = 1.0 if higher_is_better else -1.0
     order = sorted(range(len(values)), key=lambda m: (-sign * values[m], m))
     groups: list[list[int]] = []

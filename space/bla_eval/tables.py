@@ -136,7 +136,8 @@ def frame_csv(frame: Any, index: bool = True) -> str:
 
 
 def group_label(index: int) -> str:
-    """The label of tied group ``index`` (0-based): a ... z, then aa, ab, ... (never reused)."""
+    """The label of not-separated group ``index`` (0-based): a ... z, then aa, ab, ... (never
+    reused)."""
     label = ""
     index += 1
     while index:

@@ -30,8 +30,9 @@ STATS_INTRO = (
     "the rank "
     "(1 = best) with its simultaneous 95% confidence set for the rank (all sets hold together; "
     "{resamples} resamples of the datapoints drawn jointly for all runs, seed 0), whether a run "
-    "may be the best, and tied groups (runs sharing a letter: the step-down of the rank sets "
-    "separates no pair). Runs with a control image are ranked by their image gain (the metric "
+    "may be the best, and the groups not separated (runs sharing a letter: the step-down of the "
+    "rank sets separates no pair; no significant difference, not a test of equivalence). Runs "
+    "with a control image are ranked by their image gain (the metric "
     "with the real image minus with the control image). The same as `bla-eval compare RUN RUN "
     "... --metric {name}`."
 )
@@ -208,7 +209,7 @@ def build(config: SpaceConfig) -> LeaderboardTab:
             column_widths=views.pixel_widths(["task", "model", *STATS_HEADERS[2:]]),
         )
         stats_plot = gr.Image(
-            label="Scores with 95% intervals; rank [simultaneous rank set] tied group",
+            label="Scores with 95% intervals; rank [simultaneous rank set] not-separated group",
             show_label=False,
             type="pil",
             interactive=False,

@@ -5,7 +5,8 @@ the Space pulls the repos named in ``BLA_PUBLISHED_RESULTS`` (comma-separated), 
 folder in them with ``RunFolder.open`` (each metric recomputed from the scores; a run that
 disagrees is skipped with a warning), keeps the largest group of runs that scored the same
 datapoints, and ranks them with ``bla_eval.analysis.leaderboard``: per task the score with its
-95% interval, the rank with its rank interval, and tied groups.
+95% interval, the rank with its rank interval, and the groups
+not separated.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def same_datapoints(runs: Sequence[Run]) -> list[Run]:
 
 
 def ranking(runs: Sequence[Run], metric: str, resamples: int, seed: int = 0) -> dict[str, Any]:
-    """The leaderboard (rank intervals, tied groups) of the runs that share datapoints."""
+    """The leaderboard (rank intervals, groups not separated) of the runs that share datapoints."""
     from bla_eval.analysis import leaderboard
 
     group = same_datapoints(runs)

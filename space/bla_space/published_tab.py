@@ -1,5 +1,6 @@
 """The Leaderboard tab's section of published scores (``published.py``): runs that model authors
-pushed with ``bla-eval export --scores``, ranked with rank intervals and tied groups."""
+pushed with ``bla-eval export --scores``, ranked with rank intervals and groups not
+separated."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ RESAMPLES = 1000
 INTRO = (
     "Runs whose per-datapoint scores model authors published (`bla-eval export RUN --scores "
     "ORG/RESULTS --push`), from the results repos of `BLA_PUBLISHED_RESULTS`: every metric "
-    "recomputed from the scores, ranked with 95% rank intervals and tied groups over the runs "
-    "that scored the same datapoints."
+    "recomputed from the scores, ranked with 95% rank intervals and groups not separated over "
+    "the runs that scored the same datapoints."
 )
 
 

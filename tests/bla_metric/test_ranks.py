@@ -213,7 +213,7 @@ def test_rank_intervals_permute_within_datapoints_or_within_clusters() -> None:
     assert {row["rank_method"] for row in rows} == {"permutation"}
     clusters = [k % 6 for k in range(30)]
     rows = ranks.rank_intervals(stats, "ranking", "sentence_accuracy", 200, clusters=clusters)
-    assert {row["rank_method"] for row in rows} == {"cluster permutation"}
+    assert {row["rank_method"] for row in rows} == {"cluster sign flip"}
     with pytest.raises(ValueError, match="at least 6 clusters"):
         ranks.rank_intervals(
             stats, "ranking", "sentence_accuracy", 200, clusters=[k % 5 for k in range(30)]

@@ -62,9 +62,9 @@ def test_leaderboard_statistics_of_the_space_runs(space_config: SpaceConfig) -> 
     text, frame, plot = leaderboard_tab.statistics(space_config)
     assert list(frame.columns) == leaderboard_tab.STATS_HEADERS
     assert len(frame) == 2 * 3  # two identical runs, three tasks: tied, both first
-    assert (frame["rank"] == 1).all() and (frame["tied group"] == "a").all()
+    assert (frame["rank"] == 1).all() and (frame["not separated"] == "a").all()
     assert "smallest detectable difference" in text and plot.size[0] > 100
     text, frame, _ = leaderboard_tab.statistics(space_config, "set_accuracy")
     assert list(frame.columns) == leaderboard_tab.table_columns("set_accuracy")
     assert frame.columns[2] == "set accuracy" and "--metric set_accuracy" in text
-    assert len(frame) == 2 * 3 and (frame["tied group"] == "a").all()
+    assert len(frame) == 2 * 3 and (frame["not separated"] == "a").all()

@@ -75,4 +75,4 @@ def test_scores_pushed_with_the_entries_are_ranked_by_the_space(
     for task in {row["task"] for row in rows}:
         ranked = sorted((r for r in rows if r["task"] == task), key=lambda r: r["rank"])
         assert [r["rank low"] <= r["rank"] <= r["rank high"] for r in ranked] == [True] * 3
-        assert all(r["tied group"] for r in ranked)
+        assert all(r["not separated"] for r in ranked)

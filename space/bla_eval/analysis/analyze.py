@@ -382,13 +382,14 @@ def calibration_section(run: Run, out: Analysis) -> None:
         "The model's probability that a sentence is true, in 10 equal-width bins: mean P(yes) "
         "against the share of true sentences. Expected calibration error ECE = Σ_b (n_b / N) "
         "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`); no interval is given (none "
-        "was found that covers). The floor is the mean ECE of 1,000 sets of labels drawn true "
-        "with the model's own P(yes) (perfect calibration scores about this much on this many "
-        "sentences) and p is the test of calibration against them (the share of those sets with "
-        "an ECE at least as large: p < 0.05 is evidence of miscalibration). BLA has two true and "
-        "two false "
-        "sentences per image, so a model saying 0.5 to everything has ECE 0: read ECE beside the "
-        "Brier score (mean (P(yes) − label)², 0.25 for a constant 0.5).",
+        "was found that covers). p (calibrated) is the test of calibration: ECE against 1,000 "
+        "draws in which each datapoint's residuals (label − P(yes) of its four sentences) keep "
+        "or flip their sign together, so the two true and two false sentences of an image stay "
+        "one unit (the share of draws with an ECE at least as large: p < 0.05 is evidence of "
+        "miscalibration); the floor is those draws' mean ECE, what noise alone gives on these "
+        "datapoints. A model saying 0.5 to everything has ECE 0 on BLA (two true and two false "
+        "sentences per image): read ECE beside the Brier score (mean (P(yes) − label)², 0.25 "
+        "for a constant 0.5).",
         "",
         "| task | ECE (%) | floor (%) | p (calibrated) | Brier |",
         "|---|---|---|---|---|",

@@ -57,15 +57,15 @@ def analyze_main(argv: list[str] | None = None) -> int:
 
 def compare_main(argv: list[str] | None = None) -> int:
     """``bla-eval compare RUN RUN ...``: paired differences with bootstrap and McNemar tests, and
-    a leaderboard with rank intervals and tied groups."""
+    a leaderboard with rank intervals and groups not separated."""
     from ..tables import TABLE_FORMATS
     from . import leaderboard as board
 
     p = _parser(
         "bla-eval compare",
         "Compare two or more runs on the same datapoints: paired tests (two runs), and a "
-        "leaderboard with confidence sets for ranks, the set of runs that may be best, tied groups "
-        "and the smallest detectable difference.",
+        "leaderboard with confidence sets for ranks, the set of runs that may be best, groups not "
+        "separated and the smallest detectable difference.",
     )
     p.add_argument("runs", nargs="+", metavar="RUN", help="folders of finished runs (two or more)")
     p.add_argument(

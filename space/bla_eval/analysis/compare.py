@@ -6,8 +6,8 @@ comparison is refused with an error naming the first difference. Per task and he
 true, precision false): A, B, A - B, a paired bootstrap 95% interval and p-value (seeded), and the
 exact McNemar test on set accuracy (per datapoint: both true sentences on top or not). The
 statistics are in :mod:`bla_metric.significance`. Over any number of runs (two included) the
-report also holds a leaderboard with rank intervals and tied groups (:mod:`.leaderboard`); with two
-runs the paired A/B tables come first.
+report also holds a leaderboard with rank intervals and groups not separated
+(:mod:`.leaderboard`); with two runs the paired A/B tables come first.
 """
 
 from __future__ import annotations
@@ -209,15 +209,43 @@ def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> 
 
 def cluster_labels(run: Run, column: str, data: str | None) -> dict[str, list[str] | None]:
     """Per task, each datapoint's value of the dataset ``column`` (in record order), or None for
-    a task whose rows do not all have one (each datapoint its own cluster)."""
+    a task none of whose rows has one (no column, or every value empty or null: each datapoint
+    its own cluster). ValueError, naming the run, task and datapoint, where a task's rows have
+    values of it that are not labels (empty or null beside real ones, or not text), and where
+    no task of the run has it at all: the clustering is never dropped silently."""
     from .rundata import attach_rows
 
     attach_rows(run, data)
     out: dict[str, list[str] | None] = {}
     for task, rows in run.rows.items():
-        labels = [str(row.get(column) or "") for row in rows]
-        out[task] = labels if all(labels) else None
+        values = [row.get(column) for row in rows]
+        if all(v is None or v == "" for v in values):
+            out[task] = None
+            continue
+        for row, value in zip(rows, values, strict=True):
+            problem = _label_problem(value)
+            if problem:
+                raise ValueError(
+                    f"--cluster {column}: {run.path}: datapoint {task}/{row.get('id')} has "
+                    f"{column} {problem}: every datapoint of a clustered task needs its {column} "
+                    "as non-empty text"
+                )
+        out[task] = [str(v) for v in values]
+    if all(labels is None for labels in out.values()):
+        raise ValueError(
+            f"--cluster {column}: no task of {run.path} has a {column} in its dataset rows "
+            f"({run.results.get('_analysis_data')}): no datapoint could be clustered"
+        )
     return out
+
+
+def _label_problem(value: Any) -> str | None:
+    """What is wrong with a cluster label (None: nothing)."""
+    if value is None:
+        return "null"
+    if not isinstance(value, str):
+        return f"{repr(value)[:40]} ({type(value).__name__}, not text)"
+    return None if value.strip() else "empty"
 
 
 def ranking_view(run: Run) -> bool:

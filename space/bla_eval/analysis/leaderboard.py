@@ -5,8 +5,8 @@ with its 95% interval (percentile bootstrap; Clopper-Pearson's for set accuracy,
 results.json), its rank with a 95% confidence set for it (simultaneous over all runs by default,
 marginal on request; critical values from permutations of the runs within each datapoint, or
 from clusters of datapoints resampled jointly for all runs), the confidence set for the best
-run, the groups of statistically
-tied runs (consistent with the simultaneous sets), the paired bootstrap tests of every pair
+run, the groups of runs the simultaneous step-down does not separate (no significant
+difference, which is no evidence of equivalence), the paired bootstrap tests of every pair
 (Holm-corrected) and the smallest difference the task's datapoints can detect (paired test, power
 0.8; per adjacent pair at the corrected level). The formulas are in :mod:`bla_metric.ranks`; this
 module builds the report, the table and the plot.
@@ -179,6 +179,7 @@ def leaderboard(
             [row["value"] for row in rows], [row.pop("shown_better_than") for row in rows]
         )
         detectable = ranks.detectable_difference(stats, rank_mode, ranked)
+        power = run_power(stats, rank_mode, ranked, rows)
         for pair in detectable["adjacent"]:
             pair["a"], pair["b"] = names[pair["a"]], names[pair["b"]]
         for m, row in enumerate(rows):
@@ -198,8 +199,21 @@ def leaderboard(
             "groups": [[names[m] for m in group] for group in groups],
             "pairs": [{"a": names[i], "b": names[j], **test} for (i, j), test in tests.items()],
             "detectable": detectable,
+            "power": power,
         }
     return out
+
+
+def run_power(
+    stats: Sequence[dict[str, np.ndarray]], mode: str, metric: str, rows: Sequence[dict]
+) -> dict[str, float] | None:
+    """The lead these runs' rank sets find (:func:`bla_metric.rank_power.lead_for_runs` on
+    their own per-datapoint values), or None where it makes no claim: rank sets not from
+    permutations within datapoints (clusters, the bootstrap), or beyond its table."""
+    if {row.get("rank_method") for row in rows} != {"permutation"}:
+        return None
+    values = np.stack([ranks.per_datapoint(mode, metric, s) for s in stats])
+    return rank_power.lead_for_runs(values, formulas.is_share(values))
 
 
 def task_label(config: str, benchmark: str = "bla") -> str:
@@ -261,15 +275,24 @@ def table_columns(metric: str = DEFAULT_METRIC, control: str | None = None) -> l
     values = [name, "CI low", "CI high"]
     if control:
         values += [f"{control} control", "image gain", "gain CI low", "gain CI high"]
-    return ["task", "model", *values, "rank", "rank low", "rank high", "may be best", "tied group"]
+    return [
+        "task",
+        "model",
+        *values,
+        "rank",
+        "rank low",
+        "rank high",
+        "may be best",
+        "not separated",
+    ]
 
 
 RANK_METHOD_TEXT = {
     "permutation": "from {resamples} random permutations of the runs within each datapoint, "
     "exact for equal runs at any n",
-    "cluster permutation": "of clustered tasks from {resamples} random permutations of the runs "
-    "within each cluster of datapoints (the same order for all of a cluster's datapoints), "
-    "exact for equal runs at any cluster sizes",
+    "cluster sign flip": "of clustered tasks from {resamples} random sign flips of whole "
+    "clusters of datapoints (a wild cluster bootstrap with the null imposed: each cluster's "
+    "paired differences keep or change their sign together), which needs no exchangeable runs",
     "bootstrap": "from {resamples} resamples of the datapoints drawn jointly for all runs",
 }
 """How the report names each method of :data:`bla_metric.ranks.RANK_METHODS`."""
@@ -278,7 +301,7 @@ RANK_METHOD_TEXT = {
 def markdown_section(
     result: dict[str, Any], resamples: int, seed: int, benchmark: str = "bla"
 ) -> str:
-    """The leaderboard as a Markdown section: table, best set, tied groups, detectable
+    """The leaderboard as a Markdown section: table, best set, groups not separated, detectable
     differences, a warning for small tasks."""
     from ..tables import markdown
 
@@ -323,8 +346,9 @@ def markdown_section(
         f"{kind} confidence set for the rank (Mogstad, Romano, Shaikh & Wilhelm 2024, step-down "
         f"over the paired t-statistics of every pair of runs; {held}; {method}, seed {seed}), "
         "whether a run may be the best "
-        "(the 95% confidence set for the best run), and tied groups: runs in score order of "
-        "which the simultaneous step-down separates no pair share a letter. Values in %." + gain,
+        "(the 95% confidence set for the best run), and the groups not separated: runs in score "
+        "order of which the simultaneous step-down separates no pair share a letter (no "
+        "significant difference; not a test of equivalence). Values in %." + gain,
         "",
         markdown(leaderboard_table(result, benchmark)),
         "",
@@ -348,7 +372,7 @@ def markdown_section(
         )
         lines.append(
             f"- {label} (n = {board['n']}): may be best: {', '.join(board['best'])}. "
-            f"Tied groups {groups}. {detectable}"
+            f"Not separated (no significant difference) {groups}. {detectable}"
             + (
                 f"; per adjacent pair at the corrected alpha {d['alpha_corrected']:.3g}: "
                 f"{adjacent}."
@@ -362,8 +386,8 @@ def markdown_section(
         if board.get("clustered"):
             lines.append(
                 f"- {label}: clustered by predicate: the scores' intervals resample whole "
-                "predicates and the rank sets permute the runs within each predicate, not "
-                "single datapoints."
+                "predicates and the rank sets flip the signs of whole predicates' "
+                "differences, not single datapoints'."
             )
         if board["n"] < SMALL_N:
             lines.append(
@@ -374,23 +398,21 @@ def markdown_section(
 
 
 def power_line(board: dict[str, Any]) -> str | None:
-    """How large a lead the task's rank sets find (:func:`bla_metric.rank_power.rank_one_lead`
-    for its runs, n and the root mean square sd of the runs' per-datapoint differences), or
-    None where the simulation has no such case (rank sets not from permutations within
-    datapoints, more runs or fewer datapoints than it holds, no variation)."""
-    if {row.get("rank_method") for row in board["models"]} != {"permutation"}:
+    """How large a lead the task's rank sets find (the board's ``power``:
+    :func:`run_power`), or None where there is none."""
+    found = board.get("power")
+    if not found:
         return None
-    runs, n, sd = len(board["models"]), board["n"], board["detectable"]["sd"]
-    lead = rank_power.rank_one_lead(runs, n, sd)
-    if lead is None:
-        return None
-    table_runs, table_n = rank_power.tabled(runs, n) or (runs, n)
+    runs = len(board["models"])
+    table_runs, table_n = rank_power.tabled(runs, board["n"]) or (runs, board["n"])
     return (
-        f"power: a run ahead of each of the other {runs - 1} by {100 * lead:.1f} points is "
-        f"alone at rank 1 (rank set [1, 1]) in {100 * rank_power.POWER:g}% of simulated "
-        f"benchmarks (standardised lead {rank_power.lead_for(runs, n):.2f} × sd "
-        f"{_points(sd)} / √n, simulated for {table_runs} runs on {table_n} datapoints: python -m "
-        "bla_eval.performance.coverage --tables power); smaller leads are mostly read as ties."
+        f"power: a run ahead of each of the other {runs - 1} by {100 * found['lead']:.1f} points "
+        f"is alone at rank 1 (rank set [1, 1]) in {100 * rank_power.POWER:g}% of simulated "
+        f"benchmarks (standardised lead {found['lambda']:.2f} × sd {_points(found['sd'])} / √n, "
+        f"simulated for {table_runs} runs on {table_n} datapoints; sd the largest over pairs "
+        "of these runs' per-datapoint differences with the leader's lead in place: python -m "
+        "bla_eval.performance.coverage --tables power,power-check); smaller leads mostly leave "
+        "the runs not separated."
     )
 
 
@@ -440,7 +462,7 @@ def leaderboard_figure(result: dict[str, Any], benchmark: str = "bla") -> bytes:
         axis.set_title(f"{task_label(task, benchmark)} (n = {board['n']})", fontsize=10)
         axis.grid(axis="x", alpha=0.3)
     kind = next(iter(result.values()))["rank_set"]
-    figure.suptitle(f"Scores with 95% CIs; rank [{kind} rank set] tied group", fontsize=10)
+    figure.suptitle(f"Scores with 95% CIs; rank [{kind} rank set] not-separated group", fontsize=10)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")

@@ -1,7 +1,8 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
 Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
-[--tables ranks,small-ranks,clusters,power,templates,gain,shares,calibration] [--workers 1]``
+[--tables ranks,small-ranks,clusters,power,power-check,templates,gain,shares,calibration]
+[--workers 1]``
 (a few minutes on two cores; ``power`` most of an hour at ``--resamples 250``, the setting of
 :data:`bla_metric.rank_power.RANK_ONE_LEAD`; ``--workers`` spreads it over processes with the
 same numbers). Markdown tables, each from its own stream of the seed, every simulated share
@@ -16,10 +17,11 @@ with its Monte Carlo standard error:
 - ``small-ranks``: the same for 5 and 10 equal models at n = 30 and 100;
 - ``clusters``: the same for 4 equal models on the active-passive task's 613 datapoints in its
   43 predicates of their real sizes (:data:`AP_PREDICATE_SIZES`), each model's success
-  depending on the predicate (intra-cluster correlation 0.1 or 0.3, or 0.1 for two models and
-  0.3 for the others), for the rank sets of ``compare --cluster predicate`` (permutations
-  within predicates, :mod:`bla_metric.cluster_ranks`), MRSW's bootstrap of whole predicates
-  (what it used before) and permutations within datapoints (the clusters ignored);
+  depending on the predicate (intra-cluster correlation 0.1 or 0.3 for all, 0.1 for two models
+  and 0.3 for the others, or 0.5 for two and 0 for the others), for the rank sets of ``compare
+  --cluster predicate`` (sign flips of whole predicates, :mod:`bla_metric.cluster_ranks`),
+  permutations of the models within predicates (what it used before), MRSW's bootstrap of
+  whole predicates and permutations within datapoints (the clusters ignored);
 - ``power``: how large a lead the leaderboard finds: for 2 to 10 runs at n = 30, 100 and 600
   (one run ahead, the others equal; per-datapoint sentence accuracy Binomial(4, 0.7) / 4 plus
   the lead, runs independent), the standardised lead lambda = lead x sqrt(n) / sd (sd of the
@@ -40,7 +42,17 @@ with its Monte Carlo standard error:
   every table gives), Wilson's, and the percentile bootstrap;
 - ``calibration``: how often the test of calibration of
   :func:`bla_metric.calibration.calibration_summary` says "miscalibrated" for a calibrated model
-  (its size; nominal 5%) and for one 5 points too sure of "true" (its power), at n = 100 and 600.
+  (its size; nominal 5%) and for one 40% too sure (logits 1.4 times the calibrated ones: its
+  power), on BLA's design (two true and two false sentences per datapoint, one pair at P(yes) =
+  pi and the other at 1 - pi) and on independent labels, at n = 100 and 600; beside them the size
+  of the test that redraws each sentence's label on its own, and the calibrated model's mean ECE
+  and mean floor;
+- ``power-check``: the power line of the leaderboard for the runs at hand
+  (:func:`bla_metric.rank_power.lead_for_runs`): per simulated benchmark of equal runs the lead
+  it prints, and whether a run that far ahead is alone at rank 1 in a fresh benchmark of the
+  same design, for six independent runs, six runs whose correlations differ (the leader least
+  correlated, 613 datapoints) and six runs of 0/1 outcomes at set accuracy's chance rate 1/6
+  (n = 100); beside it the same for the lead from the root mean square sd over pairs.
 
 Templates and image gains go through :mod:`bla_metric.robustness` itself; the rank sets through
 :func:`bla_metric.ranks.rank_sets` on a vectorised bootstrap of the same datapoints for all
@@ -83,15 +95,18 @@ AP_PREDICATE_SIZES = (
 """Datapoints per predicate of BLA's active-passive task (613 in 43 predicates), counted from the
 release's ``annotations/active_passive_captions.json``."""
 CLUSTER_SCENARIOS: tuple[tuple[str, tuple[float, ...]], ...] = (
-    ("4 equal models, icc 0.1", (0.1,) * 4),
-    ("4 equal models, icc 0.3", (0.3,) * 4),
-    ("4 equal models, icc 0.1, 0.1, 0.3, 0.3", (0.1, 0.1, 0.3, 0.3)),
+    ("4 equal runs, icc 0.1", (0.1,) * 4),
+    ("4 equal runs, icc 0.3", (0.3,) * 4),
+    ("4 equal runs, icc 0.1, 0.1, 0.3, 0.3", (0.1, 0.1, 0.3, 0.3)),
+    ("4 equal runs, icc 0.5, 0.5, 0, 0", (0.5, 0.5, 0.0, 0.0)),
 )
-"""(name, each model's intra-cluster correlation) of the clustered scenarios: true sentence
-accuracy 0.70 for all."""
+"""(name, each run's intra-cluster correlation) of the clustered scenarios: true sentence
+accuracy 0.70 for all; in the last two the runs depend on the predicates unequally (two of them
+not at all in the last), so they are not exchangeable within a predicate."""
 CLUSTER_METHODS = (
+    "cluster sign flip, simultaneous",
+    "cluster sign flip, marginal",
     "cluster permutation, simultaneous",
-    "cluster permutation, marginal",
     "cluster bootstrap, simultaneous",
     "datapoint permutation, simultaneous",
 )
@@ -216,7 +231,10 @@ def cluster_coverage(
     for _ in range(benchmarks):
         values, cluster = clustered_values(iccs, 0.70, AP_PREDICATE_SIZES, rng)
         seed = int(rng.integers(2**31))
-        t_obs, null = cluster_ranks.cluster_permutation_statistics(values, cluster, resamples, seed)
+        t_obs, null = cluster_ranks.cluster_sign_flip_statistics(values, cluster, resamples, seed)
+        t_perm, null_perm = cluster_ranks.cluster_permutation_statistics(
+            values, cluster, resamples, seed
+        )
         sums = np.zeros((len(sizes), count))
         np.add.at(sums, cluster, values.T)
         weights = rng.multinomial(len(sizes), np.full(len(sizes), 1 / len(sizes)), resamples)
@@ -224,8 +242,9 @@ def cluster_coverage(
         found = {
             CLUSTER_METHODS[0]: ranks._sets(t_obs, null, ranks.ALPHA, "simultaneous"),
             CLUSTER_METHODS[1]: ranks._sets(t_obs, null, ranks.ALPHA, "marginal"),
-            CLUSTER_METHODS[2]: ranks.rank_sets(values.mean(axis=1), draws),
-            CLUSTER_METHODS[3]: ranks.permutation_rank_sets(values, resamples, seed),
+            CLUSTER_METHODS[2]: ranks._sets(t_perm, null_perm, ranks.ALPHA, "simultaneous"),
+            CLUSTER_METHODS[3]: ranks.rank_sets(values.mean(axis=1), draws),
+            CLUSTER_METHODS[4]: ranks.permutation_rank_sets(values, resamples, seed),
         }
         for method, sets in found.items():
             inside = sets[:, 0] <= 1
@@ -345,6 +364,81 @@ def power_table(
             f"{points:.1f} | {_pm(row['check'], benchmarks)} |"
         )
     return [*lines, "", f"RANK_ONE_LEAD = {table!r}"]
+
+
+POWER_DESIGNS = (
+    ("6 independent runs, Binomial(4, 0.7) / 4", 600),
+    ("6 runs whose correlations differ, the leader least correlated", 613),
+    ("6 runs of 0/1 outcomes at set accuracy's chance rate 1/6", 100),
+)
+"""(design, datapoints) of the check of the power line for the runs at hand."""
+CORRELATIONS = (0.0, 0.8, 0.8, 0.6, 0.6, 0.4)
+"""The shared part of each run's latent (the leader first) in the second design: two runs
+correlate by sqrt(r_j r_k) on the latent scale, the leader with none."""
+
+
+def design_values(design: int, n: int, lead: float, rng: np.random.Generator) -> np.ndarray:
+    """Per-datapoint values (6, n) of :data:`POWER_DESIGNS`' design number ``design`` with run
+    0 ahead by ``lead``: added to each of its values (the first two), or to its rate (0/1)."""
+    from statistics import NormalDist
+
+    if design == 0:
+        values = rng.binomial(4, 0.7, (6, n)) / 4
+    elif design == 1:
+        shared = np.sqrt(np.asarray(CORRELATIONS))[:, None, None] * rng.standard_normal((1, n, 1))
+        noise = np.sqrt(1 - np.asarray(CORRELATIONS))[:, None, None] * rng.standard_normal(
+            (6, n, 4)
+        )
+        values = (shared + noise < NormalDist().inv_cdf(0.7)).mean(axis=2)
+    else:
+        rates = np.array([1 / 6 + lead] + [1 / 6] * 5)[:, None]
+        return (rng.random((6, n)) < rates).astype(float)
+    values[0] += lead
+    return values
+
+
+def power_check(
+    design: int, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """{"new", "old", "lead"}: over ``benchmarks``, the lead
+    :func:`bla_metric.rank_power.lead_for_runs` computes from a benchmark of equal runs of the
+    design, and the share of fresh benchmarks in which a run that far ahead is alone at rank 1
+    (``new``); ``old`` the same for the lead from the root mean square sd over pairs."""
+    from bla_metric import rank_power
+
+    share = design == 2
+    hits = {"new": 0, "old": 0}
+    total = 0.0
+    for _ in range(benchmarks):
+        equal = design_values(design, n, 0.0, rng)
+        found = rank_power.lead_for_runs(equal, share)
+        pairs = [equal[j] - equal[k] for j in range(6) for k in range(j + 1, 6)]
+        rms = float(np.sqrt(np.mean([np.var(d, ddof=1) for d in pairs])))
+        leads = {"new": found["lead"], "old": rank_power.rank_one_lead(6, n, rms)}
+        seed = int(rng.integers(2**31))
+        state = rng.bit_generator.state
+        for name, lead in leads.items():
+            rng.bit_generator.state = state  # the same fresh benchmark at both leads
+            fresh = design_values(design, n, lead, rng)
+            hits[name] += ranks.permutation_rank_sets(fresh, resamples, seed)[0].tolist() == [1, 1]
+        total += found["lead"]
+    return {**{k: v / benchmarks for k, v in hits.items()}, "lead": total / benchmarks}
+
+
+def power_check_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
+    """The power line's check on the runs at hand as Markdown lines."""
+    lines = [
+        "| design (n) | mean lead printed (points) | fresh benchmarks alone at rank 1 at it | "
+        "with the lead from the root mean square sd |",
+        "|---|---|---|---|",
+    ]
+    for design, (name, n) in enumerate(POWER_DESIGNS):
+        row = power_check(design, n, benchmarks, resamples, rng)
+        lines.append(
+            f"| {name} (n = {n}) | {100 * row['lead']:.1f} | {_pm(row['new'], benchmarks)} | "
+            f"{_pm(row['old'], benchmarks)} |"
+        )
+    return lines
 
 
 def sentence_scores(signal: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -558,44 +652,87 @@ def gain_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> lis
 
 CALIBRATION_SIZES = (100, 600)
 """Datapoints (four sentences each) of the calibration scenarios."""
-MISCALIBRATION = (0.0, 0.05)
-"""How much more often than its P(yes) says a sentence is false (0: calibrated)."""
+CALIBRATION_DESIGNS = ("BLA's design", "independent labels")
+"""How the simulated labels depend on each other (see :func:`calibrated_run`)."""
+TOO_SURE = 1.4
+"""The miscalibrated model's logits are this many times the calibrated ones (40% too sure)."""
 
 
-def calibration_rejections(
-    n: int, shift: float, benchmarks: int, resamples: int, rng: np.random.Generator
-) -> float:
-    """The share of simulated runs of ``n`` datapoints (four sentences each, P(yes) drawn from
-    Beta(2, 2), each sentence true with probability P(yes) - ``shift``) in which
-    :func:`bla_metric.calibration.calibration_summary`'s test says miscalibrated (p < 0.05):
-    its size at ``shift`` 0, its power otherwise."""
-    rejected = 0
-    for _ in range(benchmarks):
+def calibrated_run(design: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(calibrated P(yes) (n, 4), labels (n, 4)) of a simulated run. BLA's design: per datapoint
+    one pair of sentences at P(yes) = pi and the other at 1 - pi (pi ~ Beta(2, 2)), the first
+    pair the true one with probability pi, else the second: two true and two false, every
+    sentence true with its P(yes). Independent labels: each P(yes) ~ Beta(2, 2), each sentence
+    true with it on its own."""
+    if design == CALIBRATION_DESIGNS[1]:
         p = rng.beta(2.0, 2.0, (n, 4))
-        y = (rng.random((n, 4)) < np.clip(p - shift, 0.0, 1.0)).astype(int)
-        found = calibration.calibration_summary(
-            p, y, resamples=resamples, seed=int(rng.integers(2**31))
-        )
-        rejected += found["p_value"] < 0.05
-    return rejected / benchmarks
+        return p, (rng.random((n, 4)) < p).astype(int)
+    pi = rng.beta(2.0, 2.0, n)
+    p = np.stack([pi, pi, 1 - pi, 1 - pi], axis=1)
+    first = rng.random(n) < pi
+    y = np.stack([first, first, ~first, ~first], axis=1).astype(int)
+    return p, y
+
+
+def too_sure(p: np.ndarray) -> np.ndarray:
+    """P(yes) with :data:`TOO_SURE` times the logits of ``p``."""
+    q = np.clip(p, 1e-9, 1 - 1e-9)
+    return 1 / (1 + np.exp(-TOO_SURE * np.log(q / (1 - q))))
+
+
+def independent_null_p(p: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> float:
+    """The p-value of the test that redraws every sentence's label on its own with its P(yes)
+    (Broecker & Smith; what ``analyze`` gave before), for comparison."""
+    flat_p, flat_y = p.ravel(), y.ravel()
+    index = np.minimum(
+        (flat_p * calibration.DEFAULT_BINS).astype(int), calibration.DEFAULT_BINS - 1
+    )
+    ones = np.eye(calibration.DEFAULT_BINS)[index]
+    confidence = flat_p @ ones
+    fake = (np.random.default_rng(seed).random((resamples, flat_p.size)) < flat_p).astype(float)
+    null = np.abs(fake @ ones - confidence).sum(axis=1)
+    ece = np.abs(flat_y @ ones - confidence).sum()
+    return float((1 + np.sum(null >= ece - 1e-9)) / (resamples + 1))
+
+
+def calibration_outcomes(
+    design: str, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """Over ``benchmarks`` simulated runs of ``design``: the shares in which
+    :func:`bla_metric.calibration.calibration_summary` says "miscalibrated" (p < 0.05) for the
+    calibrated model (``size``) and for one :data:`TOO_SURE` times too sure on the same labels
+    (``power``), the share the per-sentence test says it for the calibrated one (``old``), and
+    the calibrated model's mean ECE and mean floor."""
+    counts = dict.fromkeys(("size", "power", "old", "ece", "floor"), 0.0)
+    for _ in range(benchmarks):
+        p, y = calibrated_run(design, n, rng)
+        seed = int(rng.integers(2**31))
+        fair = calibration.calibration_summary(p, y, resamples=resamples, seed=seed)
+        sure = calibration.calibration_summary(too_sure(p), y, resamples=resamples, seed=seed)
+        counts["size"] += fair["p_value"] < 0.05
+        counts["power"] += sure["p_value"] < 0.05
+        counts["old"] += independent_null_p(p, y, resamples, seed) < 0.05
+        counts["ece"] += fair["ece"]
+        counts["floor"] += fair["floor"]
+    return {key: value / benchmarks for key, value in counts.items()}
 
 
 def calibration_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """The calibration test's size and power as Markdown lines."""
     lines = [
-        "| calibration test (P(yes) ~ Beta(2, 2)) | "
-        + " | ".join(
-            "calibrated: says miscalibrated (size)"
-            if shift == 0
-            else f"{100 * shift:g} points too sure: says miscalibrated (power)"
-            for shift in MISCALIBRATION
-        )
-        + " |",
-        "|---|" + "---|" * len(MISCALIBRATION),
+        "| calibration test (P(yes) ~ Beta(2, 2)) | calibrated: says miscalibrated (size) | "
+        f"{100 * (TOO_SURE - 1):g}% too sure: says miscalibrated (power) | calibrated, "
+        "per-sentence redraws: says miscalibrated | calibrated: mean ECE | mean floor |",
+        "|---|---|---|---|---|---|",
     ]
-    for n in CALIBRATION_SIZES:
-        shares = [calibration_rejections(n, s, benchmarks, resamples, rng) for s in MISCALIBRATION]
-        lines.append(f"| n = {n} | " + " | ".join(_pm(v, benchmarks) for v in shares) + " |")
+    for design in CALIBRATION_DESIGNS:
+        for n in CALIBRATION_SIZES:
+            row = calibration_outcomes(design, n, benchmarks, resamples, rng)
+            lines.append(
+                f"| {design}, n = {n} | {_pm(row['size'], benchmarks)} | "
+                f"{_pm(row['power'], benchmarks)} | {_pm(row['old'], benchmarks)} | "
+                f"{100 * row['ece']:.2f}% | {100 * row['floor']:.2f}% |"
+            )
     return lines
 
 
@@ -608,6 +745,7 @@ TABLES = (
     "calibration",
     "clusters",
     "power",
+    "power-check",
 )
 """The tables of the report, in order (``--tables`` picks some); each draws from its own
 stream of the seed, so a table gives the same numbers alone as in the whole report."""
@@ -645,6 +783,8 @@ def report(
             found = cluster_table(benchmarks, resamples, rng)
         elif table == "power":
             found = power_table(benchmarks, resamples, (seed, index), workers)
+        elif table == "power-check":
+            found = power_check_table(benchmarks, resamples, rng)
         else:
             found = share_table()
         lines += ["", *found]

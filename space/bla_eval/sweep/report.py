@@ -1,5 +1,5 @@
 """The sweep's leaderboards: per benchmark and protocol, ``bla-eval compare``'s report over the
-cells' run folders (table with CIs, rank intervals, tied groups; the plot), written under
+cells' run folders (table with CIs, rank intervals, groups not separated; the plot), written under
 ``leaderboards/<benchmark>/<protocol>/`` of the sweep folder. Every benchmark has one (its spec
 says what it ranks); a protocol with a control image ranks the image gain, its title says so."""
 

@@ -101,7 +101,7 @@ def test_runs_in_one_tied_group_have_no_sure_first(tmp_path: Path, capsys) -> No
 
 def _dataset(tmp_path: Path, predicate) -> Path:
     """A dataset folder with the recorded run's ids and labels, AP's rows with
-    ``predicate(index)`` (what ``--cluster predicate`` reads)."""
+    ``predicate(index)`` (what ``--cluster predicate`` reads; None: no such column)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -109,7 +109,7 @@ def _dataset(tmp_path: Path, predicate) -> Path:
     for task in dict.fromkeys(r["task"] for r in records):
         rows = [r for r in records if r["task"] == task]
         columns = {"id": [r["id"] for r in rows], "labels": [r["labels"] for r in rows]}
-        if task == "active_passive":
+        if task == "active_passive" and predicate is not None:
             columns["predicate"] = [predicate(k) for k in range(len(rows))]
         (tmp_path / "data" / "data" / task).mkdir(parents=True)
         pq.write_table(pa.table(columns), tmp_path / "data" / "data" / task / "test-0.parquet")
@@ -144,14 +144,41 @@ def test_a_cluster_bootstrap_by_predicate_widens_the_ap_intervals(tmp_path: Path
     }
     assert width["cluster"]["topic"] > 1.2 * width["plain"]["topic"]
     methods = {row["rank_method"] for row in boards["cluster"]["active_passive"]["models"]}
-    assert methods == {"cluster permutation"}
-    assert "random permutations of the runs within each cluster of datapoints" in report
+    assert methods == {"cluster sign flip"}
+    assert "random sign flips of whole clusters of datapoints" in report
     # the simulated power holds for permutations within datapoints: CO and RC, not clustered AP
     assert report.count("power: a run ahead of each of the other 1 by ") == 2
     assert "- AP: power:" not in report and "- CO: power:" in report
     refused_data = _dataset(tmp_path / "few", lambda k: f"verb{k % 5}")
     with pytest.raises(ValueError, match="at least 6 clusters"):
         compare_many(runs, None, resamples=50, cluster="predicate", data=str(refused_data))
+
+
+@pytest.mark.parametrize(
+    ("predicate", "problem"),
+    [
+        (lambda k: "" if k == 7 else f"verb{k % 40}", "active_passive/ap-0007 has predicate empty"),
+        (
+            lambda k: None if k == 7 else f"verb{k % 40}",
+            "active_passive/ap-0007 has predicate null",
+        ),
+        (lambda k: k % 40, "active_passive/ap-0000 has predicate 0 (int, not text)"),
+        (None, "no task of "),
+    ],
+    ids=["empty", "null", "integer", "missing column"],
+)
+def test_cluster_by_predicate_refuses_what_it_cannot_cluster(
+    tmp_path: Path, capsys, predicate, problem: str
+) -> None:
+    """A predicate empty, null or not text, or no predicate column at all: one line naming the
+    run, the datapoint and the problem (exit 2), never a leaderboard silently unclustered."""
+    data = _dataset(tmp_path, predicate)
+    runs = [str(_run(tmp_path, "base")), str(_run(tmp_path, "good", _good))]
+    code = compare_main([*runs, "--resamples", "20", "--cluster", "predicate", "--data", str(data)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith("bla-eval compare: error: --cluster predicate: ")
+    assert problem in captured.err and str(tmp_path / "base") in captured.err
 
 
 def test_table_formats_have_one_number_per_cell(tmp_path: Path, capsys) -> None:
