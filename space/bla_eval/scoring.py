@@ -100,7 +100,9 @@ def score_items(
 
     ``pending`` (default: all of ``items``) are the items to score and report: the batches are
     those of all ``items`` (see :func:`image_batches`), and each batch that holds a pending item is
-    scored whole, so a resumed run gives each datapoint the bytes of an uninterrupted one."""
+    scored whole, so a resumed run gives each datapoint the bytes of an uninterrupted one; the
+    others only plan what they would put in the scorer's caches (``Scorer.skip``). The progress
+    counts the items of ``items`` that are not pending as done from the start."""
     groups = group_by_image(items)
     refs = {ref.key: (item, ref) for item in items for ref in item.images}
     item_queries = {id(item): list(queries(item)) for item in items}
@@ -116,17 +118,19 @@ def score_items(
     marks = [bool(wanted.intersection(b)) for b in every]
     last = max((k for k, m in enumerate(marks) if m), default=-1)
     steps = list(zip(every[: last + 1], marks, strict=False))
-    total, done = len(todo), 0
+    total, done = len(items), len(written)  # the kept items count as done from the start
     desc = f"scoring ({scorer.kind})"
-    bar = tqdm(total=total, desc=desc, unit="item")
+    bar = tqdm(total=total, initial=done, desc=desc, unit="item")
     try:
+        if progress is not None:
+            progress(done, total, desc)
         with (
             library_messages_above(),
             closing(prefetch_map(prepare, [b for b, m in steps if m])) as prefetched,
         ):
             for batch_keys, to_score in steps:
                 asked = [asked_of(groups[k], item_queries) for k in batch_keys]
-                if not to_score:  # every item of it was kept: the scorer's caches only
+                if not to_score:  # every item of it was kept: planned in the scorer's caches
                     scorer.skip(asked)
                     continue
                 prepared = next(prefetched)

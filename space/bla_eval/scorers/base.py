@@ -156,9 +156,10 @@ class Scorer(ABC):
 
     def skip(self, queries: Sequence[Sequence[Query]]) -> None:
         """A batch a resumed run does not score (its items were kept): a scorer whose scores
-        depend on the batches before (a cache filled a batch at a time) fills it as
-        :meth:`score` would, so the later batches score as in an uninterrupted run. Default:
-        nothing."""
+        depend on the batches before (a cache filled a batch at a time) plans it as
+        :meth:`score` would fill it, without computing anything
+        (``bla_eval.batching.BatchedCache``), so the later batches score as in an uninterrupted
+        run and a resume costs only the missing work. Default: nothing."""
         return None
 
     def text_similarities(self, sentences: Sequence[str]) -> list[list[float]] | None:

@@ -34,3 +34,63 @@ def test_resume_after_any_interruption_is_byte_identical(tiny_clip, built_datase
         (out / SCORES_FILE).write_bytes(b"".join(lines[:kept]))
         assert bla_eval(_argv(tiny_clip, built_dataset, out, "--resume")) == 0
         assert (out / SCORES_FILE).read_bytes() == expected, f"resumed after {kept} records"
+
+
+@pytest.fixture(scope="module")
+def tiny_text(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Llama of the text kind, its tokenizer trained on the benchmark's sentences."""
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.testing.generative import build_llama_text
+
+    out = tmp_path_factory.mktemp("text") / "llama"
+    build_llama_text(out, [c for item in load_bla(str(built_dataset)) for c in item.captions])
+    return out
+
+
+def _text_argv(model: Path, data: Path, out: Path, *more: str) -> list[str]:
+    return [
+        "--model", str(model), "--kind", "text", "--data", str(data), "--output", str(out),
+        "--tasks", "co", "rc", "--limit", "6", "--device", "cpu", "--images-per-batch", "2",
+        "--batch-size", "3", *more,
+    ]  # fmt: skip
+
+
+def test_a_resumed_text_run_is_byte_identical(tiny_text, built_dataset, tmp_path):
+    """The text kind's cache is filled a batch of texts at a time: a resume plans the kept
+    batches without scoring them and still writes the uninterrupted bytes."""
+    whole = tmp_path / "whole"
+    assert bla_eval(_text_argv(tiny_text, built_dataset, whole)) == 0
+    expected = (whole / SCORES_FILE).read_bytes()
+    lines = expected.splitlines(keepends=True)
+    for kept in (3, 6):
+        out = tmp_path / f"stopped-{kept}"
+        assert bla_eval(_text_argv(tiny_text, built_dataset, out)) == 0
+        (out / RESULTS_FILE).unlink()
+        (out / SCORES_FILE).write_bytes(b"".join(lines[:kept]))
+        assert bla_eval(_text_argv(tiny_text, built_dataset, out, "--resume")) == 0
+        assert (out / SCORES_FILE).read_bytes() == expected, f"resumed after {kept} records"
+
+
+def test_a_resume_scores_only_the_texts_of_pending_items(tiny_text, built_dataset):
+    """The kept half of a run is never scored again: the text kind computes the texts of the
+    pending items' batches only, and the progress counts the kept items as done at once."""
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.scorers import LoadOptions, load_scorer
+    from bla_eval.scoring import score_items
+
+    items = load_bla(str(built_dataset), ["co"], limit=8)
+    calls: list[tuple[int, int]] = []
+    scorer = load_scorer(str(tiny_text), "text", 4, LoadOptions(device="cpu"))
+    kept, pending = items[:4], items[4:]
+    assert not {i.images[0].key for i in kept} & {i.images[0].key for i in pending}
+    score_items(
+        scorer,
+        items,
+        lambda *_: None,
+        images_per_batch=2,
+        progress=lambda done, total, _: calls.append((done, total)),
+        pending=pending,
+    )
+    computed = {text for _, text in scorer._cache[False].values}
+    assert computed == {c for item in pending for c in item.captions}
+    assert calls[0] == (4, 8) and calls[-1] == (8, 8)
