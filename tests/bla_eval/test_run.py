@@ -253,11 +253,11 @@ def test_bla_eval_reruns_into_its_own_folder_but_not_a_run_json_without_marker(
 ):
     run = copy_run(co_run, tmp_path)
     argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT)
-    assert call(bla_eval, argv, capsys)[0] == 0
+    assert call(bla_eval, [*argv, "--overwrite"], capsys)[0] == 0
     assert json.loads((run / OWNER_FILE).read_text())["command"] == "bla-eval"
     (run / OWNER_FILE).unlink()  # a folder of the user's holding the files of a run
     before = snapshot(run)
-    refused(bla_eval, argv, capsys, f"output {run} is not empty and is not a bla-eval run")
+    refused(bla_eval, [*argv, "--overwrite"], capsys, f"output {run} is not empty and is not")
     assert snapshot(run) == before
 
 
@@ -285,7 +285,7 @@ def test_a_second_run_into_a_locked_folder_stops_at_once(small_run, tmp_path):
     assert (out / SCORES_FILE).read_bytes() == before
     # a lock file no process holds is taken over (the pid in it, even a live one, proves nothing)
     (out / LOCK_FILE).write_text(f"{os.getpid()}\n")
-    results = evaluate(config.with_(output_dir=out))
+    results = evaluate(config.with_(output_dir=out, overwrite=True))
     assert results["tasks"]["coordination"]["n"] == 3 and not (out / LOCK_FILE).exists()
 
 
