@@ -34,7 +34,7 @@ from .runs import SCORES_FILE, RunFolder
 from .runs.kept import Asked
 from .runs.settings import resume_settings
 from .scorers import LoadOptions, ResolvedModel, Scorer, load_scorer, resolve, scorer_class
-from .scoring import Progress, prepared_image, score_items, zero_shot_queries
+from .scoring import Progress, engine_call, prepared_image, score_items, zero_shot_queries
 
 
 def _dataset_revision(data: str) -> str | None:
@@ -334,7 +334,8 @@ def choose_pmi_alpha(scorer: Scorer, bench: Any, data: str, tasks: Sequence[str]
             )
         items = bench.read_items(data, learning, "validation", ALPHA_DATAPOINTS)
         images = [prepared_image(scorer, item, item.images[0]) for item in items]
-        found = scorer.caption_terms(images, [list(item.captions) for item in items])
+        with engine_call():
+            found = scorer.caption_terms(images, [list(item.captions) for item in items])
         cond += [[c["log_p_image"] for c in row] for row in found]
         prior += [[c["log_p_prior"] for c in row] for row in found]
         labels += [list(item.labels[0]) for item in items]

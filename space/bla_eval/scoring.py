@@ -7,6 +7,8 @@ of its images has been scored (BLA items have one image; Winoground items two).
 from __future__ import annotations
 
 import logging
+import re
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from typing import Any
@@ -41,6 +43,39 @@ def library_messages_above() -> Iterator[None]:
             yield
     finally:
         logging.captureWarnings(False)
+
+
+CACHE_RENAME = r"`past_key_values`(/`cache_params`)? (is|are) deprecated"
+"""transformers' notice that a model's ``past_key_values`` are now named ``cache`` (a Python
+warning and a log message): about the engine's own calls, which pass and read the cache under the
+name that every supported version of the library takes."""
+CACHE_RENAME_LOGGERS = ("transformers.utils.generic", "transformers.utils.deprecation")
+
+
+class _Without(logging.Filter):
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = re.compile(pattern)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.pattern.search(record.getMessage())
+
+
+@contextmanager
+def engine_call() -> Iterator[None]:
+    """While the engine calls a model: transformers' :data:`CACHE_RENAME` notice silenced (every
+    other warning and message passes, and outside the block the notice is shown as before)."""
+    quiet = _Without(CACHE_RENAME)
+    loggers = [logging.getLogger(name) for name in CACHE_RENAME_LOGGERS]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=CACHE_RENAME, category=FutureWarning)
+        for logger in loggers:
+            logger.addFilter(quiet)
+        try:
+            yield
+        finally:
+            for logger in loggers:
+                logger.removeFilter(quiet)
 
 
 def zero_shot_queries(item: Item) -> list[Query]:
@@ -135,7 +170,8 @@ def score_items(
                     continue
                 prepared = next(prefetched)
                 try:
-                    scored = scorer.score(prepared, asked)
+                    with engine_call():
+                        scored = scorer.score(prepared, asked)
                 except (OSError, ImportError):
                     raise  # a path, a connection or a package: already a message for the user
                 except Exception as err:
