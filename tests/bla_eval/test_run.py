@@ -20,6 +20,7 @@ from bla_eval.config import RunConfig
 from bla_eval.items import decode_image
 from bla_eval.outputs import OWNER_FILE
 from bla_eval.performance.dual_encoder import per_datapoint_loop
+from bla_eval.report import markdown_table, paper_tables
 from bla_eval.run import evaluate
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
 from bla_eval.runs.files import LOCK_FILE
@@ -49,6 +50,7 @@ RESULT_KEYS = {
     "bla_eval_version",
     "confidence_intervals",
     "provenance",
+    "score",
 }
 
 
@@ -377,3 +379,29 @@ def test_non_finite_scores_name_the_model(built_dataset, tmp_path):
     finally:
         unregister_kind("nan-maker")
     assert not (tmp_path / "run").exists()  # nothing was scored: the folder it made is gone
+
+
+def test_caption_pmi_chooses_alpha_on_no_more_datapoints_than_the_run_scores(
+    tiny_llava, built_dataset, tmp_path, capsys
+):
+    """``--limit 3``: alpha is chosen on 3 learning datapoints per task, not 100; the output,
+    results.json's ``score`` and every printed table say which score and alpha made them."""
+    out = tmp_path / "run"
+    argv = eval_args(tiny_llava, built_dataset, out, "--tasks", "co", "--limit", 3)
+    code, err = call(bla_eval, [*argv, "--score", "caption-pmi", "--table-format", "csv"], capsys)
+    assert code == 0, err
+    score = json.loads((out / RESULTS_FILE).read_text(encoding="utf-8"))["score"]
+    assert score["name"] == "caption-pmi" and isinstance(score["alpha"], float)
+    assert "coordination_learning/validation (3)" in score["alpha_source"]
+    assert "at most --limit 3 per task" in score["alpha_source"]
+    assert f"caption-pmi: alpha {score['alpha']:g} chosen on" in err
+    results = json.loads((out / RESULTS_FILE).read_text(encoding="utf-8"))
+    heading = f"Score: caption-pmi, alpha {score['alpha']:g} (chosen on"
+    assert markdown_table(results).startswith(heading)
+    assert all(heading in table.title for table in paper_tables(results))
+
+
+def test_a_yes_no_table_names_its_score(co_run):
+    results = json.loads((co_run / RESULTS_FILE).read_text(encoding="utf-8"))
+    assert results["score"] == {"name": "yes-no"}
+    assert markdown_table(results).startswith("Score: yes-no\n")
