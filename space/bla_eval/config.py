@@ -177,7 +177,7 @@ class RunConfig:
     )
     resume: bool = option(False, "keep the items already in scores.jsonl and score the rest")
     overwrite: bool = option(
-        False, "start again in the folder of a stopped run, discarding its scores.jsonl"
+        False, "start again in the folder of a stopped or finished run, discarding its scores"
     )
     trust_remote_code: bool = option(False, "allow the model repo's own code")
     similarity: str = option(

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     """Measure each kind once; exit 1 when a ratio is over :data:`TARGET` or bytes differ."""
     p = argparse.ArgumentParser(prog="python -m bla_eval.performance.resume", description=__doc__)
     p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
-    p.add_argument("--limit", type=int, default=48, help="first N datapoints per task (48)")
+    p.add_argument("--limit", type=int, default=200, help="first N datapoints per task (200)")
     p.add_argument("--images-per-batch", type=int, default=8, help="images per call (8)")
     p.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS))
     p.add_argument("--threads", type=int, default=1, help="torch threads (1)")

@@ -22,18 +22,28 @@ def _argv(tiny_clip: Path, data: Path, out: Path, *more: str) -> list[str]:
 
 
 def test_resume_after_any_interruption_is_byte_identical(tiny_clip, built_dataset, tmp_path):
-    whole = tmp_path / "whole"
-    assert bla_eval(_argv(tiny_clip, built_dataset, whole)) == 0
+    lines = _resume_after(
+        lambda out, *more: _argv(tiny_clip, built_dataset, out, *more), tmp_path, (1, 4, 8, 13)
+    )  # inside a batch and at its end, early and late
+    assert lines == 14
+
+
+def _resume_after(argv, root: Path, cuts: tuple[int, ...]) -> int:
+    """Run ``argv(out)`` uninterrupted, then, for each cut, a run stopped after that many records
+    (no results.json) resumed with ``--resume``: its scores.jsonl must be the uninterrupted bytes.
+    Returns the number of records."""
+    whole = root / "whole"
+    assert bla_eval(argv(whole)) == 0
     expected = (whole / SCORES_FILE).read_bytes()
     lines = expected.splitlines(keepends=True)
-    assert len(lines) == 14
-    for kept in (1, 4, 8, 13):  # inside a batch and at its end, early and late
-        out = tmp_path / f"stopped-{kept}"
-        assert bla_eval(_argv(tiny_clip, built_dataset, out)) == 0
+    for kept in cuts:
+        out = root / f"stopped-{kept}"
+        assert bla_eval(argv(out)) == 0
         (out / RESULTS_FILE).unlink()
         (out / SCORES_FILE).write_bytes(b"".join(lines[:kept]))
-        assert bla_eval(_argv(tiny_clip, built_dataset, out, "--resume")) == 0
+        assert bla_eval(argv(out, "--resume")) == 0
         assert (out / SCORES_FILE).read_bytes() == expected, f"resumed after {kept} records"
+    return len(lines)
 
 
 @pytest.fixture(scope="module")
@@ -58,17 +68,10 @@ def _text_argv(model: Path, data: Path, out: Path, *more: str) -> list[str]:
 def test_a_resumed_text_run_is_byte_identical(tiny_text, built_dataset, tmp_path):
     """The text kind's cache is filled a batch of texts at a time: a resume plans the kept
     batches without scoring them and still writes the uninterrupted bytes."""
-    whole = tmp_path / "whole"
-    assert bla_eval(_text_argv(tiny_text, built_dataset, whole)) == 0
-    expected = (whole / SCORES_FILE).read_bytes()
-    lines = expected.splitlines(keepends=True)
-    for kept in (3, 6):
-        out = tmp_path / f"stopped-{kept}"
-        assert bla_eval(_text_argv(tiny_text, built_dataset, out)) == 0
-        (out / RESULTS_FILE).unlink()
-        (out / SCORES_FILE).write_bytes(b"".join(lines[:kept]))
-        assert bla_eval(_text_argv(tiny_text, built_dataset, out, "--resume")) == 0
-        assert (out / SCORES_FILE).read_bytes() == expected, f"resumed after {kept} records"
+    lines = _resume_after(
+        lambda out, *more: _text_argv(tiny_text, built_dataset, out, *more), tmp_path, (3, 6)
+    )
+    assert lines > 6
 
 
 def test_a_resume_scores_only_the_texts_of_pending_items(tiny_text, built_dataset):
