@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
@@ -98,6 +98,13 @@ class BatchedCache(Generic[K, R]):
             for key in batch:
                 self.planned[key] = list(batch)
 
+    def seed(self, known: Mapping[K, R]) -> None:
+        """Values known already (computed in these batches by the run a resume continues, and
+        kept with it): they are never computed again."""
+        for key, value in known.items():
+            self.values[key] = value
+            self.planned.pop(key, None)
+
     def get(self, keys: Sequence[K]) -> list[R]:
         """The value of each key, computing the planned batches that hold them."""
         self.plan(keys)
@@ -107,7 +114,7 @@ class BatchedCache(Generic[K, R]):
                 found = map_batches(self.compute, batch, self.batch_size)
                 self.values.update(zip(batch, found, strict=True))
                 for done in batch:
-                    del self.planned[done]
+                    self.planned.pop(done, None)
         return [self.values[k] for k in keys]
 
 

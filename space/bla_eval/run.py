@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -311,11 +311,25 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 progress,
                 queries,
                 pending=conditions.items(pending),
+                kept=_kept_scores(store) if not config.prompts and not run.twins else None,
             )
     finally:
         store.close()
     run.clock["pending"] = len(pending)
     return scorer
+
+
+def _kept_scores(store: Any) -> Callable[[Item], list[list[float]] | None]:
+    """The scores a resumed run keeps for an item, ``[image][query]`` (a run of one condition:
+    its records hold the scorer's scores as they are)."""
+
+    def scores(item: Item) -> list[list[float]] | None:
+        record = store.records.get((item.task, item.id))
+        if record is None:
+            return None
+        return [record["scores"]] if len(item.images) == 1 else record["scores"]
+
+    return scores
 
 
 def choose_pmi_alpha(

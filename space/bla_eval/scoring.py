@@ -128,6 +128,7 @@ def score_items(
     progress: Progress | None = None,
     queries: QueryBuilder = zero_shot_queries,
     pending: Sequence[Item] | None = None,
+    kept: Callable[[Item], Sequence[Sequence[float]] | None] | None = None,
 ) -> None:
     """Score every (image, caption) pair of every item; ``on_scored(item, scores, answers,
     terms)`` once per item, with ``scores[i][j]`` for image i and caption j (``terms``: each
@@ -136,7 +137,9 @@ def score_items(
     ``pending`` (default: all of ``items``) are the items to score and report: the batches are
     those of all ``items`` (see :func:`image_batches`), and each batch that holds a pending item is
     scored whole, so a resumed run gives each datapoint the bytes of an uninterrupted one; the
-    others only plan what they would put in the scorer's caches (``Scorer.skip``). The progress
+    others only plan what they would put in the scorer's caches (``Scorer.skip``, given the
+    scores ``kept(item)`` holds for a kept item: ``[image][query]``, None where there are none,
+    so a cache of scores never computes them again). The progress
     counts the items of ``items`` that are not pending as done from the start."""
     groups = group_by_image(items)
     refs = {ref.key: (item, ref) for item in items for ref in item.images}
@@ -166,7 +169,7 @@ def score_items(
             for batch_keys, to_score in steps:
                 asked = [asked_of(groups[k], item_queries) for k in batch_keys]
                 if not to_score:  # every item of it was kept: planned in the scorer's caches
-                    scorer.skip(asked)
+                    scorer.skip(asked, _known(batch_keys, groups, item_queries, kept))
                     continue
                 prepared = next(prefetched)
                 try:
@@ -196,6 +199,28 @@ def score_items(
                         progress(done, total, desc)
     finally:
         bar.close()
+
+
+def _known(
+    keys: Sequence[str],
+    groups: dict[str, list[Item]],
+    item_queries: dict[int, list[Query]],
+    kept: Callable[[Item], Sequence[Sequence[float]] | None] | None,
+) -> list[dict[Query, float]] | None:
+    """Per image of a kept batch, the scores its kept items hold for its queries (None without
+    ``kept``)."""
+    if kept is None:
+        return None
+    out = []
+    for key in keys:
+        known: dict[Query, float] = {}
+        for item in groups[key]:
+            rows = kept(item)
+            row = None if rows is None else rows[[r.key for r in item.images].index(key)]
+            if row is not None and len(row) == len(item_queries[id(item)]):
+                known.update(zip(item_queries[id(item)], row, strict=True))
+        out.append(known)
+    return out
 
 
 def asked_of(members: Sequence[Item], item_queries: dict[int, list[Query]]) -> list[Query]:

@@ -89,7 +89,7 @@ class DualEncoderScorer(LocalScorer):
         """Features of ``texts``, encoding only sentences not seen before (shortest first)."""
         return torch.stack(self._text_cache.get(list(texts)))
 
-    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
+    def skip(self, queries: Sequence[Sequence[Query]], known: Any = None) -> None:
         """The batch's sentences planned into the cache as :meth:`score` batches them (encoded
         only when a later batch asks for one of their batch)."""
         self._text_cache.plan([q.sentence for group in queries for q in group])

@@ -6,7 +6,7 @@ that need answers (NaturalBench) score the blind row; log-probabilities are rank
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..batching import BatchedCache
@@ -115,11 +115,21 @@ class TextScorer(LocalScorer):
         run = self.yes_scores if asked else self.mean_log_probs
         return lambda keys: run([text for _, text in keys])
 
-    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
+    def skip(
+        self,
+        queries: Sequence[Sequence[Query]],
+        known: Sequence[Mapping[Query, float]] | None = None,
+    ) -> None:
         """The batch's texts planned into the caches as :meth:`score` batches them (scored
-        only when a later batch asks for one of their batch)."""
+        only when a later batch asks for one of their batch), and the ``known`` scores of
+        the kept items taken as they are (a text's score is the same for every image)."""
         for asked, keys in self._keys_by_way(queries).items():
             self._cache[asked].plan(keys)
+        for group, scores in zip(queries, known or (), strict=False):
+            for query in group:
+                if query in scores:
+                    key = self.text_of(query)
+                    self._cache[bool(key[0])].seed({key: scores[query]})
 
     def _keys_by_way(self, queries: Sequence[Sequence[Query]]) -> dict[bool, list]:
         keys = [self.text_of(q) for group in queries for q in group]

@@ -97,3 +97,40 @@ def test_a_resume_scores_only_the_texts_of_pending_items(tiny_text, built_datase
     computed = {text for _, text in scorer._cache[False].values}
     assert computed == {c for item in pending for c in item.captions}
     assert calls[0] == (4, 8) and calls[-1] == (8, 8)
+
+
+def test_a_resume_takes_the_kept_texts_scores_from_their_records(tiny_text, built_dataset):
+    """The text kind's scores of the kept items are their records' (a text scores the same
+    against every image): a pending sentence that a kept batch holds too is not computed again,
+    and every pending score is the uninterrupted run's."""
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.scorers import LoadOptions, load_scorer
+    from bla_eval.scoring import group_by_image, image_batches, score_items
+
+    items = load_bla(str(built_dataset), ["ap"], limit=30)  # sentences repeat across images
+
+    def run(pending, kept=None):
+        scorer = load_scorer(str(tiny_text), "text", 3, LoadOptions(device="cpu"))
+        cache, computed = scorer._cache[False], set()
+        compute = cache.compute  # the model's batch function, each text it is given counted
+        cache.compute = lambda keys: computed.update(t for _, t in keys) or compute(keys)
+        found = {}
+        score_items(
+            scorer, items, lambda item, scores, *_: found.setdefault((item.task, item.id), scores),
+            images_per_batch=2, pending=pending, kept=kept,
+        )  # fmt: skip
+        return found, computed
+
+    whole, _ = run(items)
+    batches = image_batches(group_by_image(items), 2)
+    first = {k for batch in batches[: len(batches) // 2] for k in batch}
+    kept = [i for i in items if all(r.key in first for r in i.images)]  # the first half
+    pending = [i for i in items if i not in kept]
+    assert {c for i in kept for c in i.captions} & {c for i in pending for c in i.captions}
+    by_key = {(i.task, i.id): whole[(i.task, i.id)] for i in kept}
+    resumed, computed = run(pending, lambda item: by_key.get((item.task, item.id)))
+    assert resumed == {k: v for k, v in whole.items() if k not in by_key}
+    asked = {c for item in pending for c in item.captions}
+    unasked = {c for item in kept for c in item.captions} - asked
+    assert computed and not computed & unasked  # no kept batch is computed again
+    assert computed <= asked
