@@ -477,3 +477,27 @@ def test_pages_and_cards_name_the_hub_ids_of_hub_ids_py(built_dataset: Path):
     assert f'evaluate.load("{hub_ids.METRIC}")' in texts["bla_metric/README.md"]
     hub = texts["hub.md"]
     assert all(repo in hub for repo in hub_ids.ALL_IDS)
+
+
+OUTPUT_OPTIONS = ("--output", "--out")
+
+
+def test_what_the_documents_have_users_write_in_the_clone_is_ignored_by_git():
+    """Every relative folder or file a documented command writes (``--output``, ``--out``)
+    is ignored by git in the clone, so ``git status`` shows the user's own changes only."""
+    import subprocess
+
+    written = {
+        argv[k + 1].split("/")[0]
+        for c in BLOCK_COMMANDS
+        for argv in [c.argv]
+        for k, arg in enumerate(argv[:-1])
+        if arg in OUTPUT_OPTIONS and re.fullmatch(r"[\w.-][\w./-]*", argv[k + 1])
+    }
+    assert {"runs", "sweeps", "tiny-llava"} <= written
+    found = subprocess.run(
+        ["git", "check-ignore", "--no-index", *sorted(f"{w}/x" for w in written)],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    ignored = {line.split("/")[0] for line in found.stdout.splitlines()}
+    assert ignored == written, sorted(written - ignored)

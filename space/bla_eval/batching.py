@@ -1,17 +1,19 @@
-"""Batching helpers: out-of-memory halving; prefetching that overlaps decoding with the model."""
+"""Batching helpers: out-of-memory halving; values cached in the batches of an uninterrupted run;
+prefetching that overlaps decoding with the model."""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import torch
 
 T = TypeVar("T")
 R = TypeVar("R")
+K = TypeVar("K")
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,60 @@ def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     """Consecutive slices of at most ``size`` items."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+class BatchedCache(Generic[K, R]):
+    """Values of keys (a model's sentence features, log-probabilities) computed ``batch_size``
+    keys at a time and kept, in the batches an uninterrupted run forms.
+
+    :meth:`plan` puts the keys not seen before into new batches (sorted by ``order``) without
+    computing them; :meth:`get` plans its keys, then computes each planned batch that holds one of
+    them, whole. A padded batch's values depend on its keys alone, so a resumed run that plans the
+    batches of its kept work (``Scorer.skip``) and computes only those its pending items ask for
+    gives every key the bytes of a run that computed them all, at the cost of the missing work.
+    """
+
+    def __init__(
+        self,
+        compute: Callable[[Sequence[K]], Sequence[R]],
+        batch_size: int,
+        order: Callable[[K], Any] | None = None,
+    ) -> None:
+        self.compute = compute
+        self.batch_size = batch_size
+        self.order = order
+        self.values: dict[K, R] = {}
+        self.planned: dict[K, list[K]] = {}
+        """Each planned key's batch, until the batch is computed."""
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.values or key in self.planned
+
+    def plan(self, keys: Iterable[K]) -> None:
+        """Put the keys not seen before into batches, as :meth:`get` would compute them."""
+        new = sorted({k for k in keys if k not in self}, key=self.order)  # type: ignore[arg-type]
+        for batch in chunks(new, self.batch_size):
+            for key in batch:
+                self.planned[key] = list(batch)
+
+    def seed(self, known: Mapping[K, R]) -> None:
+        """Values known already (computed in these batches by the run a resume continues, and
+        kept with it): they are never computed again."""
+        for key, value in known.items():
+            self.values[key] = value
+            self.planned.pop(key, None)
+
+    def get(self, keys: Sequence[K]) -> list[R]:
+        """The value of each key, computing the planned batches that hold them."""
+        self.plan(keys)
+        for key in keys:
+            batch = self.planned.get(key)
+            if batch is not None:
+                found = map_batches(self.compute, batch, self.batch_size)
+                self.values.update(zip(batch, found, strict=True))
+                for done in batch:
+                    self.planned.pop(done, None)
+        return [self.values[k] for k in keys]
 
 
 PREFETCH_THREADS = "bla-prefetch"

@@ -14,6 +14,7 @@ import dataclasses
 import os
 import sys
 import typing
+import unicodedata
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -117,6 +118,38 @@ def check_range(
     if value > high:
         raise error(f"{what} be at most {high}, got {value}")
     return value
+
+
+HIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+"""Unicode categories a display name may not hold: control and format characters (the bidi
+overrides such as U+202E reorder what a table shows), the surrogates that stand for bytes that
+are no UTF-8 (an argument decoded with ``surrogateescape``), private and unassigned code points,
+and line and paragraph separators."""
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` cannot be shown as a name in a table, or None: the first character of a
+    :data:`HIDDEN_CATEGORIES` category, named by its code point (and position)."""
+    for at, char in enumerate(value):
+        category = unicodedata.category(char)
+        if category in HIDDEN_CATEGORIES:
+            code = ord(char)
+            what = (
+                f"the byte 0x{code - 0xDC00:02x}, which is not UTF-8"
+                if 0xDC80 <= code <= 0xDCFF
+                else f"the character U+{code:04X} ({unicodedata.name(char, category)})"
+            )
+            return f"holds {what} at position {at + 1}: give a name of printable characters"
+    return None
+
+
+def display_text(text: str) -> str:
+    """argparse type: a name shown in tables and plots (``--name``), printable Unicode only
+    (:func:`text_problem`)."""
+    problem = text_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def one_line(err: BaseException) -> str:

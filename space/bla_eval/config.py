@@ -32,7 +32,7 @@ from .api.settings import (
     SCORING,
     check_api_fields,
 )
-from .cli_common import bounded_float, bounded_int, check_range
+from .cli_common import bounded_float, bounded_int, check_range, display_text, text_problem
 from .controls import check_control
 from .devices import check_device
 from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
@@ -177,7 +177,7 @@ class RunConfig:
     )
     resume: bool = option(False, "keep the items already in scores.jsonl and score the rest")
     overwrite: bool = option(
-        False, "start again in the folder of a stopped run, discarding its scores.jsonl"
+        False, "start again in the folder of a stopped or finished run, discarding its scores"
     )
     trust_remote_code: bool = option(False, "allow the model repo's own code")
     similarity: str = option(
@@ -302,7 +302,8 @@ class RunConfig:
     )
     name: str | None = option(
         help="the model's display name in tables, plots and comparisons (results.json's "
-        "display_name; default: the model id)"
+        "display_name; default: the model id); printable characters only",
+        type=display_text,
     )
     table_format: str | None = option(
         help="print the tables with one number per cell, bootstrap 95% intervals beside, in "
@@ -352,6 +353,8 @@ class RunConfig:
         ):
             raise ValueError(f"gpu_memory_utilization must be a fraction in (0, 1], got {share!r}")
         check_device(self.device)
+        if isinstance(self.name, str) and (problem := text_problem(self.name)) is not None:
+            raise ValueError(f"name {self.name!r} {problem}")
         if self.icl_order not in ORDERS:
             raise ValueError(
                 f"unknown icl_order {self.icl_order!r}: use one of {', '.join(ORDERS)}"

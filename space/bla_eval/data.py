@@ -36,6 +36,20 @@ def looks_like_path(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~")) or Path(name).exists()
 
 
+def check_dataset(data: str) -> None:
+    """A ValueError naming ``data`` unless it is a local folder or a Hub dataset id
+    (``org/name``): a file, a path, or a bare name that is no folder here (``aro_dataset``
+    before it is built) is never looked up on the Hub."""
+    if Path(data).is_dir():
+        return
+    if Path(data).exists():
+        raise ValueError(f"dataset {data} is a file, not a folder (give a folder or a Hub id)")
+    if looks_like_path(data) or data.count("/") != 1 or data.startswith("/"):
+        raise ValueError(
+            f"dataset folder {data} does not exist (give a folder, or a Hub id as org/name)"
+        )
+
+
 def load_split(data: str, config: str, split: str = "test", columns: Sequence[str] = ()):
     """One config and split as a ``datasets.Dataset``, ``columns`` checked, images left encoded."""
     import datasets
@@ -52,11 +66,8 @@ def load_split(data: str, config: str, split: str = "test", columns: Sequence[st
                 f"cannot read dataset {data!r} config {config!r} ({', '.join(files)}): "
                 f"{_cause(err)}"
             ) from err
-    elif Path(data).exists():
-        raise ValueError(f"dataset {data} is a file, not a folder (give a folder or a Hub id)")
-    elif looks_like_path(data):
-        raise ValueError(f"dataset folder {data} does not exist (give a folder or a Hub id)")
     else:
+        check_dataset(data)
         try:
             ds = datasets.load_dataset(data, config, split=split)
         except (OSError, ConnectionError) as err:

@@ -173,6 +173,19 @@ def display_name(results: dict[str, Any]) -> str:
     return plain(str(results.get("display_name") or results["model"]))
 
 
+def score_line(results: Mapping[str, Any]) -> str:
+    """What the tables' numbers are made of: results.json's ``score`` (``--score``; for
+    caption-pmi its alpha and where it came from), one line without control characters."""
+    score = results.get("score") or {"name": "yes-no"}
+    line = f"Score: {score.get('name', 'yes-no')}"
+    if score.get("name") == "caption-pmi":
+        alpha = score.get("alpha")
+        line += f", alpha {alpha:g}" if isinstance(alpha, (int, float)) else ", alpha unknown"
+        if score.get("alpha_source"):
+            line += f" ({score['alpha_source']})"
+    return plain(line)
+
+
 def markdown_table(results: dict[str, Any]) -> str:
     """Markdown tables (one per view) for a results document, reference rows below."""
     bench = get_benchmark(results.get("benchmark", "bla"))
@@ -199,7 +212,8 @@ def markdown_table(results: dict[str, Any]) -> str:
         notes = f"\n\n{INTERVAL_NOTE}"
         if recomputed_shares(results):
             notes += f" {OLDER_RUN_NOTE}"
-    return "\n\n".join(blocks) + f"\n\nDatapoints: {counts}{notes}\n"
+    head = markdown_cell(score_line(results))
+    return f"{head}\n\n" + "\n\n".join(blocks) + f"\n\nDatapoints: {counts}{notes}\n"
 
 
 def _number(value: Any) -> float | str | None:
@@ -235,7 +249,7 @@ def paper_tables(results: dict[str, Any]) -> list[Table]:
                         for k in keys
                     ]
                 )
-        out.append(Table(title.split(":")[0], columns, rows))
+        out.append(Table(f"{title.split(':')[0]} ({score_line(results)})", columns, rows))
     rows = []
     for task in tasks:
         for view, (keys, _) in bench.views.items():
@@ -249,5 +263,5 @@ def paper_tables(results: dict[str, Any]) -> list[Table]:
                     + [_number(v) for v in span]
                 )
     columns = ["task", "view", "metric", display_name(results), "CI low", "CI high"]
-    out.append(Table("95% intervals (%)", columns, rows))
+    out.append(Table(f"95% intervals (%) ({score_line(results)})", columns, rows))
     return out

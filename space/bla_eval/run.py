@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -34,7 +34,7 @@ from .runs import SCORES_FILE, RunFolder
 from .runs.kept import Asked
 from .runs.settings import resume_settings
 from .scorers import LoadOptions, ResolvedModel, Scorer, load_scorer, resolve, scorer_class
-from .scoring import Progress, prepared_image, score_items, zero_shot_queries
+from .scoring import Progress, engine_call, prepared_image, score_items, zero_shot_queries
 
 
 def _dataset_revision(data: str) -> str | None:
@@ -230,6 +230,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         "dataset_revision": _dataset_revision(run.data),
         "split": config.split,
         "protocol": _protocol(run, scorer),
+        "score": score_record(config, scorer),
         "tasks": _task_results(run.bench, run.tasks, run.items, records, probabilistic),
         **_condition_results(run, records, probabilistic),
         "timings": _timings(clock, run.items),
@@ -281,7 +282,7 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
             )
             scorer = load_scorer(run.model, batch_size=config.batch_size, options=options)
             if config.score == "caption-pmi" and config.pmi_alpha is None:
-                choose_pmi_alpha(scorer, run.bench, run.data, run.tasks)
+                choose_pmi_alpha(scorer, run.bench, run.data, run.tasks, config.limit)
         run.clock["model"] = time.perf_counter()
         if scorer is not None:
 
@@ -310,6 +311,7 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 progress,
                 queries,
                 pending=conditions.items(pending),
+                kept=_kept_scores(store) if not config.prompts and not run.twins else None,
             )
     finally:
         store.close()
@@ -317,10 +319,29 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
     return scorer
 
 
-def choose_pmi_alpha(scorer: Scorer, bench: Any, data: str, tasks: Sequence[str]) -> None:
+def _kept_scores(store: Any) -> Callable[[Item], list[list[float]] | None]:
+    """The scores a resumed run keeps for an item, ``[image][query]`` (a run of one condition:
+    its records hold the scorer's scores as they are)."""
+
+    def scores(item: Item) -> list[list[float]] | None:
+        record = store.records.get((item.task, item.id))
+        if record is None:
+            return None
+        return [record["scores"]] if len(item.images) == 1 else record["scores"]
+
+    return scores
+
+
+def choose_pmi_alpha(
+    scorer: Scorer, bench: Any, data: str, tasks: Sequence[str], limit: int | None = None
+) -> None:
     """Choose ``--score caption-pmi``'s alpha on the learning split of the run's tasks (their
-    ``<task>_learning`` validation datapoints, at most ``ALPHA_DATAPOINTS`` per task; never the
-    scored split) and give it to the scorer."""
+    ``<task>_learning`` validation datapoints, at most ``ALPHA_DATAPOINTS`` per task, and at
+    most the run's ``limit``: never more than the run scores; never the scored split), give it
+    to the scorer and say on which datapoints it was chosen."""
+    from .cli_common import say
+
+    per_task = ALPHA_DATAPOINTS if limit is None else min(ALPHA_DATAPOINTS, limit)
     from bla_metric.likelihood import choose_alpha
     from bla_metric.tasks import get_task
 
@@ -332,18 +353,32 @@ def choose_pmi_alpha(scorer: Scorer, bench: Any, data: str, tasks: Sequence[str]
                 f"--score caption-pmi: task {task!r} of {bench.name} has no learning split to "
                 "choose alpha on; give --pmi-alpha"
             )
-        items = bench.read_items(data, learning, "validation", ALPHA_DATAPOINTS)
+        items = bench.read_items(data, learning, "validation", per_task)
         images = [prepared_image(scorer, item, item.images[0]) for item in items]
-        found = scorer.caption_terms(images, [list(item.captions) for item in items])
+        with engine_call():
+            found = scorer.caption_terms(images, [list(item.captions) for item in items])
         cond += [[c["log_p_image"] for c in row] for row in found]
         prior += [[c["log_p_prior"] for c in row] for row in found]
         labels += [list(item.labels[0]) for item in items]
         used.append(f"{learning}/validation ({len(items)})")
     alpha, accuracy = choose_alpha(cond, prior, labels)
     scorer.alpha = alpha
+    bound = f", at most --limit {limit} per task" if limit is not None else ""
     scorer.alpha_source = (
-        f"chosen on {', '.join(used)} by sentence accuracy ({100 * accuracy:.1f}%)"
+        f"chosen on {', '.join(used)} by sentence accuracy ({100 * accuracy:.1f}%){bound}"
     )
+    say(f"caption-pmi: alpha {alpha:g} {scorer.alpha_source}")
+
+
+def score_record(config: RunConfig, scorer: Scorer | None) -> dict[str, Any]:
+    """``results.json``'s ``score``: what the scores are (``--score``) and, for caption-pmi,
+    its alpha and where the alpha came from (every printed table names them)."""
+    record: dict[str, Any] = {"name": config.score}
+    if config.score == "caption-pmi":
+        record["alpha"] = getattr(scorer, "alpha", config.pmi_alpha)
+        given = "given (--pmi-alpha)" if config.pmi_alpha is not None else None
+        record["alpha_source"] = getattr(scorer, "alpha_source", None) or given
+    return record
 
 
 def _text_similarities(bench: Benchmark, scorer: Scorer, item: Item) -> dict[str, Any]:

@@ -7,6 +7,8 @@ of its images has been scored (BLA items have one image; Winoground items two).
 from __future__ import annotations
 
 import logging
+import re
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from typing import Any
@@ -41,6 +43,39 @@ def library_messages_above() -> Iterator[None]:
             yield
     finally:
         logging.captureWarnings(False)
+
+
+CACHE_RENAME = r"`past_key_values`(/`cache_params`)? (is|are) deprecated"
+"""transformers' notice that a model's ``past_key_values`` are now named ``cache`` (a Python
+warning and a log message): about the engine's own calls, which pass and read the cache under the
+name that every supported version of the library takes."""
+CACHE_RENAME_LOGGERS = ("transformers.utils.generic", "transformers.utils.deprecation")
+
+
+class _Without(logging.Filter):
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = re.compile(pattern)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.pattern.search(record.getMessage())
+
+
+@contextmanager
+def engine_call() -> Iterator[None]:
+    """While the engine calls a model: transformers' :data:`CACHE_RENAME` notice silenced (every
+    other warning and message passes, and outside the block the notice is shown as before)."""
+    quiet = _Without(CACHE_RENAME)
+    loggers = [logging.getLogger(name) for name in CACHE_RENAME_LOGGERS]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=CACHE_RENAME, category=FutureWarning)
+        for logger in loggers:
+            logger.addFilter(quiet)
+        try:
+            yield
+        finally:
+            for logger in loggers:
+                logger.removeFilter(quiet)
 
 
 def zero_shot_queries(item: Item) -> list[Query]:
@@ -93,6 +128,7 @@ def score_items(
     progress: Progress | None = None,
     queries: QueryBuilder = zero_shot_queries,
     pending: Sequence[Item] | None = None,
+    kept: Callable[[Item], Sequence[Sequence[float]] | None] | None = None,
 ) -> None:
     """Score every (image, caption) pair of every item; ``on_scored(item, scores, answers,
     terms)`` once per item, with ``scores[i][j]`` for image i and caption j (``terms``: each
@@ -100,7 +136,11 @@ def score_items(
 
     ``pending`` (default: all of ``items``) are the items to score and report: the batches are
     those of all ``items`` (see :func:`image_batches`), and each batch that holds a pending item is
-    scored whole, so a resumed run gives each datapoint the bytes of an uninterrupted one."""
+    scored whole, so a resumed run gives each datapoint the bytes of an uninterrupted one; the
+    others only plan what they would put in the scorer's caches (``Scorer.skip``, given the
+    scores ``kept(item)`` holds for a kept item: ``[image][query]``, None where there are none,
+    so a cache of scores never computes them again). The progress
+    counts the items of ``items`` that are not pending as done from the start."""
     groups = group_by_image(items)
     refs = {ref.key: (item, ref) for item in items for ref in item.images}
     item_queries = {id(item): list(queries(item)) for item in items}
@@ -116,22 +156,25 @@ def score_items(
     marks = [bool(wanted.intersection(b)) for b in every]
     last = max((k for k, m in enumerate(marks) if m), default=-1)
     steps = list(zip(every[: last + 1], marks, strict=False))
-    total, done = len(todo), 0
+    total, done = len(items), len(written)  # the kept items count as done from the start
     desc = f"scoring ({scorer.kind})"
-    bar = tqdm(total=total, desc=desc, unit="item")
+    bar = tqdm(total=total, initial=done, desc=desc, unit="item")
     try:
+        if progress is not None:
+            progress(done, total, desc)
         with (
             library_messages_above(),
             closing(prefetch_map(prepare, [b for b, m in steps if m])) as prefetched,
         ):
             for batch_keys, to_score in steps:
                 asked = [asked_of(groups[k], item_queries) for k in batch_keys]
-                if not to_score:  # every item of it was kept: the scorer's caches only
-                    scorer.skip(asked)
+                if not to_score:  # every item of it was kept: planned in the scorer's caches
+                    scorer.skip(asked, _known(batch_keys, groups, item_queries, kept))
                     continue
                 prepared = next(prefetched)
                 try:
-                    scored = scorer.score(prepared, asked)
+                    with engine_call():
+                        scored = scorer.score(prepared, asked)
                 except (OSError, ImportError):
                     raise  # a path, a connection or a package: already a message for the user
                 except Exception as err:
@@ -156,6 +199,28 @@ def score_items(
                         progress(done, total, desc)
     finally:
         bar.close()
+
+
+def _known(
+    keys: Sequence[str],
+    groups: dict[str, list[Item]],
+    item_queries: dict[int, list[Query]],
+    kept: Callable[[Item], Sequence[Sequence[float]] | None] | None,
+) -> list[dict[Query, float]] | None:
+    """Per image of a kept batch, the scores its kept items hold for its queries (None without
+    ``kept``)."""
+    if kept is None:
+        return None
+    out = []
+    for key in keys:
+        known: dict[Query, float] = {}
+        for item in groups[key]:
+            rows = kept(item)
+            row = None if rows is None else rows[[r.key for r in item.images].index(key)]
+            if row is not None and len(row) == len(item_queries[id(item)]):
+                known.update(zip(item_queries[id(item)], row, strict=True))
+        out.append(known)
+    return out
 
 
 def asked_of(members: Sequence[Item], item_queries: dict[int, list[Query]]) -> list[Query]:

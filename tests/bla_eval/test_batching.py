@@ -9,6 +9,7 @@ import pytest
 import torch
 from bla_eval.batching import (
     PREFETCH_THREADS,
+    BatchedCache,
     chunks,
     is_out_of_memory,
     map_batches,
@@ -33,6 +34,27 @@ class LimitedDevice:
                 raise RuntimeError("CUDA error: out of memory")
             raise self.error("CUDA out of memory. Tried to allocate 2.00 GiB")
         return [x * x for x in batch]
+
+
+def test_a_batched_cache_computes_only_the_planned_batches_asked_for():
+    """A resume plans the batches of its kept work and computes only those a pending item asks
+    for; each key gets the value of the batch an uninterrupted run computes it in."""
+    seen: list[list[str]] = []
+
+    def padded(batch):  # each value depends on its whole batch, as a padded forward's does
+        seen.append(list(batch))
+        return [f"{text}/{max(map(len, batch))}" for text in batch]
+
+    uninterrupted = BatchedCache(padded, 2, order=lambda t: (len(t), t))
+    first = uninterrupted.get(["ccc", "a", "bb"])
+    second = uninterrupted.get(["dddd", "a", "eeeee"])
+    assert seen == [["ccc"], ["a", "bb"], ["dddd", "eeeee"]]
+    resumed, seen[:] = BatchedCache(padded, 2, order=lambda t: (len(t), t)), []
+    resumed.plan(["ccc", "a", "bb"])  # a kept batch: planned, nothing computed
+    assert seen == [] and "bb" in resumed
+    assert resumed.get(["dddd", "a", "eeeee"]) == second
+    assert seen == [["dddd", "eeeee"], ["a", "bb"]]  # "ccc"'s batch is never computed
+    assert resumed.get(["ccc", "a", "bb"]) == first
 
 
 def test_out_of_memory_halves_the_batch_and_keeps_the_smaller_size():

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from bla_eval.cli import SUBCOMMANDS
 from bla_eval.cli import main as bla_eval
+from bla_eval.cli_common import text_problem
 from bla_eval.finetune.cli import main as bla_finetune
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from bla_eval.scorers import kinds
@@ -360,3 +361,10 @@ def test_an_output_below_a_file_is_one_line_naming_the_path(
     argv = finetune_args(tiny_clip, built_dataset, blocker / "tuned")
     refused(bla_finetune, argv, capsys, str(blocker))
     assert blocker.read_text() == "the user's file\n"
+
+
+def test_text_problem_names_the_first_hidden_character():
+    assert text_problem("CLIP · ünïcode 日本") is None
+    assert "U+202E" in text_problem("ab\u202ec") and "position 3" in text_problem("ab\u202ec")
+    assert "0xff, which is not UTF-8" in text_problem(os.fsdecode(b"a\xff"))
+    assert "U+0000" in text_problem("a\x00") and "U+2028" in text_problem("a\u2028")

@@ -20,6 +20,7 @@ from bla_eval.config import RunConfig
 from bla_eval.items import decode_image
 from bla_eval.outputs import OWNER_FILE
 from bla_eval.performance.dual_encoder import per_datapoint_loop
+from bla_eval.report import markdown_table, paper_tables
 from bla_eval.run import evaluate
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
 from bla_eval.runs.files import LOCK_FILE
@@ -49,6 +50,7 @@ RESULT_KEYS = {
     "bla_eval_version",
     "confidence_intervals",
     "provenance",
+    "score",
 }
 
 
@@ -253,11 +255,11 @@ def test_bla_eval_reruns_into_its_own_folder_but_not_a_run_json_without_marker(
 ):
     run = copy_run(co_run, tmp_path)
     argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", LIMIT)
-    assert call(bla_eval, argv, capsys)[0] == 0
+    assert call(bla_eval, [*argv, "--overwrite"], capsys)[0] == 0
     assert json.loads((run / OWNER_FILE).read_text())["command"] == "bla-eval"
     (run / OWNER_FILE).unlink()  # a folder of the user's holding the files of a run
     before = snapshot(run)
-    refused(bla_eval, argv, capsys, f"output {run} is not empty and is not a bla-eval run")
+    refused(bla_eval, [*argv, "--overwrite"], capsys, f"output {run} is not empty and is not")
     assert snapshot(run) == before
 
 
@@ -285,7 +287,7 @@ def test_a_second_run_into_a_locked_folder_stops_at_once(small_run, tmp_path):
     assert (out / SCORES_FILE).read_bytes() == before
     # a lock file no process holds is taken over (the pid in it, even a live one, proves nothing)
     (out / LOCK_FILE).write_text(f"{os.getpid()}\n")
-    results = evaluate(config.with_(output_dir=out))
+    results = evaluate(config.with_(output_dir=out, overwrite=True))
     assert results["tasks"]["coordination"]["n"] == 3 and not (out / LOCK_FILE).exists()
 
 
@@ -377,3 +379,29 @@ def test_non_finite_scores_name_the_model(built_dataset, tmp_path):
     finally:
         unregister_kind("nan-maker")
     assert not (tmp_path / "run").exists()  # nothing was scored: the folder it made is gone
+
+
+def test_caption_pmi_chooses_alpha_on_no_more_datapoints_than_the_run_scores(
+    tiny_llava, built_dataset, tmp_path, capsys
+):
+    """``--limit 3``: alpha is chosen on 3 learning datapoints per task, not 100; the output,
+    results.json's ``score`` and every printed table say which score and alpha made them."""
+    out = tmp_path / "run"
+    argv = eval_args(tiny_llava, built_dataset, out, "--tasks", "co", "--limit", 3)
+    code, err = call(bla_eval, [*argv, "--score", "caption-pmi", "--table-format", "csv"], capsys)
+    assert code == 0, err
+    score = json.loads((out / RESULTS_FILE).read_text(encoding="utf-8"))["score"]
+    assert score["name"] == "caption-pmi" and isinstance(score["alpha"], float)
+    assert "coordination_learning/validation (3)" in score["alpha_source"]
+    assert "at most --limit 3 per task" in score["alpha_source"]
+    assert f"caption-pmi: alpha {score['alpha']:g} chosen on" in err
+    results = json.loads((out / RESULTS_FILE).read_text(encoding="utf-8"))
+    heading = f"Score: caption-pmi, alpha {score['alpha']:g} (chosen on"
+    assert markdown_table(results).startswith(heading)
+    assert all(heading in table.title for table in paper_tables(results))
+
+
+def test_a_yes_no_table_names_its_score(co_run):
+    results = json.loads((co_run / RESULTS_FILE).read_text(encoding="utf-8"))
+    assert results["score"] == {"name": "yes-no"}
+    assert markdown_table(results).startswith("Score: yes-no\n")

@@ -184,14 +184,16 @@ class RunFolder:
     def check_resume(self, settings: dict[str, Any], resume: bool, overwrite: bool = False) -> None:
         """Refuse a resume whose settings differ from the interrupted run's ``run.json``, or
         cannot be compared, and a start without ``resume`` (or ``overwrite``) in the folder of a
-        stopped run (scored datapoints and no ``results.json``): scored work is never discarded
-        silently (nothing is changed; :meth:`start` writes ``run.json``). A finished run is
-        run again from the start."""
-        stopped = not self.results_path.exists() and self.scored_lines()
-        if not resume and not overwrite and stopped:
+        stopped or finished run (scored datapoints, with or without ``results.json``): scored
+        work is never discarded without ``overwrite`` (nothing is changed; :meth:`start` writes
+        ``run.json``)."""
+        scored = 0 if resume or overwrite else self.scored_lines()
+        if scored:
+            state = "finished" if self.results_path.exists() else "stopped"
             raise FileExistsError(
-                f"{self.path} holds {stopped} scored datapoints of a stopped run: continue it with "
-                "--resume, or give a new --output (--overwrite discards them); nothing was changed"
+                f"{self.path} holds {scored} scored datapoints of a {state} run: continue it "
+                "with --resume, or give a new --output (--overwrite discards them); nothing was "
+                "changed"
             )
         if resume and (self.scores_path.exists() or self.part_files()):
             if not self.settings_path.exists():

@@ -7,7 +7,7 @@ and dtype); a kind served elsewhere subclasses ``Scorer`` itself.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -154,10 +154,17 @@ class Scorer(ABC):
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         """``scores[i][j]`` = score of ``queries[i][j]`` for ``images[i]``."""
 
-    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
+    def skip(
+        self,
+        queries: Sequence[Sequence[Query]],
+        known: Sequence[Mapping[Query, float]] | None = None,
+    ) -> None:
         """A batch a resumed run does not score (its items were kept): a scorer whose scores
-        depend on the batches before (a cache filled a batch at a time) fills it as
-        :meth:`score` would, so the later batches score as in an uninterrupted run. Default:
+        depend on the batches before (a cache filled a batch at a time) plans it as
+        :meth:`score` would fill it, without computing anything
+        (``bla_eval.batching.BatchedCache``), so the later batches score as in an uninterrupted
+        run and a resume costs only the missing work. ``known[i]``: the kept scores of image
+        i's queries (where the run keeps them), for a cache that holds scores. Default:
         nothing."""
         return None
 

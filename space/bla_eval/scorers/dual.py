@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from ..batching import map_batches
+from ..batching import BatchedCache, map_batches
 from ..queries import Query
 from .base import SIMILARITIES, Scored, regroup
 from .local import LocalScorer
@@ -42,6 +42,11 @@ def stacked(images: Sequence[Any]) -> Any:
     return torch.stack(list(images))
 
 
+def shortest_first(text: str) -> tuple[int, str]:
+    """The order sentences are encoded in: by length, then text."""
+    return len(text), text
+
+
 class DualEncoderScorer(LocalScorer):
     """Encodes each image once and each distinct sentence once (cached across calls)."""
 
@@ -55,7 +60,8 @@ class DualEncoderScorer(LocalScorer):
                 f"unknown similarity {similarity!r}: use one of {', '.join(SIMILARITIES)}"
             )
         self.similarity = similarity
-        self._text_cache: dict[str, torch.Tensor] = {}
+        self._text_cache = BatchedCache(self._text_batch, self.batch_size, shortest_first)
+        """Sentence -> its unit features, encoded a batch of sentences at a time."""
 
     @abstractmethod
     def embed_images(self, pixels: torch.Tensor) -> torch.Tensor:
@@ -76,18 +82,17 @@ class DualEncoderScorer(LocalScorer):
         """Unit-norm features, one row per sentence."""
         return self.embed_texts(texts)
 
+    def _text_batch(self, texts: Sequence[str]) -> list[torch.Tensor]:
+        return list(self.encode_texts(texts).cpu())
+
     def text_features(self, texts: Sequence[str]) -> torch.Tensor:
         """Features of ``texts``, encoding only sentences not seen before (shortest first)."""
-        new = sorted({t for t in texts if t not in self._text_cache}, key=lambda t: (len(t), t))
-        feats = map_batches(
-            lambda batch: list(self.encode_texts(batch).cpu()), new, self.batch_size
-        )
-        self._text_cache.update(zip(new, feats, strict=True))
-        return torch.stack([self._text_cache[t] for t in texts])
+        return torch.stack(self._text_cache.get(list(texts)))
 
-    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
-        """The batch's sentences encoded into the cache as :meth:`score` encodes them."""
-        self.text_features([q.sentence for group in queries for q in group])
+    def skip(self, queries: Sequence[Sequence[Query]], known: Any = None) -> None:
+        """The batch's sentences planned into the cache as :meth:`score` batches them (encoded
+        only when a later batch asks for one of their batch)."""
+        self._text_cache.plan([q.sentence for group in queries for q in group])
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
         sentences = [[q.sentence for q in group] for group in queries]

@@ -6,10 +6,10 @@ that need answers (NaturalBench) score the blind row; log-probabilities are rank
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..batching import map_batches
+from ..batching import BatchedCache
 from ..language_model import mean_log_probs, next_token_logits, prefix_token
 from ..protocols.templates import (
     PromptTemplate,
@@ -33,6 +33,13 @@ def text_of(query: Query, template: PromptTemplate | None) -> tuple[str, str]:
     if template is None:
         return "", query.sentence
     return template.name, template.text(query.sentence, query.demonstrations)
+
+
+def by_length(key: tuple[str, str]) -> tuple[int, str, str]:
+    """The order texts are batched in: by length, then text, so the batches (and so the last
+    bits of padded scores) are the same in every process, whatever the hash seed that orders a
+    set."""
+    return len(key[1]), key[1], key[0]
 
 
 @register_kind
@@ -74,7 +81,12 @@ class TextScorer(LocalScorer):
         )
         self.model.to(self.device).eval()
         self.prefix = prefix_token(self.tokenizer)
-        self._cache: dict[tuple[str, str], float] = {}
+        self._cache = {
+            asked: BatchedCache(self._scores_of(asked), self.batch_size, by_length)
+            for asked in (False, True)
+        }
+        """(template name or "", text) -> score, one cache per way of scoring (a template's
+        question or the sentence itself)."""
         self.template = get_template(self.options.prompt) if self.options.prompt else None
         """The template of ``--prompt`` (None: the sentence's own log-probability)."""
         self.yes_ids = self.no_ids = None
@@ -99,25 +111,37 @@ class TextScorer(LocalScorer):
         """(template name or "", the text scored) of ``query`` (see :func:`text_of`)."""
         return text_of(query, self.template)
 
-    def skip(self, queries: Sequence[Sequence[Query]]) -> None:
-        """The batch's texts scored into the cache as :meth:`score` scores them."""
-        self.score([], queries)
+    def _scores_of(self, asked: bool):
+        """The scores of a batch of (template name, text) keys: P(yes) of a template's
+        question (``asked``), else the text's mean log-probability."""
+        run = self.yes_scores if asked else self.mean_log_probs
+        return lambda keys: run([text for _, text in keys])
+
+    def skip(
+        self,
+        queries: Sequence[Sequence[Query]],
+        known: Sequence[Mapping[Query, float]] | None = None,
+    ) -> None:
+        """The batch's texts planned into the caches as :meth:`score` batches them (scored
+        only when a later batch asks for one of their batch), and the ``known`` scores of
+        the kept items taken as they are (a text's score is the same for every image)."""
+        for asked, keys in self._keys_by_way(queries).items():
+            self._cache[asked].plan(keys)
+        for group, scores in zip(queries, known or (), strict=False):
+            for query in group:
+                if query in scores:
+                    key = self.text_of(query)
+                    self._cache[bool(key[0])].seed({key: scores[query]})
+
+    def _keys_by_way(self, queries: Sequence[Sequence[Query]]) -> dict[bool, list]:
+        keys = [self.text_of(q) for group in queries for q in group]
+        return {asked: [k for k in keys if bool(k[0]) == asked] for asked in (False, True)}
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:
-        keys = [[self.text_of(q) for q in group] for group in queries]
-        # by length, then text: the batches (and so the last bits of padded scores) are the same
-        # in every process, whatever the hash seed that orders the set
-        new = sorted(
-            {k for g in keys for k in g if k not in self._cache},
-            key=lambda k: (len(k[1]), k[1], k[0]),
-        )
-        for asked in (False, True):
-            texts = [text for name, text in new if bool(name) == asked]
-            run = self.yes_scores if asked else self.mean_log_probs
-            scores = map_batches(run, texts, self.batch_size)
-            keys_of = [k for k in new if bool(k[0]) == asked]
-            self._cache.update(zip(keys_of, scores, strict=True))
-        return Scored([[self._cache[k] for k in group] for group in keys])
+        found: dict[tuple[str, str], float] = {}
+        for asked, keys in self._keys_by_way(queries).items():
+            found.update(zip(keys, self._cache[asked].get(keys), strict=True))
+        return Scored([[found[self.text_of(q)] for q in group] for group in queries])
 
     def describe(self) -> dict[str, Any]:
         if self.template is not None or self.options.prompts:

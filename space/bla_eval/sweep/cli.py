@@ -101,7 +101,7 @@ def sweep(args: argparse.Namespace) -> int:
     """Run the plan's unfinished cells, print the leaderboards; the exit status."""
     from .folder import SweepFolder
     from .job import Job, Outcome
-    from .plan import read_plan
+    from .plan import check_sources, read_plan
     from .progress import Events
     from .report import leaderboards
 
@@ -110,6 +110,9 @@ def sweep(args: argparse.Namespace) -> int:
     plan = read_plan(args.plan)
     folder = SweepFolder(args.output)
     folder.check_output()
+    # a cell that cannot run (its data or model not found) stops the sweep before anything is
+    # written or run
+    check_sources([c for c in plan.cells if not folder.finished(c)])
     folder.path.mkdir(parents=True, exist_ok=True)
     with folder.lock():
         folder.check_output()  # again, now that no other sweep changes it

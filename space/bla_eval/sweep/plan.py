@@ -13,6 +13,7 @@ import dataclasses
 import os
 import re
 import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,51 @@ def _check(cell: Cell) -> None:
     bench = get_benchmark(config.benchmark)
     for task in config.tasks:
         bench.resolve_task(task)
+
+
+def check_sources(cells: Sequence[Cell]) -> None:
+    """Before the first cell runs: every cell's data and model found as its ``bla-eval`` run
+    would find them (``bla_eval.data.check_dataset``: a folder that does not exist is never
+    taken for a Hub id; ``bla_eval.scorers.resolve.check_findable``); a PlanError names how many
+    cells cannot run and the first with its reason."""
+    from .. import bundled
+    from ..benchmarks import get_benchmark
+    from ..data import check_dataset
+    from ..scorers.resolve import check_findable
+
+    checked: dict[tuple[str, str], str | None] = {}
+
+    def problem(what: str, value: str, check: Callable[[], None]) -> str | None:
+        if (what, value) not in checked:
+            try:
+                check()
+                checked[what, value] = None
+            except (ValueError, OSError) as err:
+                checked[what, value] = " ".join(str(err).split())
+        return checked[what, value]
+
+    bad: list[tuple[Cell, str]] = []
+    for cell in cells:
+        config = cell.config(Path("."), False)
+        try:
+            data = get_benchmark(config.benchmark).data_or_default(config.data)
+        except ValueError as err:
+            bad.append((cell, str(err)))
+            continue
+        found = problem("data", data, lambda d=data: check_dataset(d))
+        if found is None and not config.endpoint:
+            model = config.model
+            found = problem(
+                "model", model, lambda m=model: check_findable(m, bundled.resolve_model(m))
+            )
+        if found is not None:
+            bad.append((cell, found))
+    if bad:
+        cell, why = bad[0]
+        raise PlanError(
+            f"{len(bad)} of the {len(cells)} cells to run cannot run, so none was started; "
+            f"the first, {cell.id}: {why}"
+        )
 
 
 def _check_bounds(yaml: Any, text: str, source: str) -> None:

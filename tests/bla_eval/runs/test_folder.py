@@ -106,7 +106,9 @@ def test_check_resume_compares_run_json(tmp_path):
     folder.check_resume(settings, resume=True)
     with pytest.raises(ValueError, match=r"settings changed \(model: 'm' -> 'n'\)"):
         folder.check_resume({**settings, "model": "n"}, resume=True)
-    folder.check_resume({**settings, "model": "n"}, resume=False)  # finished: run again
+    with pytest.raises(FileExistsError, match="of a finished run: continue it with --resume"):
+        folder.check_resume({**settings, "model": "n"}, resume=False)  # finished: kept too
+    folder.check_resume({**settings, "model": "n"}, resume=False, overwrite=True)
     folder.results_path.unlink()  # a stopped run: its scores are kept
     with pytest.raises(FileExistsError, match="continue it with --resume, or give a new --"):
         folder.check_resume({**settings, "model": "n"}, resume=False)

@@ -134,6 +134,22 @@ def test_a_stopped_run_rerun_without_resume_is_refused_and_keeps_its_scores(
     assert evaluate(config.with_(resume=True))["tasks"]["coordination"]["n"] == 6
 
 
+def test_a_finished_run_rerun_without_resume_is_refused_and_keeps_everything(
+    co_run, tiny_clip, built_dataset, tmp_path, capsys
+):
+    """One up-arrow in the shell: a finished run rerun without --resume names --resume,
+    --overwrite and a new --output, and every file of the run stays as it was."""
+    out = copy_run(co_run, tmp_path)
+    before = snapshot(out)
+    argv = eval_args(tiny_clip, built_dataset, out, "--tasks", "co", "--limit", LIMIT)
+    refused(
+        bla_eval, argv, capsys, f"{LIMIT} scored datapoints of a finished run", "--resume",
+        "--overwrite", "--output",
+    )  # fmt: skip
+    assert snapshot(out) == before
+    assert call(bla_eval, [*argv, "--resume"], capsys)[0] == 0 and snapshot(out) == before
+
+
 # ----------------------------------------------------------------------------- a new run setting
 @dataclass(frozen=True)
 class SmoothedConfig(RunConfig):

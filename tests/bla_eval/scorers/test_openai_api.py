@@ -282,9 +282,9 @@ def test_retries_lose_no_request_and_send_none_twice(built_dataset, tmp_path):
     assert results["protocol"]["scoring_path"] == "logprobs"
     assert api["server_models"] == {f"{MODEL}-0001": 13} and "fp_test" in api["system_fingerprints"]
     assert api["answers"] == {"both": 12}
-    # a re-run into the same folder sends nothing: every response comes from the cache
+    # a re-run into the same folder (--overwrite) sends nothing: every response is cached
     with ChatServer(port=port) as server:
-        again = evaluate(api_config(server.url, out, built_dataset))
+        again = evaluate(api_config(server.url, out, built_dataset).with_(overwrite=True))
     assert server.attempts == {}
     assert read_scores(out) == records and again["tasks"] == results["tasks"]
 

@@ -97,3 +97,34 @@ def test_a_config_json_out_of_bounds_is_one_line_naming_it(text, said, tmp_path:
     with pytest.raises(ValueError, match=said) as err:
         resolve(str(tmp_path / "model"))
     assert str(tmp_path / "model" / "config.json") in str(err.value)
+
+
+def _cached_hub_model(cache: Path, name: str, config: dict) -> None:
+    """``name`` as the Hub cache holds a downloaded model: refs/main -> a snapshot with its
+    config.json (the layout huggingface_hub writes)."""
+    import json
+
+    repo = cache / f"models--{name}"
+    commit = "0" * 40
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps(config))
+
+
+def test_a_canonical_hub_id_without_an_organisation_is_a_hub_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``gpt2`` and ``bert-base-uncased`` are Hub ids: offline, one the Hub cache holds is
+    taken, and a bare name it does not hold (a mistyped folder) is refused at once."""
+    from bla_eval.scorers.resolve import check_findable
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    for name in ("gpt2", "bert-base-uncased"):
+        _cached_hub_model(tmp_path, name, {"model_type": name.split("-")[0]})
+        check_findable(name, name)
+    with pytest.raises(ValueError, match="'gpt3' is not a local folder.*org/name, or a model"):
+        check_findable("gpt3", "gpt3")

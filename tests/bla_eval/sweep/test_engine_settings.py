@@ -16,8 +16,10 @@ from bla_eval.sweep.slurm_executor import signal_margin
 def test_a_ray_address_where_nothing_listens_is_one_line(tmp_path, free_port, capsys):
     pytest.importorskip("ray")
     plan = tmp_path / "plan.yaml"
+    (tmp_path / "model").mkdir()  # found, as every cell's model is before the sweep starts
     plan.write_text(
-        "models: [{model: gpt2, kind: text}]\nbenchmarks: [bla]\nprotocols: [zero-shot]\n"
+        f"models: [{{model: {tmp_path / 'model'}, kind: text}}]\nbenchmarks: [bla]\n"
+        "protocols: [zero-shot]\n"
     )
     address = f"127.0.0.1:{free_port()}"
     argv = ["sweep", str(plan), "--output", str(tmp_path / "out"), "--executor", "ray"]

@@ -277,3 +277,38 @@ options: {{limit: 3, device: cpu}}
     refused(bla_eval, argv, capsys, f"cell {cell.id} of {out} has its results.json but no run")
     before.pop(f"{cell.id}/run.json")
     assert snapshot(out) == before
+
+
+def test_a_sweep_whose_cells_cannot_find_their_data_or_model_runs_none(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """The suite plan before its datasets are built: a data folder that does not exist is no
+    Hub id, and neither is a local model folder that does not exist; the sweep stops in one
+    line before any cell runs or anything is written."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "models: [{model: org/clip-a, kind: clip}]\n"
+        "benchmarks: [{benchmark: aro, data: aro_dataset}, {benchmark: mmvp-vlm, data: "
+        "mmvp_vlm_dataset}]\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "sweep"
+    refused(
+        bla_eval, ["sweep", plan, "--output", out], capsys,
+        "2 of the 2 cells to run cannot run, so none was started",
+        "aro/zero-shot/clip-a: dataset folder aro_dataset does not exist",
+    )  # fmt: skip
+    assert not out.exists()
+    (tmp_path / "aro_dataset").mkdir()
+    (tmp_path / "mmvp_vlm_dataset").mkdir()
+    plan.write_text(
+        "models: [{model: ./tiny-llava}]\nbenchmarks: [{benchmark: aro, data: aro_dataset}]\n",
+        encoding="utf-8",
+    )
+    refused(
+        bla_eval, ["sweep", plan, "--output", out], capsys,
+        "aro/zero-shot/tiny-llava: model './tiny-llava' is not a local folder",
+    )  # fmt: skip
+    assert not out.exists()
