@@ -198,6 +198,25 @@ def test_the_engine_install_has_the_commands_and_the_inspect_entry_point(
     assert Path(origin).is_relative_to(engine_python.parent.parent)
 
 
+REQUIREMENTS_MET = """
+import importlib.metadata as m, json
+from packaging.requirements import Requirement
+unmet = []
+for line in m.requires("bla-benchmark"):
+    req = Requirement(line)
+    if req.marker is None or req.marker.evaluate({"extra": "engine"}):
+        found = m.version(req.name) if req.name != "bla-benchmark" else None
+        if found is not None and not req.specifier.contains(found, prereleases=True):
+            unmet.append(f"{line} (installed {found})")
+print(json.dumps(unmet))
+"""
+
+
+def test_the_locked_versions_satisfy_the_wheels_requirements(engine_python, outside) -> None:
+    done = _run([engine_python, "-c", REQUIREMENTS_MET], cwd=outside, env=_user_env())
+    assert json.loads(done.stdout) == []
+
+
 def _runs(model: Path, data: Path, folder: Path, engine_python: Path, *extra: str) -> list[bytes]:
     """``bla-eval`` on ``model`` by the wheel's command (outside the clone) and by the editable
     install (this clone's code), at once; returns the two ``scores.jsonl``."""
