@@ -53,9 +53,17 @@ def inputs_hash(lock: Path) -> str:
     for path in input_files(lock):
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
-    if lock.parent == LOCKS:
+    if lock.parent == LOCKS or installs_project(lock):
         digest.update(project_requirements().encode())
     return digest.hexdigest()
+
+
+def installs_project(lock: Path) -> bool:
+    """Whether a separate environment's list asks for the project (``-e .[...]``), whose
+    ``pyproject.toml`` dependencies then are inputs of its lock."""
+    pins = ENVS / f"{lock.stem}.txt"
+    lines = pins.read_text(encoding="utf-8").splitlines() if pins.exists() else []
+    return any(re.match(r"-e \.(\[|$)", line) for line in lines)
 
 
 def all_locks() -> list[Path]:

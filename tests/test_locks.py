@@ -16,6 +16,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from tests.harness_envs import REPO_ROOT, harness_python
 
@@ -50,10 +52,14 @@ def test_every_lock_is_current() -> None:
 def test_the_locks_list_every_environment_and_pin_every_package_with_hashes() -> None:
     names = {path.relative_to(REPO_ROOT).as_posix() for path in lock_inputs.all_locks()}
     assert names == {
+        ".ci/locks/base.txt",
         ".ci/locks/dev.txt",
+        ".ci/locks/engine.txt",
         ".ci/locks/main.txt",
         ".ci/envs/inspect.lock",
         ".ci/envs/lmms-eval.lock",
+        ".ci/envs/lowest.lock",
+        ".ci/envs/newest.lock",
         ".ci/envs/vllm.lock",
     }
     for lock in lock_inputs.all_locks():
@@ -73,6 +79,36 @@ def test_the_main_job_lock_takes_the_test_environments_versions() -> None:
     assert "llama-cpp-python" not in main and "gradio" not in main  # the tests' packages only
 
 
+def test_the_wheel_tests_locks_take_the_test_environments_versions() -> None:
+    dev = lock_inputs.locked_versions(REPO_ROOT / ".ci" / "locks" / "dev.txt")
+    base = lock_inputs.locked_versions(REPO_ROOT / ".ci" / "locks" / "base.txt")
+    engine = lock_inputs.locked_versions(REPO_ROOT / ".ci" / "locks" / "engine.txt")
+    assert {name: dev.get(name) for name in {**base, **engine}} == {**base, **engine}
+    assert "torch" not in base and "transformers" not in base  # the metric alone
+    assert set(base) < set(engine) and "torch" in engine and "gradio" not in engine
+
+
+def test_the_version_tiers_are_locked_for_their_python_at_the_ends_of_the_ranges() -> None:
+    envs = REPO_ROOT / ".ci" / "envs"
+    assert "#python 3.10" in (envs / "lowest.txt").read_text(encoding="utf-8")
+    assert "#python 3.13" in (envs / "newest.txt").read_text(encoding="utf-8")
+    lowest = lock_inputs.locked_versions(envs / "lowest.lock")
+    newest = lock_inputs.locked_versions(envs / "newest.lock")
+    project = lock_inputs.tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = (
+        project["project"]["dependencies"] + project["project"]["optional-dependencies"]["engine"]
+    )
+    floors = {
+        Requirement(line).name: spec.version
+        for line in listed
+        for spec in Requirement(line).specifier
+        if spec.operator == ">="
+    }
+    for name in ("torch", "transformers", "datasets", "numpy", "evaluate"):
+        assert Version(lowest[name]) == Version(floors[name]), name
+        assert Version(newest[name]) >= Version(lowest[name]), name
+
+
 def test_the_test_environment_holds_exactly_its_lock() -> None:
     lock = lock_inputs.locked_versions(REPO_ROOT / ".ci" / "locks" / "dev.txt")
     site = {sysconfig.get_paths()[name] for name in ("purelib", "platlib")}
@@ -81,7 +117,7 @@ def test_the_test_environment_holds_exactly_its_lock() -> None:
     assert _installed(pairs, lock) == lock
 
 
-@pytest.mark.parametrize("name", ["inspect", "lmms-eval", "vllm"])
+@pytest.mark.parametrize("name", ["inspect", "lmms-eval", "vllm", "lowest", "newest"])
 def test_each_separate_environment_holds_exactly_its_lock(name: str) -> None:
     lock = lock_inputs.locked_versions(REPO_ROOT / ".ci" / "envs" / f"{name}.lock")
     frozen = subprocess.run(
@@ -118,8 +154,15 @@ def test_a_dependency_changed_without_its_lock_is_named(tmp_path: Path) -> None:
     stale = _check(root)
     assert stale.returncode == 1
     assert stale.stderr.splitlines() == [
-        ".ci/locks/dev.txt is out of date: run bash .ci/lock",
-        ".ci/locks/main.txt is out of date: run bash .ci/lock",
+        f"{lock} is out of date: run bash .ci/lock"
+        for lock in (
+            ".ci/locks/base.txt",
+            ".ci/locks/dev.txt",
+            ".ci/locks/engine.txt",
+            ".ci/locks/main.txt",
+            ".ci/envs/lowest.lock",
+            ".ci/envs/newest.lock",
+        )
     ]
     pyproject.write_text(text.replace("line-length = 100", "line-length = 99"))
     assert _check(root).returncode == 0  # settings outside the dependency tables change no lock

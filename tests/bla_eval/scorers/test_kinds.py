@@ -141,6 +141,7 @@ def test_generative_scores_are_normalised_yes_probabilities(models, built_datase
     assert all(isinstance(a, str) for a in scored.answers[0])
 
 
+@pytest.mark.slow
 def test_text_kind_scores_are_the_same_under_any_hash_seed(built_dataset, tmp_path):
     """The text kind batches its sentences in one order whatever the set order: processes with
     different hash seeds write the same bytes (same thread count: one each). A tokenizer of the

@@ -1,0 +1,1 @@
+lowest.sh
