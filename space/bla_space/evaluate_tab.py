@@ -250,7 +250,7 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
     bench = views.benchmark_of(res)
     counts = ", ".join(f"{bench.task_label(c)} {res['tasks'][c]['n']}" for c in configs)
     status = (
-        f"### {res.get('model')}\n"
+        f"### {views.display_name(res)}\n"
         f"Kind **{res.get('kind')}**{' (auto-detected)' if detected else ''}{size} · "
         f"datapoints scored: {counts}{timing}. "
         "Browse its answers in the **Explore** tab; it is listed on the **Leaderboard**."
@@ -259,7 +259,7 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
     plots = [_plot(res, view, c) if c in configs else hidden for c in task_labels()]
     file = str(Path(run.path) / results_store.RESULTS_FILE)
     table = views.metrics_table(res, view)
-    return (status, table, *plots, file, run.path.name, gr.Column(visible=True))
+    return (status, table, *plots, file, run.name, gr.Column(visible=True))
 
 
 def _plot(results: dict, view: str, config: str) -> gr.BarPlot:
