@@ -41,16 +41,18 @@ def run_choices(config: SpaceConfig) -> list[tuple[str, str]]:
 
 def compare_defaults(config: SpaceConfig) -> tuple[str | None, str | None]:
     """Runs A and B the comparison opens on: the newest BLA run and the newest other one that
-    scored as many datapoints of each task (else the next newest); None where there is none."""
+    scored as many datapoints of each task under the same condition (protocol, control and
+    prompts: ``views.condition_label``), else the next newest; None where there is none."""
     runs = results_store.list_runs(config.results_dir, "bla")
     if not runs:
         return None, None
 
-    def sizes(run: results_store.Run) -> dict:
-        return {t: m.get("n") for t, m in run.results.get("tasks", {}).items()}
+    def like(run: results_store.Run) -> tuple:
+        sizes = {t: m.get("n") for t, m in run.results.get("tasks", {}).items()}
+        return views.condition_label(run.results), sizes
 
     others = runs[1:]
-    same = [r for r in others if sizes(r) == sizes(runs[0])]
+    same = [r for r in others if like(r) == like(runs[0])]
     partner = (same or others or [None])[0]
     return runs[0].name, partner.name if partner else None
 

@@ -264,7 +264,7 @@ def leaderboard(config: SpaceConfig, view: str, benchmark: str = "bla"):
     """The leaderboard table of ``benchmark`` in ``view`` from its reference rows and the
     results folder."""
     runs = [
-        {**run.results, views.CELL_KEY: run.cell} if run.cell else run.results
-        for run in results_store.list_runs(config.results_dir)
+        views.board_document(run.results, run.cell)
+        for run in results_store.list_runs(config.results_dir, benchmark)
     ]
     return views.leaderboard_table(runs, view, benchmark)

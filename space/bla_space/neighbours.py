@@ -141,6 +141,23 @@ def show_item(
     return images[0], images[1] if len(images) > 1 else None, header, item_table(item, record)
 
 
+def item_view(
+    config: SpaceConfig, benchmark: str, key: str, task: str, position: float
+) -> tuple[Any, Any, str, pd.DataFrame]:
+    """What the item browser shows for the run ``key`` of ``benchmark`` (none: the dataset of
+    ``BLA_<NAME>_DATASET``): :func:`show_item`'s images, header and table, or a message."""
+    run = results_store.find_run(config.results_dir, key, benchmark)
+    data = dataset_for(benchmark, run.results if run else None)
+    if not task or data is None:
+        variable = "BLA_" + benchmark.upper().replace("-", "_") + "_DATASET"
+        message = f"Pick a run (its dataset is shown), or set `{variable}`."
+        return None, None, message, pd.DataFrame(columns=PAIR_COLUMNS)
+    try:
+        return show_item(benchmark, data, task, str(run.path) if run else None, int(position))
+    except Exception as err:  # an unreadable dataset or run: said in the page
+        return None, None, f"Cannot show this item: {err}", pd.DataFrame(columns=PAIR_COLUMNS)
+
+
 ROLLUP_COLUMNS = ["Object", "Attribute", "Relation", "overall"]
 
 
@@ -160,8 +177,7 @@ def vl_checklist_overview(runs: list[dict]) -> pd.DataFrame:
             )
     for results in runs:
         averages = rollup(results)
-        created = str(results.get("created", ""))[:10]
-        table[(str(results.get("model", "?")), f"Space run {created}")] = {
+        table[(views.display_name(results), views.run_source(results))] = {
             c: views.percent(averages.get(c)) for c in ROLLUP_COLUMNS
         }
     return pd.DataFrame(
@@ -174,7 +190,8 @@ def vl_checklist_overview(runs: list[dict]) -> pd.DataFrame:
 
 def leaderboards(config: SpaceConfig, benchmark: str) -> dict[str, pd.DataFrame]:
     """One table per view of ``benchmark``: published rows plus this Space's runs."""
-    runs = [r.results for r in runs_of(config, benchmark)]
+    found = runs_of(config, benchmark)
+    runs = [views.board_document(r.results, r.cell) for r in found]
     bench = get_benchmark(benchmark)
     tables = {view: views.leaderboard_table(runs, view, benchmark) for view in bench.views}
     if benchmark == "vl-checklist":
@@ -228,12 +245,8 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
     ]
     # VALSE has two views; VL-CheckList one view and its category averages; Winoground one
 
-    def found(bench: str, key: str) -> results_store.Run | None:
-        """The finished run of ``bench`` with key ``key`` (None: no run, or another's)."""
-        return results_store.find_run(config.results_dir, key, bench)
-
     def results_of(bench: str, key: str) -> dict | None:
-        run = found(bench, key)
+        run = results_store.find_run(config.results_dir, key, bench)
         return run.results if run else None
 
     def pick_benchmark(name: str):
@@ -276,25 +289,13 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         )
 
     def show(name: str, run_name: str, task_name: str, pos: float):
-        first, second, text, frame = item_view(name, run_name, task_name, pos)
+        first, second, text, frame = item_view(config, name, run_name, task_name, pos)
         return (
-            shown_image(first, "Image 0" if second else "Image"),
+            shown_image(first, "Image 0" if second is not None else "Image"),
             shown_image(second),
             text,
             frame,
         )
-
-    def item_view(name: str, run_name: str, task_name: str, pos: float):
-        run = found(name, run_name)
-        data = dataset_for(name, run.results if run else None)
-        if not task_name or data is None:
-            key = "BLA_" + name.upper().replace("-", "_") + "_DATASET"
-            message = f"Pick a run (its dataset is shown), or set `{key}`."
-            return None, None, message, pd.DataFrame(columns=PAIR_COLUMNS)
-        try:
-            return show_item(name, data, task_name, str(run.path) if run else None, int(pos))
-        except Exception as err:
-            return None, None, f"Cannot show this item: {err}", pd.DataFrame(columns=PAIR_COLUMNS)
 
     shown = [image_0, image_1, header, table]
     benchmark.change(pick_benchmark, benchmark, [run, task, *boards], api_name=False).then(

@@ -273,6 +273,12 @@ CELL_KEY = "_sweep_cell"
 """Key the Leaderboard tab adds to the copy of a sweep cell's results: its cell id."""
 
 
+def board_document(results: dict, cell: str = "") -> dict:
+    """A run's results as the leaderboards take them: a sweep cell's with its ``cell`` id
+    (:data:`CELL_KEY`, shown in the source column)."""
+    return {**results, CELL_KEY: cell} if cell else results
+
+
 def run_source(results: dict) -> str:
     """``Space run <date>`` (a sweep's cell: ``sweep cell <id>``), and the published rows the
     run reproduces (every number of the row within its tolerance: ``bla_eval.reproduce``)."""
