@@ -221,7 +221,12 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         """Rank intervals, ties and their plot for this Space's runs on the same datapoints (no
         plot box before two runs can be ranked)."""
         text, frame, plot = statistics(config, metric, name)
-        return text, frame, gr.Image(plot, visible=plot is not None)
+        widths = views.column_widths(frame.columns)
+        return (
+            text,
+            gr.Dataframe(frame, column_widths=widths),
+            gr.Image(plot, visible=plot is not None),
+        )
 
     def pick_benchmark(name: str):
         """The views and rank-by choices of benchmark ``name`` (the first of each picked) and

@@ -223,9 +223,16 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         )
     position = gr.Slider(1, 2, value=1, step=1, label="Item", elem_id="neighbours-position")
     with gr.Row(equal_height=False):
-        image_0 = gr.Image(label="Image", type="pil", height=300, interactive=False, visible=False)
-        image_1 = gr.Image(
-            label="Image 1", type="pil", height=300, interactive=False, visible=False
+        image_0, image_1 = (
+            gr.Image(
+                label=label,
+                type="pil",
+                height=300,
+                interactive=False,
+                visible=False,
+                elem_id=f"neighbours-image-{k}",
+            )
+            for k, label in enumerate(("Image", "Image 1"))
         )
         with gr.Column(scale=2):
             header = gr.Markdown("")

@@ -6,6 +6,7 @@ two different runs and its header names them by display name."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,83 @@ def test_every_tab_shows_every_run_it_lists(sweep, built_dataset, holder):
     assert "Ranked: 2 runs of **bla · zero-shot, top-k, cosine" in text and plot is not None
     for column in ("CI low", "CI high"):
         assert all(v == "no variation" or len(v.split(".")[-1]) == 2 for v in frame[column])
+
+
+SCROLLED = """el => [el, ...el.querySelectorAll('*')].filter(e => {
+    const style = getComputedStyle(e);
+    return ['auto', 'scroll'].includes(style.overflowY) && e.scrollHeight > e.clientHeight + 2;
+}).length"""
+"""How many elements inside ``el`` scroll their content vertically (an inner scroll box)."""
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "sweep-tabs"
+
+
+@pytest.fixture(scope="module")
+def served(sweep, built_dataset):
+    """The Space on the sweep folder, served in-process on a free local port."""
+    import socket
+
+    from bla_space.ui import build_demo, launch_kwargs
+
+    config = SpaceConfig(dataset=str(built_dataset), results_dir=sweep)
+    demo = build_demo(config)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    kwargs = launch_kwargs(config)
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, **kwargs)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_each_tab_on_the_sweep_folder_in_a_browser(served, browser):
+    """Screenshots of every tab (``test-artifacts/sweep-tabs/``): Explore and the VALSE tab pick a
+    cell of their benchmark and show its scores, no image box is empty, the leaderboards have no
+    inner scroll box, the comparison opens on two different runs, the rank table's numbers have
+    two decimals."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served)
+    page.wait_for_selector("#run-button", timeout=60_000)
+    page.get_by_role("tab", name="Explore").click()
+    expect(page.locator("#explore-run input")).to_have_value(re.compile(r" · bla · "))
+    expect(page.locator("#explore-sentences")).to_contain_text("ranked correctly", timeout=30_000)
+    expect(page.locator("#explore-header")).not_to_contain_text("not scored")
+    shot(page, "explore")
+    expect(page.locator("#explore-image img")).to_have_count(1)
+
+    page.get_by_role("tab", name="Leaderboard").click()
+    stats = page.locator("#leaderboard-stats-table")
+    expect(stats).to_contain_text("tied group", timeout=30_000)
+    expect(page.locator("#leaderboard-stats-plot img")).to_have_count(1)
+    for name in ("#leaderboard-table", "#leaderboard-stats-table"):
+        assert page.locator(name).evaluate(SCROLLED) == 0, name
+    numbers = re.findall(r"\d+\.\d+", stats.inner_text())
+    assert numbers and all(len(n.split(".")[1]) == 2 for n in numbers), numbers
+    page.locator("#compare").get_by_text("Compare two runs").click()
+    run_a, run_b = (page.locator(f"#compare-{s} input").input_value() for s in "ab")
+    assert run_a and run_b and run_a != run_b
+    shot(page, "leaderboard")
+
+    page.get_by_role("tab", name="Analysis").click()
+    expect(page.locator("#analysis-run input")).to_have_value(re.compile(r" · bla · "))
+    page.click("#analysis-button")
+    expect(page.locator("#analysis-report")).to_contain_text("Few datapoints", timeout=60_000)
+    shot(page, "analysis")
+
+    page.get_by_role("tab", name="VALSE · VL-CheckList · Winoground").click()
+    expect(page.locator("#neighbours-run input")).to_have_value(re.compile(r" · valse · "))
+    expect(page.locator("#neighbours-table")).to_contain_text("score", timeout=30_000)
+    page.wait_for_timeout(1500)
+    shot(page, "neighbours")
+    assert "not scored" not in page.locator("body").inner_text()
+    expect(page.locator("#neighbours-image-0 img")).to_have_count(1, timeout=30_000)
+    assert not page.locator("#neighbours-image-1").is_visible()
+    assert page.locator("#neighbours-board-0").evaluate(SCROLLED) == 0
+    page.close()
