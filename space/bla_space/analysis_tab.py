@@ -96,7 +96,8 @@ class AnalysisTab:
     run: gr.Dropdown
     refresh: object
     select_run: object
-    """``select_run(key)``: the run menu with the run ``key`` picked (a run just made)."""
+    """``select_run(key)``: the run menu with the run ``key`` picked (a run just made; none:
+    the newest)."""
 
 
 def build(config: SpaceConfig) -> AnalysisTab:
@@ -149,9 +150,12 @@ def build(config: SpaceConfig) -> AnalysisTab:
     def refresh():
         return gr.Dropdown(choices=run_choices(config))
 
-    def select_run(key: str):
+    def select_run(key: str = ""):
+        """The menu with the run ``key`` picked (none given: the newest run)."""
         choices = run_choices(config)
         keys = [k for _, k in choices]
+        if not key:
+            return gr.Dropdown(choices=choices, value=keys[0] if keys else None)
         return gr.Dropdown(choices=choices, value=key if key in keys else gr.skip())
 
     button.click(
