@@ -205,10 +205,14 @@ def build(config: SpaceConfig) -> EvaluateTab:
     view.change(rerender, [run_name, view], [table, *plots, download], api_name=False)
 
     def pick_run_on(choice: str):
+        """The inputs of one way to run; a provider run is zero-shot (no protocol menu)."""
         on_gpu = choice == GPU
-        return gr.Column(visible=on_gpu), gr.Column(visible=on_gpu), gr.Column(visible=not on_gpu)
+        shown = (gr.Column(visible=on_gpu), gr.Column(visible=on_gpu))
+        return (*shown, gr.Column(visible=not on_gpu), gr.Radio(visible=on_gpu))
 
-    run_on.change(pick_run_on, run_on, [gpu_box, gpu_options, section.box], api_name=False)
+    run_on.change(
+        pick_run_on, run_on, [gpu_box, gpu_options, section.box, protocol], api_name=False
+    )
 
     def estimate(model, provider, tasks_, limit_, oauth_token: gr.OAuthToken | None):
         return provider_section.estimate_text(config, model, provider, tasks_, limit_, oauth_token)

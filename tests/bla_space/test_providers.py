@@ -169,3 +169,41 @@ def test_a_stopped_provider_run_keeps_its_datapoints_and_resumes(router, built_d
     results = providers.evaluate_with_token(config, TOKEN)
     assert results["tasks"]["coordination"]["n"] == 6
     assert (out / "scores.jsonl").read_text().splitlines()[: len(kept)] == kept
+
+
+def test_the_provider_section_in_a_browser_before_and_after_sign_in(space, browser):
+    """Screenshots ``test-artifacts/providers-*.png``: without sign-in the option says in one
+    line what it needs; signed in, the estimate with the provider's price is shown before the
+    run, and the run says how it was scored."""
+    from playwright.sync_api import expect
+
+    url, _, _ = space
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url)
+    page.wait_for_selector("#run-on", timeout=60_000)
+    page.locator("#run-on").get_by_text("Inference Providers").click()
+    estimate = page.locator("#provider-estimate")
+    expect(estimate).to_contain_text("sign in with Hugging Face", timeout=30_000)
+    page.wait_for_timeout(1500)  # the pending event's timer gone
+    lines = [line for line in estimate.inner_text().splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    SHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOT.with_name("providers-signed-out.png")), full_page=True)
+
+    # the session Gradio's local sign-in makes, handed to the browser (headless Chromium keeps
+    # no Secure cookie of a plain-http page)
+    name, _, value = session_cookie(url).partition("=")
+    page.context.add_cookies([{"name": name, "value": value, "url": url}])
+    page.goto(url)
+    page.wait_for_selector("#run-on", timeout=60_000)
+    page.locator("#run-on").get_by_text("Inference Providers").click()
+    expect(page.locator("#login")).to_contain_text("visitor", timeout=60_000)  # signed in
+    page.locator("#provider-model input").fill(LOGPROBS_MODEL)
+    page.locator("#provider-model input").press("Enter")
+    expect(estimate).to_contain_text("Before it starts", timeout=30_000)
+    expect(estimate).to_contain_text("$0.25")
+    page.click("#provider-run")
+    expect(page.locator("#run-status")).to_contain_text("Scored from", timeout=120_000)
+    page.screenshot(path=str(SHOT.with_name("providers-signed-in.png")), full_page=True)
+    assert TOKEN not in page.content()
+    page.close()

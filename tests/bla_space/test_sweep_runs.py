@@ -14,19 +14,10 @@ from bla_space import analysis_tab, explore_tab, leaderboard_tab, neighbours, re
 from bla_space.config import SpaceConfig
 from bla_space.explore_data import ALL_VERBS
 
+from tests.bla_eval.conftest import one_thread  # noqa: F401  (the fixture, used by pytestmark)
 from tests.bla_space.sweep_folder import cell_ids, make_sweep
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def one_thread():
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
