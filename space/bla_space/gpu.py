@@ -39,10 +39,11 @@ def on_zero_gpu() -> bool:
 
 
 def quota_fit(seconds: float, kind: str | None) -> int:
-    """How many datapoints fit ``seconds`` of GPU time at the estimated rate of ``kind``
-    (model loading first); 0 when loading alone does not fit."""
+    """How many datapoints one run can score in ``seconds`` of GPU time (at most one run's
+    :data:`MAX_GPU_SECONDS`) at the estimated rate of ``kind``, model loading first; 0 when
+    loading alone does not fit."""
     per_point = SECONDS_PER_DATAPOINT.get(kind or "", DEFAULT_SECONDS_PER_DATAPOINT)
-    return max(0, int((seconds - LOAD_SECONDS) / per_point))
+    return max(0, int((min(seconds, MAX_GPU_SECONDS) - LOAD_SECONDS) / per_point))
 
 
 def _duration(config: RunConfig, n_datapoints: int, progress: Any = None) -> int:
