@@ -293,7 +293,10 @@ def evaluate_on_provider(
             progress((done, total), desc=desc, unit="datapoints")
 
         stop = provider_section.stop_flag(request)
-        results = providers.evaluate_with_token(run_config, oauth_token.token, report, stop)
+        try:
+            results = providers.evaluate_with_token(run_config, oauth_token.token, report, stop)
+        finally:
+            provider_section.forget(request)
     except providers.Stopped as err:
         raise gr.Error(str(err), title="Stopped") from None
     except ModelRejected as err:

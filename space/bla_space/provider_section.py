@@ -83,7 +83,10 @@ def build(config: SpaceConfig) -> ProviderSection:
 
 
 def list_models(config: SpaceConfig, oauth_token: gr.OAuthToken | None):
-    """The model menu from the Hub (empty with a warning when the Hub cannot be reached)."""
+    """The model menu from the Hub (empty with a warning when the Hub cannot be reached;
+    unchanged where provider runs are not offered)."""
+    if not config.providers:
+        return gr.Dropdown()
     try:
         return gr.Dropdown(choices=providers.provider_models())
     except Exception as err:  # the page keeps serving; the visitor may type an id
@@ -124,15 +127,24 @@ def estimate_text(
 
 def stop_run(request: gr.Request) -> str:
     """Set the stop flag of this visitor's provider run."""
-    flag = _STOPS.get(request.session_hash or "")
+    flag = _STOPS.get(_session(request))
     if flag is None:
         return "No provider run of yours is going on."
     flag.set()
     return "Stopping at the next batch; what was scored is kept (run again to resume)."
 
 
+def _session(request: gr.Request | None) -> str:
+    return (request.session_hash if request else None) or ""
+
+
 def stop_flag(request: gr.Request | None) -> threading.Event:
     """A fresh stop flag for this visitor's run."""
     flag = threading.Event()
-    _STOPS[(request.session_hash if request else None) or ""] = flag
+    _STOPS[_session(request)] = flag
     return flag
+
+
+def forget(request: gr.Request | None) -> None:
+    """Drop the stop flag of this visitor's finished run."""
+    _STOPS.pop(_session(request), None)
