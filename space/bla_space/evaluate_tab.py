@@ -250,7 +250,7 @@ def build(config: SpaceConfig) -> EvaluateTab:
         [*inputs, view],
         outputs,
         api_name="evaluate_provider",
-        concurrency_limit=providers.CONCURRENCY,
+        concurrency_limit=1,  # one provider run at a time: the token lives in the environment
         concurrency_id="providers",
     )
     section.stop.click(provider_section.stop_run, None, status, api_name=False)
