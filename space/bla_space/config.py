@@ -12,6 +12,8 @@ from bla_eval.benchmarks.bla import default_data
 
 from bla_metric import hub_ids
 
+from .providers import ROUTER
+
 log = logging.getLogger(__name__)
 
 TRUE_WORDS = ("1", "true", "yes", "on")
@@ -28,7 +30,8 @@ class SpaceConfig:
     folders as model ids), ``BLA_DEFAULT_LIMIT``, ``BLA_BATCH_SIZE``, ``BLA_DEVICE``,
     ``BLA_PUBLISHED_RESULTS`` (comma-separated Hub dataset repos of published per-datapoint
     scores, ranked in the Leaderboard tab: ``published.py``; a bad id is skipped with one
-    warning line), ``BLA_CACHE_DIR`` (where those repos are pulled).
+    warning line), ``BLA_CACHE_DIR`` (where those repos are pulled), ``BLA_INFERENCE_ROUTER``
+    and ``BLA_INFERENCE_PROVIDERS`` (runs on Inference Providers: ``providers.py``).
     """
 
     dataset: str = hub_ids.DATASET
@@ -42,6 +45,12 @@ class SpaceConfig:
     published_repos: tuple[str, ...] = ()
     published_warnings: tuple[str, ...] = ()
     """One line per id of ``BLA_PUBLISHED_RESULTS`` that is skipped (not a repo id)."""
+    router: str = ROUTER
+    """The Inference Providers router (``BLA_INFERENCE_ROUTER``)."""
+    providers: bool = False
+    """Offer runs on Inference Providers with "Sign in with Hugging Face": on a Space (its
+    README declares ``hf_oauth``), or ``BLA_INFERENCE_PROVIDERS=1`` (Gradio's local sign-in
+    then stands for the machine's own Hub login)."""
     cache_dir: Path = field(default_factory=lambda: user_cache({}))
     """The project's cache (``$BLA_CACHE_DIR``, else ``$XDG_CACHE_HOME/bla``, else
     ``~/.cache/bla``): published results repos are pulled under it, nowhere else."""
@@ -67,8 +76,16 @@ class SpaceConfig:
             device=env.get("BLA_DEVICE", base.device),
             published_repos=published,
             published_warnings=warnings,
+            router=env.get("BLA_INFERENCE_ROUTER") or base.router,
+            providers=_flag(env, "BLA_INFERENCE_PROVIDERS", default=env.get("SYSTEM") == "spaces"),
             cache_dir=user_cache(env),
         )
+
+
+def _flag(env: Mapping[str, str], key: str, default: bool) -> bool:
+    """``env[key]`` as on/off (``1``, ``true``, ``yes``, ``on``), else ``default`` when unset."""
+    raw = env.get(key)
+    return default if raw in (None, "") else raw.lower() in TRUE_WORDS
 
 
 def user_cache(env: Mapping[str, str]) -> Path:

@@ -12,10 +12,19 @@ from bla_eval.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 from bla_metric.likelihood import SCORES
 
-from . import results_store, views
+from . import provider_section, providers, results_store, views
 from .config import SpaceConfig
 from .explore_data import task_labels
-from .runner import AUTO, kind_examples, kind_help, kind_menu, resolve_model, run_evaluation
+from .runner import (
+    AUTO,
+    count_datapoints,
+    kind_examples,
+    kind_help,
+    kind_menu,
+    publish,
+    resolve_model,
+    run_evaluation,
+)
 from .safety import ModelRejected, human_count, validate_model_id
 
 log = logging.getLogger(__name__)
@@ -25,6 +34,8 @@ WAITING = (
     "and the results JSON. Progress and your place in the queue show here.*"
 )
 VIEW_CHOICES = [("Ranking view (thesis)", "ranking"), ("Binary view (paper)", "binary")]
+GPU, PROVIDERS = "gpu", "providers"
+RUN_ON = [("This Space's GPU", GPU), ("Inference Providers (your account)", PROVIDERS)]
 
 
 def score_choices() -> list[tuple[str, str]]:
@@ -48,13 +59,15 @@ class EvaluateTab:
 
     run_event: gr.events.Dependency
     run_name: gr.State
+    provider_event: gr.events.Dependency
 
 
 def build(config: SpaceConfig) -> EvaluateTab:
     """Lay out the tab and its events (call inside ``gr.Blocks``)."""
     run_name = gr.State("")
+    run_on = gr.Radio(RUN_ON, value=GPU, label="Run on", elem_id="run-on")
     with gr.Row(equal_height=False):
-        with gr.Column(scale=3):
+        with gr.Column(scale=3) as gpu_box:
             model = gr.Textbox(
                 label="Model",
                 placeholder="Hub model id, e.g. openai/clip-vit-base-patch32",
@@ -82,6 +95,7 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 "`docs/models.md` in the project's repository.",
                 elem_id="tested-architectures",
             )
+        section = provider_section.build(config)
         with gr.Column(scale=2):
             tasks = gr.CheckboxGroup(
                 choices=[(label, task) for task, label in task_labels().items()],
@@ -107,20 +121,23 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 "learning test split (200 datapoints per task) with two demonstrations per "
                 "sentence. Compare it with a zero-shot run of the same learning split.",
             )
-            score = gr.Radio(
-                score_choices(),
-                value="yes-no",
-                label="Question (generative models)",
-                elem_id="score",
-                info="P(yes) to the yes/no question; or the sentence's likelihood after the "
-                "image; or that corrected for the language prior (alpha chosen on the learning "
-                "split).",
-            )
-            button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
-            gr.Markdown(
-                "One evaluation runs at a time (queued). Models load without remote code.",
-                elem_id="queue-note",
-            )
+            with gr.Column(visible=True, elem_id="gpu-options") as gpu_options:
+                score = gr.Radio(
+                    score_choices(),
+                    value="yes-no",
+                    label="Question (generative models)",
+                    elem_id="score",
+                    info="P(yes) to the yes/no question; or the sentence's likelihood after the "
+                    "image; or that corrected for the language prior (alpha chosen on the "
+                    "learning split).",
+                )
+                quota = gr.Markdown("", elem_id="gpu-quota")
+                quota_limit = gr.Button("Use that limit", size="sm", visible=False)
+                button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
+                gr.Markdown(
+                    "One evaluation runs at a time (queued). Models load without remote code.",
+                    elem_id="queue-note",
+                )
     status = gr.Markdown(WAITING, container=True, min_height=90, elem_id="run-status")
     with gr.Column(visible=False, elem_id="results") as results_box:
         view = gr.Radio(VIEW_CHOICES, value="ranking", label="Metrics", elem_id="view")
@@ -186,7 +203,138 @@ def build(config: SpaceConfig) -> EvaluateTab:
         concurrency_id="gpu",
     )
     view.change(rerender, [run_name, view], [table, *plots, download], api_name=False)
-    return EvaluateTab(event, run_name)
+
+    def pick_run_on(choice: str):
+        """The inputs of one way to run; a provider run is zero-shot (no protocol menu)."""
+        on_gpu = choice == GPU
+        shown = (gr.Column(visible=on_gpu), gr.Column(visible=on_gpu))
+        return (*shown, gr.Column(visible=not on_gpu), gr.Radio(visible=on_gpu))
+
+    run_on.change(
+        pick_run_on, run_on, [gpu_box, gpu_options, section.box, protocol], api_name=False
+    )
+
+    def estimate(model, provider, tasks_, limit_, oauth_token: gr.OAuthToken | None):
+        return provider_section.estimate_text(config, model, provider, tasks_, limit_, oauth_token)
+
+    def run_provider(
+        model,
+        provider,
+        tasks_,
+        limit_,
+        view_,
+        oauth_token: gr.OAuthToken | None,
+        request: gr.Request,
+        progress=gr.Progress(),  # noqa: B008
+    ):
+        """Score a provider-served model with the signed-in visitor's token."""
+        return evaluate_on_provider(
+            config, model, provider, tasks_, limit_, view_, oauth_token, request, progress
+        )
+
+    inputs = [section.model, section.provider, tasks, limit]
+    run_on.change(estimate, inputs, section.estimate, api_name=False)
+    for control in inputs:
+        control.change(estimate, inputs, section.estimate, api_name=False)
+    run_on.change(
+        lambda choice: (
+            provider_section.list_models(config, None) if choice == PROVIDERS else gr.skip()
+        ),
+        run_on,
+        section.model,
+        api_name=False,
+    )
+    section.model.change(provider_section.list_providers, section.model, section.provider)
+    provider_event = section.button.click(
+        run_provider,
+        [*inputs, view],
+        outputs,
+        api_name="evaluate_provider",
+        concurrency_limit=1,  # one provider run at a time: the token lives in the environment
+        concurrency_id="providers",
+    )
+    section.stop.click(provider_section.stop_run, None, status, api_name=False)
+    for control in (kind, tasks, limit, model):
+        control.change(
+            lambda kind_, tasks_, limit_: quota_text(config, kind_, tasks_, limit_),
+            [kind, tasks, limit],
+            [quota, quota_limit],
+            api_name=False,
+        )
+    quota_limit.click(
+        lambda kind_, tasks_: quota_fit(config, kind_, tasks_), [kind, tasks], limit, api_name=False
+    )
+    return EvaluateTab(event, run_name, provider_event)
+
+
+def evaluate_on_provider(
+    config, model, provider, tasks, limit, view, oauth_token, request, progress
+):
+    """One provider run for the page: the visitor's token for this run only; every failure a
+    ``gr.Error`` without it."""
+    from bla_eval.redact import register, shown
+
+    if not config.providers:
+        raise gr.Error(provider_section.NOT_OFFERED)
+    if oauth_token is None:
+        raise gr.Error(provider_section.NEEDS_SIGN_IN, title="Sign in first")
+    register(oauth_token.token)
+    try:
+        model = validate_model_id(model)
+        if not tasks:
+            raise ValueError("Select at least one task.")
+        name = providers.model_id(model, provider or providers.AUTO)
+        limit = int(limit or 0) or None
+        settings = {"model": name, "tasks": sorted(tasks), "limit": limit, "data": config.dataset}
+        out = providers.run_folder(config.results_dir, settings)
+        run_config = providers.run_config(config.router, name, out, config.dataset, tasks, limit)
+
+        def report(done: int, total: int, desc: str) -> None:
+            progress((done, total), desc=desc, unit="datapoints")
+
+        stop = provider_section.stop_flag(request)
+        try:
+            results = providers.evaluate_with_token(run_config, oauth_token.token, report, stop)
+        finally:
+            provider_section.forget(request)
+    except providers.Stopped as err:
+        raise gr.Error(str(err), title="Stopped") from None
+    except ModelRejected as err:
+        raise gr.Error(str(err), title="Model not accepted") from None
+    except Exception as err:  # any engine failure: one masked line, and the app keeps serving
+        message = shown(failure_message(str(model), err))
+        log.warning("provider run of %r failed: %s", shown(str(model)), message)
+        raise gr.Error(message, title="Evaluation failed") from None
+    return render(publish(config, results_store.Run(out, results)), view)
+
+
+def quota_text(config, kind, tasks, limit):
+    """On ZeroGPU: the GPU time this run reserves and how many datapoints fit each daily quota
+    (``gpu.quota_fit``); elsewhere nothing."""
+    from .gpu import QUOTAS, estimate_gpu_seconds, on_zero_gpu, quota_fit
+
+    if not on_zero_gpu() or not tasks:
+        return "", gr.Button(visible=False)
+    try:
+        n = count_datapoints(config, tasks, int(limit or 0) or None)
+    except Exception:  # dataset unreachable: the run says so
+        return "", gr.Button(visible=False)
+    kind = None if kind in (None, "", AUTO) else kind
+    fits = ", ".join(f"{who} {quota_fit(seconds, kind)}" for who, seconds in QUOTAS.items())
+    text = (
+        f"ZeroGPU: this run reserves about {estimate_gpu_seconds(n, kind)} s of GPU time. "
+        f"Datapoints that fit a day's quota at the estimated rate: {fits}."
+    )
+    return text, gr.Button(visible=True)
+
+
+def quota_fit(config, kind, tasks):
+    """The datapoints per task that fit the smallest daily ZeroGPU quota."""
+    from .gpu import QUOTAS
+    from .gpu import quota_fit as fit
+
+    kind = None if kind in (None, "", AUTO) else kind
+    return max(1, fit(min(QUOTAS.values()), kind) // max(1, len(tasks or [1])))
 
 
 def detect_message(config: SpaceConfig, text: str) -> str:
@@ -250,7 +398,7 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
     bench = views.benchmark_of(res)
     counts = ", ".join(f"{bench.task_label(c)} {res['tasks'][c]['n']}" for c in configs)
     status = (
-        f"### {res.get('model')}\n"
+        f"### {views.display_name(res)}\n"
         f"Kind **{res.get('kind')}**{' (auto-detected)' if detected else ''}{size} · "
         f"datapoints scored: {counts}{timing}. "
         "Browse its answers in the **Explore** tab; it is listed on the **Leaderboard**."
@@ -259,7 +407,10 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
     plots = [_plot(res, view, c) if c in configs else hidden for c in task_labels()]
     file = str(Path(run.path) / results_store.RESULTS_FILE)
     table = views.metrics_table(res, view)
-    return (status, table, *plots, file, run.path.name, gr.Column(visible=True))
+    scoring = providers.scoring_of(res)
+    if scoring:
+        status += f" Scored from: {scoring} (results.json: protocol.scoring_path)."
+    return (status, table, *plots, file, run.name, gr.Column(visible=True))
 
 
 def _plot(results: dict, view: str, config: str) -> gr.BarPlot:

@@ -67,6 +67,7 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
             height=360,
             scale=2,
             interactive=False,
+            visible=False,
             elem_id="explore-image",
         )
         with gr.Column(scale=3):
@@ -85,7 +86,8 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
         return select_datapoints(config, task_, run_, verb_, failures_)
 
     def show(task_, run_, ids_, pos):
-        return show_datapoint(config, task_, run_, ids_, pos)
+        picture, text, table = show_datapoint(config, task_, run_, ids_, pos)
+        return gr.Image(picture, visible=picture is not None), text, table
 
     filters = [task, run, verb, failures]
     shown = [image, header, sentences]
@@ -115,15 +117,17 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
     ).then(show, [task, run, ids, position], shown, api_name=False)
 
     def select_run(name: str):
-        return gr.Dropdown(choices=run_choices(config), value=name or NO_RUN)
+        choices = run_choices(config)
+        keys = [key for _, key in choices]
+        return gr.Dropdown(choices=choices, value=name if name in keys else NO_RUN)
 
     return ExploreTab(run, task, select_run)
 
 
 def run_choices(config: SpaceConfig) -> list[tuple[str, str]]:
-    """Dropdown choices: no run, then every finished run, newest first."""
-    runs = results_store.list_runs(config.results_dir)
-    return [("none (dataset only)", NO_RUN)] + [(r.label, r.path.name) for r in runs]
+    """Dropdown choices: no run, then every finished BLA run, newest first."""
+    runs = results_store.list_runs(config.results_dir, "bla")
+    return [("none (dataset only)", NO_RUN), *results_store.menu(runs)]
 
 
 def select_datapoints(config: SpaceConfig, task: str, run: str, verb: str, failures: bool):
@@ -180,8 +184,6 @@ def show_datapoint(config: SpaceConfig, task: str, run: str, ids: list[str], pos
 
 
 def _run_path(config: SpaceConfig, run: str) -> str | None:
-    """The folder of a finished run by name (None for no run or an unknown name)."""
-    if not run or "/" in run or run.startswith("."):
-        return None
-    path = config.results_dir / run
-    return str(path) if (path / results_store.RESULTS_FILE).is_file() else None
+    """The folder of the finished BLA run of key ``run`` (None for no run or an unknown key)."""
+    found = results_store.find_run(config.results_dir, run, "bla")
+    return None if found is None else str(found.path)

@@ -6,6 +6,7 @@ so the same code runs on a CPU, a dedicated GPU, or ZeroGPU.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 try:  # must come before torch touches CUDA on ZeroGPU
@@ -26,6 +27,23 @@ def estimate_gpu_seconds(n_datapoints: int, kind: str | None) -> int:
     """GPU seconds to reserve: model loading plus a per-datapoint cost, capped."""
     per_point = SECONDS_PER_DATAPOINT.get(kind or "", DEFAULT_SECONDS_PER_DATAPOINT)
     return int(min(MAX_GPU_SECONDS, LOAD_SECONDS + per_point * max(0, n_datapoints)))
+
+
+QUOTAS = {"without sign-in": 120, "signed in (free)": 300, "PRO": 2400}
+"""Daily ZeroGPU quotas in GPU seconds (Hugging Face's ZeroGPU documentation)."""
+
+
+def on_zero_gpu() -> bool:
+    """Whether the Space runs on ZeroGPU (``SPACES_ZERO_GPU``, set by the Hub)."""
+    return os.environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "true")
+
+
+def quota_fit(seconds: float, kind: str | None) -> int:
+    """How many datapoints one run can score in ``seconds`` of GPU time (at most one run's
+    :data:`MAX_GPU_SECONDS`) at the estimated rate of ``kind``, model loading first; 0 when
+    loading alone does not fit."""
+    per_point = SECONDS_PER_DATAPOINT.get(kind or "", DEFAULT_SECONDS_PER_DATAPOINT)
+    return max(0, int((min(seconds, MAX_GPU_SECONDS) - LOAD_SECONDS) / per_point))
 
 
 def _duration(config: RunConfig, n_datapoints: int, progress: Any = None) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gradio as gr
 from bla_eval.analysis.leaderboard import METRICS as LEADERBOARD_METRICS
@@ -102,10 +102,10 @@ def statistics(config: SpaceConfig, metric: str | None = None, benchmark: str = 
         return text, pd.DataFrame(columns=table_columns(metric)), None
     result = board.leaderboard(runs, STATS_RESAMPLES, 0, metric)
     table = board.leaderboard_table(result, benchmark)
-    frame = pd.DataFrame(table.rows, columns=table.columns).round(2)
-    frame["_task"] = frame["task"].map({t: k for k, t in enumerate(dict.fromkeys(frame["task"]))})
-    frame = frame.sort_values(["_task", "rank"], kind="stable")
-    frame = frame.drop(columns="_task").reset_index(drop=True)
+    tasks = {t: k for k, t in enumerate(dict.fromkeys(row[0] for row in table.rows))}
+    rank = table.columns.index("rank")
+    rows = sorted(table.rows, key=lambda row: (tasks[row[0]], row[rank]))  # stable: best first
+    frame = views.rendered(replace(table, rows=rows))
     condition = views.condition_label(runs[0].results)
     lines = [intro, "", f"Ranked: {len(runs)} runs of **{condition}** on the same datapoints.", ""]
     for task, stats in result.items():
@@ -186,6 +186,7 @@ def build(config: SpaceConfig) -> LeaderboardTab:
         label="Leaderboard (%)",
         elem_id="leaderboard-table",
         show_search="search",
+        max_height=views.WHOLE_TABLE,
     )
 
     def refresh(view_choice: str, name: str = "bla"):
@@ -206,19 +207,27 @@ def build(config: SpaceConfig) -> LeaderboardTab:
             wrap=True,
             label="Rank intervals (%)",
             elem_id="leaderboard-stats-table",
-            column_widths=views.pixel_widths(["task", "model", *STATS_HEADERS[2:]]),
+            max_height=views.WHOLE_TABLE,
         )
         stats_plot = gr.Image(
             label="Scores with 95% intervals; rank [simultaneous rank set] not-separated group",
             show_label=False,
             type="pil",
             interactive=False,
+            visible=False,
             elem_id="leaderboard-stats-plot",
         )
 
     def refresh_statistics(name: str, metric: str):
-        """Rank intervals, ties and their plot for this Space's runs on the same datapoints."""
-        return statistics(config, metric, name)
+        """Rank intervals, ties and their plot for this Space's runs on the same datapoints (no
+        plot box before two runs can be ranked)."""
+        text, frame, plot = statistics(config, metric, name)
+        widths = views.column_widths(frame.columns)
+        return (
+            text,
+            gr.Dataframe(frame, column_widths=widths),
+            gr.Image(plot, visible=plot is not None),
+        )
 
     def pick_benchmark(name: str):
         """The views and rank-by choices of benchmark ``name`` (the first of each picked) and
@@ -261,7 +270,7 @@ def leaderboard(config: SpaceConfig, view: str, benchmark: str = "bla"):
     """The leaderboard table of ``benchmark`` in ``view`` from its reference rows and the
     results folder."""
     runs = [
-        {**run.results, views.CELL_KEY: run.cell} if run.cell else run.results
-        for run in results_store.list_runs(config.results_dir)
+        views.board_document(run.results, run.cell)
+        for run in results_store.list_runs(config.results_dir, benchmark)
     ]
     return views.leaderboard_table(runs, view, benchmark)

@@ -32,6 +32,11 @@ PAIR_COLUMNS = ["text", "role", "score"]
 WINOGROUND_COLUMNS = ["caption", "score with image 0", "score with image 1"]
 
 
+def shown_image(image: Any, label: str = "Image 1") -> gr.Image:
+    """An image box showing ``image``, hidden when there is none (no empty box in the page)."""
+    return gr.Image(value=image, label=label, visible=image is not None)
+
+
 def neighbour_menu() -> dict[str, str]:
     """Benchmark name -> label of the picker: every registered benchmark except BLA (which has
     tabs of its own), in registry order."""
@@ -51,17 +56,12 @@ def dataset_for(
 
 def runs_of(config: SpaceConfig, benchmark: str) -> list[results_store.Run]:
     """The finished runs of one benchmark, newest first."""
-    return [
-        r
-        for r in results_store.list_runs(config.results_dir)
-        if r.results.get("benchmark", "bla") == benchmark
-    ]
+    return results_store.list_runs(config.results_dir, benchmark)
 
 
 def run_choices(config: SpaceConfig, benchmark: str) -> list[tuple[str, str]]:
-    return [("none (dataset only)", NO_RUN)] + [
-        (r.label, r.path.name) for r in runs_of(config, benchmark)
-    ]
+    """No run, then every finished run of ``benchmark`` by its key, newest first."""
+    return [("none (dataset only)", NO_RUN), *results_store.menu(runs_of(config, benchmark))]
 
 
 def task_choices(benchmark: str, results: dict | None = None) -> list[tuple[str, str]]:
@@ -141,6 +141,23 @@ def show_item(
     return images[0], images[1] if len(images) > 1 else None, header, item_table(item, record)
 
 
+def item_view(
+    config: SpaceConfig, benchmark: str, key: str, task: str, position: float
+) -> tuple[Any, Any, str, pd.DataFrame]:
+    """What the item browser shows for the run ``key`` of ``benchmark`` (none: the dataset of
+    ``BLA_<NAME>_DATASET``): :func:`show_item`'s images, header and table, or a message."""
+    run = results_store.find_run(config.results_dir, key, benchmark)
+    data = dataset_for(benchmark, run.results if run else None)
+    if not task or data is None:
+        variable = "BLA_" + benchmark.upper().replace("-", "_") + "_DATASET"
+        message = f"Pick a run (its dataset is shown), or set `{variable}`."
+        return None, None, message, pd.DataFrame(columns=PAIR_COLUMNS)
+    try:
+        return show_item(benchmark, data, task, str(run.path) if run else None, int(position))
+    except Exception as err:  # an unreadable dataset or run: said in the page
+        return None, None, f"Cannot show this item: {err}", pd.DataFrame(columns=PAIR_COLUMNS)
+
+
 ROLLUP_COLUMNS = ["Object", "Attribute", "Relation", "overall"]
 
 
@@ -160,8 +177,7 @@ def vl_checklist_overview(runs: list[dict]) -> pd.DataFrame:
             )
     for results in runs:
         averages = rollup(results)
-        created = str(results.get("created", ""))[:10]
-        table[(str(results.get("model", "?")), f"Space run {created}")] = {
+        table[(views.display_name(results), views.run_source(results))] = {
             c: views.percent(averages.get(c)) for c in ROLLUP_COLUMNS
         }
     return pd.DataFrame(
@@ -174,7 +190,8 @@ def vl_checklist_overview(runs: list[dict]) -> pd.DataFrame:
 
 def leaderboards(config: SpaceConfig, benchmark: str) -> dict[str, pd.DataFrame]:
     """One table per view of ``benchmark``: published rows plus this Space's runs."""
-    runs = [r.results for r in runs_of(config, benchmark)]
+    found = runs_of(config, benchmark)
+    runs = [views.board_document(r.results, r.cell) for r in found]
     bench = get_benchmark(benchmark)
     tables = {view: views.leaderboard_table(runs, view, benchmark) for view in bench.views}
     if benchmark == "vl-checklist":
@@ -206,8 +223,17 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         )
     position = gr.Slider(1, 2, value=1, step=1, label="Item", elem_id="neighbours-position")
     with gr.Row(equal_height=False):
-        image_0 = gr.Image(label="Image", type="pil", height=300, interactive=False)
-        image_1 = gr.Image(label="Image 1 (Winoground)", type="pil", height=300, interactive=False)
+        image_0, image_1 = (
+            gr.Image(
+                label=label,
+                type="pil",
+                height=300,
+                interactive=False,
+                visible=False,
+                elem_id=f"neighbours-image-{k}",
+            )
+            for k, label in enumerate(("Image", "Image 1"))
+        )
         with gr.Column(scale=2):
             header = gr.Markdown("")
             table = gr.Dataframe(
@@ -216,21 +242,19 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
     gr.Markdown("### Leaderboard (%): published rows and this Space's runs")
     boards = [
         gr.Dataframe(
-            interactive=False, wrap=True, label=f"view {i + 1}", elem_id=f"neighbours-board-{i}"
+            interactive=False,
+            wrap=True,
+            label=f"view {i + 1}",
+            elem_id=f"neighbours-board-{i}",
+            max_height=views.WHOLE_TABLE,
         )
         for i in range(2)
     ]
     # VALSE has two views; VL-CheckList one view and its category averages; Winoground one
 
-    def run_dir(name: str) -> str | None:
-        if not name or "/" in name or name.startswith("."):
-            return None
-        path = config.results_dir / name
-        return str(path) if (path / results_store.RESULTS_FILE).is_file() else None
-
-    def results_of(name: str) -> dict | None:
-        found = results_store.find_run(config.results_dir, name) if name else None
-        return found.results if found else None
+    def results_of(bench: str, key: str) -> dict | None:
+        run = results_store.find_run(config.results_dir, key, bench)
+        return run.results if run else None
 
     def pick_benchmark(name: str):
         tables = leaderboards(config, name)
@@ -248,7 +272,7 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         shown += [gr.Dataframe(visible=False)] * (len(boards) - len(shown))
         runs = run_choices(config, name)
         newest = runs[1][1] if len(runs) > 1 else NO_RUN
-        choices = task_choices(name, results_of(newest))
+        choices = task_choices(name, results_of(name, newest))
         return (
             gr.Dropdown(choices=runs, value=newest),
             gr.Dropdown(choices=choices, value=choices[0][1]),
@@ -256,7 +280,7 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         )
 
     def pick(name: str, run_name: str, task_name: str):
-        results = results_of(run_name)
+        results = results_of(name, run_name)
         choices = task_choices(name, results)
         task_name = task_name if task_name in [c for _, c in choices] else choices[0][1]
         data, n = dataset_for(name, results), 0
@@ -272,15 +296,13 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
         )
 
     def show(name: str, run_name: str, task_name: str, pos: float):
-        data = dataset_for(name, results_of(run_name))
-        if not task_name or data is None:
-            key = "BLA_" + name.upper().replace("-", "_") + "_DATASET"
-            message = f"Pick a run (its dataset is shown), or set `{key}`."
-            return None, None, message, pd.DataFrame(columns=PAIR_COLUMNS)
-        try:
-            return show_item(name, data, task_name, run_dir(run_name), int(pos))
-        except Exception as err:
-            return None, None, f"Cannot show this item: {err}", pd.DataFrame(columns=PAIR_COLUMNS)
+        first, second, text, frame = item_view(config, name, run_name, task_name, pos)
+        return (
+            shown_image(first, "Image 0" if second is not None else "Image"),
+            shown_image(second),
+            text,
+            frame,
+        )
 
     shown = [image_0, image_1, header, table]
     benchmark.change(pick_benchmark, benchmark, [run, task, *boards], api_name=False).then(

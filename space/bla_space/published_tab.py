@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from . import published
+from . import published, views
 from .config import SpaceConfig
 
 RESAMPLES = 1000
@@ -37,8 +37,7 @@ def refresh(config: SpaceConfig, metric: str):
     text = "".join(f"{line}\n\n" for line in config.published_warnings) + text
     if table is None:
         return text, pd.DataFrame(), None
-    frame = pd.DataFrame(table.rows, columns=table.columns).round(2)
-    return text, frame, Image.open(io.BytesIO(png))
+    return text, views.rendered(table), Image.open(io.BytesIO(png))
 
 
 def build(config: SpaceConfig, metric: gr.Radio) -> None:
@@ -47,14 +46,17 @@ def build(config: SpaceConfig, metric: gr.Radio) -> None:
         gr.Markdown(INTRO)
         button = gr.Button("Read the published results", size="sm")
         text = gr.Markdown(elem_id="leaderboard-published-text")
-        table = gr.Dataframe(interactive=False, wrap=True, label="Published runs (%)")
-        plot = gr.Image(show_label=False, type="pil", interactive=False)
+        table = gr.Dataframe(
+            interactive=False, wrap=True, label="Published runs (%)", max_height=views.WHOLE_TABLE
+        )
+        plot = gr.Image(show_label=False, type="pil", interactive=False, visible=False)
 
     def handler(chosen: str):
         """Pull the results repos and rank their (BLA) runs: by the rank-by metric when it is
         one of BLA's, else by BLA's default."""
         from bla_eval.analysis.leaderboard import METRICS
 
-        return refresh(config, chosen if chosen in METRICS else METRICS[0])
+        text, frame, image = refresh(config, chosen if chosen in METRICS else METRICS[0])
+        return text, frame, gr.Image(image, visible=image is not None)
 
     button.click(handler, metric, [text, table, plot], api_name=False)

@@ -33,22 +33,46 @@ RESULTS_REPO_VARIABLE = "BLA_RESULTS_REPO"
 
 @dataclass(frozen=True)
 class Run:
-    """One finished run: its folder and its results document."""
+    """One finished run: its folder, its results document and its key in the results folder."""
 
     path: Path
     results: dict
     cell: str = ""
     """The cell id (``benchmark/protocol/model``) of a run that is a sweep's cell, else empty."""
+    key: str = ""
+    """The run's folder relative to the results folder (``bla/zero-shot/tiny-clip`` for a
+    sweep's cell, ``sweep/bla/zero-shot/tiny-clip`` for a cell of a sweep folder inside it): the
+    one name every tab picks a run by (:func:`find_run`). Empty: the folder's name."""
+
+    @property
+    def name(self) -> str:
+        """The run's key (:attr:`key`, else the folder's name)."""
+        return self.key or self.path.name
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark the run scored (BLA for runs older than the field)."""
+        return str(self.results.get("benchmark") or "bla")
 
     @property
     def label(self) -> str:
-        """A short name for menus: ``model (kind, n=..., date)``, a sweep cell's with its id."""
+        """The run in menus: ``display name · benchmark · protocol (control, prompts) · n=...,
+        date`` (the display name is ``--name``, else the model id: ``views.display_name``)."""
+        from .views import condition_label, display_name
+
         res = self.results
-        n = sum(t.get("n", 0) for t in res.get("tasks", {}).values())
+        n = sum(int(t.get("n", 0)) for t in res.get("tasks", {}).values())
         created = str(res.get("created", ""))[:16].replace("T", " ")
-        where = f"sweep cell {self.cell}, " if self.cell else ""
-        model = res.get("model", self.path.name)
-        return f"{model} ({where}{res.get('kind', '?')}, n={n}, {created})"
+        return f"{display_name(res)} · {condition_label(res)} · n={n}, {created}"
+
+
+def menu(runs: list[Run]) -> list[tuple[str, str]]:
+    """(label, key) of ``runs`` for a dropdown; labels two runs share get the run's key."""
+    labels = [run.label for run in runs]
+    return [
+        (f"{label} [{run.name}]" if labels.count(label) > 1 else label, run.name)
+        for label, run in zip(labels, runs, strict=True)
+    ]
 
 
 def run_folder_name(model: str, now: datetime | None = None) -> str:
@@ -68,17 +92,21 @@ _CHECKED: dict[Path, tuple[tuple, dict]] = {}
 """Runs already checked: folder -> (sizes and times of its files, results document)."""
 
 
-def list_runs(results_dir: Path) -> list[Run]:
-    """Every finished run under ``results_dir``, newest first. Each run is checked once (and
-    again when its files change) by ``bla_eval.runs.RunFolder.open``: a run whose results.json
-    disagrees with its scores.jsonl, hidden folders (runs being written) and unreadable runs
-    are skipped with a warning."""
+def list_runs(results_dir: Path, benchmark: str | None = None) -> list[Run]:
+    """Every finished run under ``results_dir`` (of ``benchmark`` when given), newest first.
+    Each run is checked once (and again when its files change) by
+    ``bla_eval.runs.RunFolder.open``: a run whose results.json disagrees with its scores.jsonl,
+    hidden folders (runs being written) and unreadable runs are skipped with a warning."""
+    results_dir = Path(results_dir)
     runs = []
-    for folder, cell in _run_folders(Path(results_dir)).items():
+    for folder, cell in _run_folders(results_dir).items():
         try:
-            runs.append(Run(folder, _checked_results(folder), cell))
+            key = folder.relative_to(results_dir).as_posix()
+            runs.append(Run(folder, _checked_results(folder), cell, key))
         except (ValueError, OSError) as err:
             log.warning("skipping run %s: %s", folder, err)
+    if benchmark is not None:
+        runs = [run for run in runs if run.benchmark == benchmark]
     return sorted(runs, key=lambda r: str(r.results.get("created", "")), reverse=True)
 
 
@@ -147,11 +175,12 @@ def _checked_results(folder: Path) -> dict:
     return copy.deepcopy(cached[1])
 
 
-def find_run(results_dir: Path, name: str | None) -> Run | None:
-    """The run whose folder is ``results_dir / name``, or None."""
-    if not name:
+def find_run(results_dir: Path, key: str | None, benchmark: str | None = None) -> Run | None:
+    """The finished run whose key (:attr:`Run.key`, its folder relative to ``results_dir``) is
+    ``key`` (and that scored ``benchmark``, when given), or None."""
+    if not key:
         return None
-    return next((r for r in list_runs(results_dir) if r.path.name == name), None)
+    return next((r for r in list_runs(results_dir, benchmark) if r.name == key), None)
 
 
 def download(repo_id: str, folder: Path) -> None:

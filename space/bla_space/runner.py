@@ -26,8 +26,9 @@ AUTO = "auto"
 
 
 def space_kinds() -> list[str]:
-    """The kinds the Space offers: every registered kind except those whose models run behind
-    an API endpoint (a public Space holds no visitor's API key)."""
+    """The kinds the Space's GPU runs: every registered kind except those whose models run
+    behind an API endpoint (those run on Inference Providers with the signed-in visitor's
+    token: ``providers.py``)."""
     return [k for k, c in KIND_INFO.items() if not c.remote]
 
 
@@ -125,7 +126,12 @@ def run_evaluation(
             score=score,
         )
         results = evaluate_on_gpu(run_config, n_points, progress)
-    run = results_store.Run(target, results)
+    return publish(config, results_store.Run(target, results))
+
+
+def publish(config: SpaceConfig, run: results_store.Run) -> results_store.Run:
+    """Push a finished run to ``BLA_RESULTS_REPO`` when set (best effort: the run is kept
+    locally whatever happens)."""
     if config.results_repo:
         try:
             results_store.push_to_hub(config.results_repo, run.path)

@@ -55,12 +55,16 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
             with gr.Tab("Leaderboard", id="leaderboard") as board_tab:
                 board = leaderboard_tab.build(config)
             with gr.Tab("Analysis", id="analysis"):
-                analysis_tab.build(config)
+                analysis = analysis_tab.build(config)
             with gr.Tab("VALSE · VL-CheckList · Winoground", id="neighbours"):
                 neighbours.build(config, demo)
-        evaluate.run_event.success(
-            explore.select_run, evaluate.run_name, explore.run, api_name=False
-        ).then(board.refresh, board.inputs, board.table, api_name=False)
+        demo.load(analysis.select_run, None, analysis.run, api_name=False)
+        for run_event in (evaluate.run_event, evaluate.provider_event):  # the new run picked
+            finished = run_event.success(
+                explore.select_run, evaluate.run_name, explore.run, api_name=False
+            )
+            finished.then(analysis.select_run, evaluate.run_name, analysis.run, api_name=False)
+            finished.then(board.refresh, board.inputs, board.table, api_name=False)
         board_tab.select(board.refresh, board.inputs, board.table, api_name=False).then(
             board.refresh_statistics,
             board.stats_inputs,

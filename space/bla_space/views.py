@@ -12,6 +12,7 @@ from collections.abc import Iterable
 import pandas as pd
 from bla_eval.benchmarks import Benchmark, get_benchmark
 from bla_eval.runs import protocol_name
+from bla_eval.tables import P_COLUMN_RE, Table, cell
 
 from bla_metric.likelihood import LIKELIHOOD_SCORES
 
@@ -99,12 +100,20 @@ def condition_label(results: dict) -> str:
     return f"{results.get('benchmark', 'bla')} · {protocol_label(results)}"
 
 
+def display_name(results: dict) -> str:
+    """The run's display name (``--name``), else its model id, on one line
+    (``bla_eval.report.display_name``): how every table, menu and plot names a run."""
+    from bla_eval.report import display_name as name
+
+    return name({"model": "?", **results})
+
+
 def run_row(results: dict, view: str, source: str = THIS_RUN) -> dict:
     """One table row of a results document in ``view`` (e.g. ``ranking`` or ``binary``)."""
     bench = benchmark_of(results)
     tasks = results.get("tasks", {})
     row = {
-        "model": results.get("model", "?"),
+        "model": display_name(results),
         "source": source,
         "kind": results.get("kind", ""),
         "protocol": protocol_label(results),
@@ -195,7 +204,9 @@ def bar_frame(results: dict, view: str, config: str) -> pd.DataFrame:
     value = ((results["tasks"].get(config) or {}).get(view) or {}).get(metric)
     rows = [
         {
-            "model": short_name(str(results.get("model", "?"))),
+            "model": display_name(results)
+            if results.get("display_name")
+            else short_name(str(results.get("model", "?"))),
             "value": percent(value),
             "group": THIS_RUN_GROUP,
         }
@@ -222,6 +233,10 @@ def column_widths(columns: Iterable[str]) -> list[str]:
     share = left / max(1, len(metric_columns))
     return [f"{fixed.get(c, share):.1f}%" for c in columns]
 
+
+WHOLE_TABLE = 100_000
+"""A table's ``max_height`` (pixels) that no table of the Space reaches: every row is shown in
+the page, none behind an inner scroll bar."""
 
 PIXEL_WIDTHS = {"model": 150, "source": 170, "kind": 115, "protocol": 120, "datapoints": 120}
 METRIC_PIXELS = 110
@@ -258,6 +273,12 @@ CELL_KEY = "_sweep_cell"
 """Key the Leaderboard tab adds to the copy of a sweep cell's results: its cell id."""
 
 
+def board_document(results: dict, cell: str = "") -> dict:
+    """A run's results as the leaderboards take them: a sweep cell's with its ``cell`` id
+    (:data:`CELL_KEY`, shown in the source column)."""
+    return {**results, CELL_KEY: cell} if cell else results
+
+
 def run_source(results: dict) -> str:
     """``Space run <date>`` (a sweep's cell: ``sweep cell <id>``), and the published rows the
     run reproduces (every number of the row within its tolerance: ``bla_eval.reproduce``)."""
@@ -282,7 +303,8 @@ def leaderboard_table(runs: Iterable[dict], view: str, benchmark: str = "bla") -
     for results in (r for r in runs if benchmark_of(r).name == bench.name):
         created = str(results.get("created", ""))
         row = run_row(results, view, source=run_source(results))
-        key, rank = (row["model"], str(row["protocol"])), (row["datapoints"], created)
+        key = (str(results.get("model", "?")), str(row["protocol"]))
+        rank = (row["datapoints"], created)
         if key not in best or rank > best[key][0]:
             best[key] = (rank, row)
     refs = [reference_row(bench, r, view) for r in reference_rows(bench.name)]
@@ -293,3 +315,12 @@ def leaderboard_table(runs: Iterable[dict], view: str, benchmark: str = "bla") -
         order = table[headline].astype(float).mean(axis=1, skipna=True)
         table = table.loc[order.sort_values(ascending=False, na_position="last").index]
     return table.reset_index(drop=True)
+
+
+def rendered(table: Table) -> pd.DataFrame:
+    """A ``bla_eval.tables.Table`` as the command line's tables print it (numbers with two
+    decimals, whole numbers as they are, p-values with three significant digits:
+    ``bla_eval.tables.cell``), one text per cell."""
+    p_values = [bool(P_COLUMN_RE.match(str(c))) for c in table.columns]
+    rows = [[cell(v, p_value=p) for v, p in zip(row, p_values, strict=False)] for row in table.rows]
+    return pd.DataFrame(rows, columns=list(table.columns))

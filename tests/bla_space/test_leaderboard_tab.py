@@ -44,7 +44,7 @@ def test_a_sweep_folders_cells_are_labelled_and_ranked_like_with_like(
     text, frame, _ = leaderboard_tab.statistics(config)
     assert "2 runs of **bla · zero-shot, top-k, cosine** on the same datapoints" in text
     assert len(frame) == 2 and not frame["model"].str.contains("#").any()
-    values = list(frame[frame.columns[2]])
+    values = [float(v) for v in frame[frame.columns[2]]]
     assert values == sorted(values, reverse=True)
 
     table = leaderboard_tab.leaderboard(config, "ranking")

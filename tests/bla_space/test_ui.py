@@ -27,17 +27,6 @@ from bla_space.ui import build_demo, launch_kwargs  # noqa: E402
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 SCREENSHOT = ARTIFACTS / "space.png"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TASKS = ["active_passive", "coordination", "relative_clause"]
 LIMIT = 10  # enough datapoints that the Explore filter has set errors to show
 MAX_PARAMS = 1e6
@@ -66,18 +55,6 @@ def space(built_dataset, tmp_path_factory):
     )
     yield f"http://127.0.0.1:{port}/", config
     demo.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed (Debian package chromium)")
-    with sync_playwright() as play:
-        chromium = play.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _run_in_page(page, model: str) -> None:
@@ -395,8 +372,9 @@ def test_each_tab_in_a_browser(space, browser, tiny_clip, built_dataset) -> None
 
     page.get_by_role("tab", name="Analysis").click()
     _no_placeholder_headers(page)
-    page.click("#analysis-button")  # no run picked yet
-    expect(page.locator("#analysis-report")).to_contain_text("Pick a finished run", timeout=30_000)
+    expect(page.locator("#analysis-run input")).to_have_value(re.compile("^oracle"))  # newest
+    page.click("#analysis-button")
+    expect(page.locator("#analysis-report")).to_contain_text("BLA analysis", timeout=60_000)
     page.wait_for_timeout(500)
     assert "None" not in page.locator("body").inner_text()
     assert page.locator(".toast-body").count() == 0

@@ -63,6 +63,23 @@ def model_label(run: Run) -> str:
     return plain(name[:-5] if name.endswith(".gguf") else name)
 
 
+def size_caveat(run: Run) -> str:
+    """A paragraph naming the tasks scored on fewer than ``leaderboard.SMALL_N`` datapoints (the
+    threshold of the statistics' warnings), '' when every task has that many."""
+    from .leaderboard import SMALL_N
+
+    small = {t: len(recs) for t, recs in run.records.items() if len(recs) < SMALL_N}
+    if not small:
+        return ""
+    counts = ", ".join(f"{task_abbreviation(t)} {n}" for t, n in small.items())
+    return (
+        f"\n\n**Few datapoints** ({counts}; fewer than {SMALL_N} per task): every share below "
+        "moves by a whole datapoint's weight, the per-verb rows hold a handful of datapoints "
+        "each, and the regression's coefficients are rough; read them as a description of "
+        "these datapoints, not of the model."
+    )
+
+
 @dataclass
 class Analysis:
     """Every table (name -> frame, values in %), figure (name -> PNG bytes) and report section."""
@@ -439,6 +456,7 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
         f"`{results.get('dataset')}` split `{results.get('split')}`, run created "
         f"{results.get('created')}. Values in %; thesis rows are the master thesis' chapter 7 "
         "(older, larger caption sets than the release: compare, do not expect equality)."
+        + size_caveat(run)
     )
     lines = [
         "## Pairwise preferences (thesis §7.1.1, §7.1.4; Tables 7.1, 7.4)",

@@ -22,7 +22,7 @@ from bla_metric import formulas, ranks, significance
 
 from ..outputs import check_replaceable, staged
 from ..runs.check import protocol_record
-from ..tables import TABLE_FORMATS, Table, render
+from ..tables import TABLE_FORMATS, Table, markdown_cell, render
 from . import leaderboard as board
 from .rundata import Run, load_run
 
@@ -167,11 +167,21 @@ def _interval_cells(row: Any, stats: dict) -> str:
     return f"[{row['CI low']:+.2f}, {row['CI high']:+.2f}] | {row['p (bootstrap)']:.4g}"
 
 
+def run_names(runs: list[Run]) -> list[str]:
+    """Each run as the headers name it: its display name (``--name``, else the last part of its
+    model id: ``leaderboard.labels``, unique) and its folder, Markdown-escaped."""
+    return [
+        f"**{markdown_cell(name)}** ({markdown_cell(str(run.path))})"
+        for name, run in zip(board.labels(runs), runs, strict=True)
+    ]
+
+
 def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> str:
+    name_a, name_b = run_names([a, b])
     lines = [
         "# BLA paired comparison",
         "",
-        f"A = `{a.model}` ({a.path}), B = `{b.model}` ({b.path}). Same datapoints in both. "
+        f"A = {name_a}, B = {name_b}. Same datapoints in both. "
         f"Paired bootstrap: {resamples} resamples of the datapoints, seed {seed}; 95% percentile "
         "interval of A - B; two-sided p-value. Values in %. "
         f"*{NO_VARIATION}*: every resample gave the same difference (no interval, no p-value); "
@@ -330,7 +340,7 @@ def compare_many(
     ranked = board.leaderboard(runs, resamples, seed, metric, rank_set, clusters)
     parts = [markdown_report(runs[0], runs[1], paired, resamples, seed)] if paired else []
     if not paired:
-        names = ", ".join(f"`{r.model}` ({r.path})" for r in runs)
+        names = ", ".join(run_names(runs))
         parts.append(
             f"# {bench.label} comparison of {len(runs)} runs\n\nRuns: {names}. Same datapoints "
             "in all.\n"
