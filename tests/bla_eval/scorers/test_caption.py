@@ -77,14 +77,14 @@ def test_prefix_cache_equals_plain_path(name, mode, models, ap_points):
 def test_log_probabilities_equal_an_independent_log_softmax(models, ap_points):
     """Sum of log_softmax over the model's own logits at the sentence's tokens (counted with the
     tokenizer alone): same numbers, so higher is more likely and the ranking follows."""
-    from bla_eval.scorers.caption import heads
+    from bla_eval.scorers.caption import head_of
 
     scorer = load_scorer(
         str(models["llava"]), "generative", 4, LoadOptions(device="cpu", score="caption")
     )
     images, queries = material(ap_points)
     scored = scorer.score(images, queries)
-    head = heads(scorer)[0]
+    head = head_of(scorer, [q.sentence for group in queries for q in group], image=True)
     for image, group, row in zip(images, queries, scored.scores, strict=True):
         for query, value in zip(group, row, strict=True):
             inputs = scorer.processor(
@@ -112,7 +112,7 @@ def prior_biased_model(out: Path, true: list[str], false: list[str], image) -> N
     build_llava_chat(out, [*true, *false, *[get_template().question] * 3])
     options = LoadOptions(device="cpu", score="caption-pmi", pmi_alpha=1.0)
     scorer = load_scorer(str(out), "generative", 4, options)
-    with_image, without = caption.heads(scorer)
+    with_image, without = caption.heads(scorer, [*true, *false])
     model = scorer.model.train()
     optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
 
