@@ -91,6 +91,8 @@ def heads(scorer: Any, texts: Sequence[str]) -> tuple[str, str]:
 def takes_suffix(processor: Any) -> bool:
     """The processor takes the text to predict as ``suffix`` (a prefix-LM, e.g. PaliGemma: the
     prompt attends bidirectionally, the suffix causally)."""
+    if processor is None:
+        return False
     return "suffix" in inspect.signature(type(processor).__call__).parameters
 
 
@@ -285,12 +287,16 @@ def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]
 def describe(scorer: Any) -> dict[str, Any]:
     """What results.json records of a run asked for the sentence's likelihood (a kind that
     keeps no ``convention`` or ``caption_path`` records without them)."""
-    with_image = "the sentence as the assistant's answer to a user turn with the image and "
+    if scorer.chat:
+        prompt = "the sentence as the assistant's answer (continued) to a user turn with the "
+        prompt += f"image and {CAPTION_REQUEST!r}"
+    elif takes_suffix(getattr(scorer, "processor", None)):
+        prompt = "the sentence as the causal suffix after the image (prefix-LM)"
+    else:
+        prompt = "the sentence right after the image"
     record = {
         "score": scorer.score_mode,
-        "caption_prompt": with_image + repr(CAPTION_REQUEST)
-        if scorer.chat
-        else "the sentence right after the image",
+        "caption_prompt": prompt,
         "ranks_by": "log P(t | i), summed over the sentence's tokens (the mean per token is "
         "log_p_image / tokens in scores.jsonl)",
         "chat_template": scorer.chat,

@@ -242,7 +242,10 @@ class PrefixCachedForward:
         self.pad_id = pad if pad is not None else (self.tokenizer.eos_token_id or 0)
         self.stats = {"images": 0, "prefix_tokens": 0, "suffix_tokens": 0, "prompts": 0}
         self.seconds: dict[str, float] = {}
-        """Time per part (processor, image features, prefix, cache copies, suffixes)."""
+        """Time per part (processor, image features, prefix, cache copies, suffixes), each
+        second in one part."""
+        self.inner: list[float] = []
+        """Seconds of the parts timed inside each open part, innermost last."""
         self.recurrent = False
         """The cache holds recurrent states (linear attention, short convolutions)."""
         self.window: int | None = None
@@ -263,11 +266,19 @@ class PrefixCachedForward:
 
     @contextmanager
     def timed(self, part: str) -> Iterator[None]:
+        """Add the block's seconds to ``part``, less those of parts timed inside it (the image
+        features inside the prefix, the cache copies inside the suffixes): each second counts
+        in one part."""
         start = time.perf_counter()
+        self.inner.append(0.0)
         try:
             yield
         finally:
-            self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - start
+            total = time.perf_counter() - start
+            own = total - self.inner.pop()
+            self.seconds[part] = self.seconds.get(part, 0.0) + own
+            if self.inner:
+                self.inner[-1] += total
 
     # -- one image -------------------------------------------------------------------------
 
