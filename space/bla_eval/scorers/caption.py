@@ -56,10 +56,13 @@ def rendered(scorer: Any, text: str, image: bool) -> str:
     ``CAPTION_REQUEST``) and an assistant message holding ``text``, continued rather than
     closed (``continue_final_message``), as a vLLM server renders it."""
     request = {"type": "text", "text": CAPTION_REQUEST}
-    user = [{"type": "image"}, request] if image else [request]
-    answer = [{"type": "text", "text": text}]
-    messages = [{"role": "user", "content": user}, {"role": "assistant", "content": answer}]
-    return scorer.processor.apply_chat_template(messages, continue_final_message=True)
+    user = {"role": "user", "content": [{"type": "image"}, request] if image else [request]}
+    try:
+        answer = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        return scorer.processor.apply_chat_template([user, answer], continue_final_message=True)
+    except ValueError:  # a template that reads an assistant's content as a string
+        answer = {"role": "assistant", "content": text}
+        return scorer.processor.apply_chat_template([user, answer], continue_final_message=True)
 
 
 def head_of(scorer: Any, texts: Sequence[str], image: bool) -> str:
