@@ -57,11 +57,11 @@ def rendered(scorer: Any, text: str, image: bool) -> str:
     closed (``continue_final_message``), as a vLLM server renders it."""
     request = {"type": "text", "text": CAPTION_REQUEST}
     user = {"role": "user", "content": [{"type": "image"}, request] if image else [request]}
-    try:
-        answer = {"role": "assistant", "content": [{"type": "text", "text": text}]}
-        return scorer.processor.apply_chat_template([user, answer], continue_final_message=True)
-    except ValueError:  # a template that reads an assistant's content as a string
+    try:  # the content as a string, as an endpoint sends it
         answer = {"role": "assistant", "content": text}
+        return scorer.processor.apply_chat_template([user, answer], continue_final_message=True)
+    except ValueError:  # a template that reads only content parts: the text is missing
+        answer = {"role": "assistant", "content": [{"type": "text", "text": text}]}
         return scorer.processor.apply_chat_template([user, answer], continue_final_message=True)
 
 

@@ -101,6 +101,35 @@ def test_log_probabilities_equal_an_independent_log_softmax(models, ap_points):
         assert [row[j] for j in order] == sorted(row, reverse=True)
 
 
+STRING_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'user' %}USER: {% for part in m['content'] %}"
+    "{% if part['type'] == 'image' %}<image>{% else %}{{ part['text'] }}{% endif %}{% endfor %}"
+    " {% else %}ASSISTANT: {{ m['content'] }}</s>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
+"""LLaVA-1.5's layout: the user's parts, and the assistant's content read as a string."""
+
+
+@pytest.mark.parametrize("template", ["parts", "string"])
+def test_the_sentence_is_the_templates_assistant_message(template, models, ap_points):
+    """The prompt before the sentence is the template's rendering of the assistant's message up
+    to the sentence, whether the template reads the content as parts (the matrix's LLaVA) or as
+    a string (LLaVA-1.5's layout, whose space after ``ASSISTANT:`` starts the sentence)."""
+    from bla_eval.scorers.caption import head_of
+
+    scorer = load_scorer(
+        str(models["llava"]), "generative", 4, LoadOptions(device="cpu", score="caption")
+    )
+    sentences = list(ap_points[0].captions)
+    if template == "string":
+        scorer.processor.chat_template = STRING_TEMPLATE
+        want = "USER: <image>Describe the image in one sentence. ASSISTANT: "
+    else:
+        want = "<|user|><image>Describe the image in one sentence.<|assistant|>"
+    assert head_of(scorer, sentences, image=True) == want
+    assert head_of(scorer, sentences, image=False) == want.replace("<image>", "")
+
+
 def prior_biased_model(out: Path, true: list[str], false: list[str], image) -> None:
     """A tiny LLaVA trained (60 Adam steps) so that its language prior favours ``false``: the
     false sentences without the image, and, more weakly, both with the image, the true ones
