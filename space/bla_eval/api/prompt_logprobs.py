@@ -5,7 +5,8 @@ The sentence is the assistant's message, continued rather than closed
 (``continue_final_message``), after a user turn holding the image (or no image, for the prior)
 and ``CAPTION_REQUEST``: the prompt then ends with the sentence's tokens, as the local generative
 kind's prompt does. How many tokens are the sentence's is read from the text-only prompt: its
-tokens after the longest common prefix with the request alone (``add_generation_prompt``). vLLM
+tokens after the longest common prefix with the same request whose assistant's message is empty
+(the prompt up to where the template puts the answer, as the local kind counts). vLLM
 reads no cached prefix for a request that asks for prompt log-probabilities, so the numbers do not
 depend on the order of the requests.
 """
@@ -44,11 +45,13 @@ def sentence_body(model: str, sentence: str, image_url: str | None) -> dict[str,
 
 
 def head_body(model: str) -> dict[str, Any]:
-    """The text-only request alone, up to where the assistant's answer starts."""
+    """The text-only request with an empty assistant's message, continued: the prompt up to
+    where the template puts the assistant's text (the local generative kind's head)."""
     return {
         "model": model,
-        "messages": [_user(None)],
-        "add_generation_prompt": True,
+        "messages": [_user(None), {"role": "assistant", "content": ""}],
+        "add_generation_prompt": False,
+        "continue_final_message": True,
         "max_tokens": 1,
         "temperature": 0,
         "return_token_ids": True,

@@ -5,11 +5,20 @@ sentences per image, as in the whole benchmark) twice with the same randomly ini
 with the fast path (each image encoded once, the shared prompt prefix cached) and with the plain
 per-pair path (every (image, sentence) pair through the whole model), alternating every two images
 so that a change in the machine's load hits both alike, and prints both times, the ratio, the time
-per part and the largest score difference. The model has the shape of SmolVLM-256M (the
-Idefics3 architecture: SigLIP-B/16 at 512 px, pixel-shuffle connector, SmolLM2-135M), with one
-512 px view per image (no image splitting) and a byte-level BPE tokenizer trained on the
-benchmark's sentences and prompts (so a prompt has about as many tokens as with SmolVLM's own
-tokenizer). ``--architecture NAME ...`` times rows of the architecture matrix instead
+per part (each second in one part: the image features are not counted again in the prefix) and
+the largest score difference, with the machine's load average before and after. ``--shape``
+chooses a model with the sizes of a released checkpoint, built from its config (no download),
+its tokenizer a byte-level BPE trained on the benchmark's sentences and prompts (so a prompt has
+about as many tokens as with the model's own tokenizer):
+
+- ``smolvlm-256m`` (default): SmolVLM-256M (the Idefics3 architecture: SigLIP-B/16 at 512 px,
+  pixel-shuffle connector, SmolLM2-135M), one 512 px view per image (64 image tokens; no image
+  splitting);
+- ``llava-so400m``: a LLaVA with LLaVA-OneVision-0.5B's tower and decoder (SigLIP-so400m/14 at
+  384 px, about 400M parameters, and Qwen2-0.5B), one 384 px view per image: the tower's 729
+  image tokens.
+
+``--architecture NAME ...`` times rows of the architecture matrix instead
 (``bla_eval.testing.architectures``: tiny two-layer models with their real processors, so the
 ratio shows what the path saves in forward passes and tokens at tiny sizes, not at full size).
 """
@@ -17,6 +26,7 @@ ratio shows what the path saves in forward passes and tokens at tiny sizes, not 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from collections.abc import Sequence
@@ -55,10 +65,30 @@ def time_paths(
     return out
 
 
+def _smolvlm(out: Path, texts: list[str]) -> Path:
+    from ..testing.generative import save_smolvlm_shaped
+
+    return save_smolvlm_shaped(out, texts)
+
+
+def _llava_so400m(out: Path, texts: list[str]) -> Path:
+    from ..testing.released import save_llava_so400m_shaped
+
+    return save_llava_so400m_shaped(out, texts)
+
+
+SHAPES = {"smolvlm-256m": _smolvlm, "llava-so400m": _llava_so400m}
+"""The random-weight models of released sizes ``--shape`` names."""
+
+
+def load() -> str:
+    """The machine's load average over 1, 5 and 15 minutes."""
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Time the fast and the plain path of the generative scorer on the same datapoints."""
     from ..benchmarks.bla import default_data
-    from ..testing.generative import save_smolvlm_shaped
 
     p = argparse.ArgumentParser(
         prog="python -m bla_eval.performance.generative", description=__doc__
@@ -68,7 +98,13 @@ def main(argv: list[str] | None = None) -> None:
         "--images", type=int, default=8, help="N images spread over the benchmark (default 8)"
     )
     p.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass")
-    p.add_argument("--model", default=None, help="a generative model (default: SmolVLM-shaped)")
+    p.add_argument("--model", default=None, help="a generative model (default: --shape)")
+    p.add_argument(
+        "--shape",
+        choices=sorted(SHAPES),
+        default="smolvlm-256m",
+        help="the released sizes of the random-weight model (default smolvlm-256m)",
+    )
     p.add_argument(
         "--architecture",
         nargs="+",
@@ -100,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
                 model = str(build_cached(name, texts, Path(tmp)))
                 report(model, args, images, queries)
             return
-        model = args.model or str(save_smolvlm_shaped(Path(tmp) / "smolvlm-shaped", texts))
+        model = args.model or str(SHAPES[args.shape](Path(tmp) / args.shape, texts))
         report(model, args, images, queries)
 
 
@@ -111,7 +147,9 @@ def report(model: str, args: argparse.Namespace, images: Sequence[Any], queries:
     options = LoadOptions(device=args.device, dtype="float32")
     scorer = load_scorer(model, "generative", args.batch_size, options)
     scorer.score(images[:1], [queries[0][:1]])  # warm-up (allocations, lazy init)
+    print(f"load average before: {load()}")
     result = time_paths(scorer, images, queries, args.images_per_step)
+    print(f"load average after: {load()}")
     fast, plain = result[scorer.path], result["plain"]
     diff = max_score_difference(fast["scores"], plain["scores"])
     print(f"fast path ({scorer.path}): {fast['seconds']:.1f} s  {fast['parts']}")

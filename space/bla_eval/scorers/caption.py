@@ -2,16 +2,24 @@
 log P(t | i), the sum of the log-probabilities of the sentence's tokens after the image, and
 log P(t | no image) for the prior correction (``bla_metric.likelihood`` has the formulas).
 
-With a chat template, the sentence is the assistant's answer to a user turn holding the image
-and ``CAPTION_REQUEST``; without one, it follows the image directly. The prior is the same prompt
-without the image (text only), or, for a model that cannot run without an image, with a blank
-image (``describe()`` says which). Decoder-only models score on the prefix cache (the image and
-the prompt once per image, each sentence a continuation); the plain path sends every (image,
-sentence) pair through the whole model. The prior is computed once per distinct sentence.
+Which tokens are the sentence's: with a chat template, those the template gives an assistant
+message holding the sentence, after a user turn holding the image and ``CAPTION_REQUEST``
+(rendered with the assistant's message continued, ``continue_final_message``, as a vLLM server
+renders it: LLaVA-1.5's and SmolVLM's templates put a space before the answer, so its first token
+carries the space); without one, the sentence follows the image directly; a prefix-LM's processor
+(one that takes a ``suffix``: PaliGemma) gets it as the causal suffix after its bidirectional
+prompt. Special tokens after the sentence (a tokenizer's ``[SEP]``, the suffix's EOS, a
+processor's separator) are not counted. The prior is the same prompt without the image (text
+only), or, for a model that cannot run without an image, with a blank image (``describe()`` says
+which). Decoder-only models score on the prefix cache (the image and the prompt once per image,
+each sentence a continuation); the plain path sends every (image, sentence) pair through the
+whole model, padded on the right, so that no padding sits before a token the sentence is predicted
+from. The prior is computed once per distinct sentence.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,36 +33,138 @@ from ..batching import map_batches
 from ..protocols.templates import CAPTION_REQUEST
 from ..queries import Query
 from .base import Scored, regroup
-from .prefix_cache import PLAIN, UnsupportedPrefix, common_prefix_length, sentence_log_prob
-from .processor_inputs import PROBE_SIZE, model_inputs
+from .prefix_cache import (
+    PLAIN,
+    Span,
+    UnsupportedPrefix,
+    common_prefix_length,
+    sentence_log_prob,
+    trailing_specials,
+)
+from .processor_inputs import PROBE_SIZE, forward_inputs
 
 TEXT_ONLY = "the prompt without the image"
 BLANK = "the prompt with a blank grey image (the model runs on no prompt without an image)"
+TEXT_INPUTS = frozenset({"input_ids", "attention_mask"})
+"""What a text-only forward takes of the tokenizer's outputs."""
+NOT_PREDICTED = -100
+"""The label of a token a processor's ``labels`` does not ask the model to predict."""
 
 
-def heads(scorer: Any) -> tuple[str, str]:
-    """The prompt before the sentence, with the image and without it."""
-    if not scorer.chat:
-        return "", ""
+def rendered(scorer: Any, text: str, image: bool) -> str:
+    """The chat template's rendering of a user turn (the image, if ``image``, and
+    ``CAPTION_REQUEST``) and an assistant message holding ``text``, continued rather than
+    closed (``continue_final_message``), as a vLLM server renders it."""
     request = {"type": "text", "text": CAPTION_REQUEST}
-    turns = [[{"type": "image"}, request], [request]]
-    return tuple(
-        scorer.processor.apply_chat_template(
-            [{"role": "user", "content": content}], add_generation_prompt=True
-        )
-        for content in turns
-    )
+    user = {"role": "user", "content": [{"type": "image"}, request] if image else [request]}
+    try:  # the content as a string, as an endpoint sends it
+        answer = {"role": "assistant", "content": text}
+        return scorer.processor.apply_chat_template([user, answer], continue_final_message=True)
+    except ValueError:  # a template that reads only content parts: the text is missing
+        answer = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        return scorer.processor.apply_chat_template([user, answer], continue_final_message=True)
 
 
-def sentence_counts(scorer: Any, lead: str, head: str, texts: Sequence[str]) -> list[int]:
-    """How many tokens of each ``lead + head + text`` are the text's (after the longest common
-    prefix with the head's tokens)."""
+def head_of(scorer: Any, texts: Sequence[str], image: bool) -> str:
+    """The prompt before the sentence (with the image or without it): the template's rendering
+    of the assistant message holding each text, up to the text; '' without a chat template. A
+    template that changes a text, or renders different prompts before different texts, is
+    refused (ValueError)."""
+    if not scorer.chat:
+        return ""
+    found = set()
+    for text in dict.fromkeys(texts):
+        prompt = rendered(scorer, text, image)
+        if not prompt.endswith(text):
+            raise ValueError(
+                f"the chat template does not end the assistant's message {text!r} "
+                f"with the sentence: {prompt[-len(text) - 20 :]!r}"
+            )
+        found.add(prompt[: len(prompt) - len(text)])
+    if len(found) > 1:
+        raise ValueError("the chat template renders different prompts before different sentences")
+    return found.pop()
+
+
+def heads(scorer: Any, texts: Sequence[str]) -> tuple[str, str]:
+    """The prompt before the sentences ``texts``, with the image and without it."""
+    return head_of(scorer, texts, True), head_of(scorer, texts, False)
+
+
+def takes_suffix(processor: Any) -> bool:
+    """The processor takes the text to predict as ``suffix`` (a prefix-LM, e.g. PaliGemma: the
+    prompt attends bidirectionally, the suffix causally)."""
+    if processor is None:
+        return False
+    return "suffix" in inspect.signature(type(processor).__call__).parameters
+
+
+def sentence_span(tokenizer: Any, prompt_ids: Sequence[int], head_ids: Sequence[int]) -> Span:
+    """The text's tokens in the tokenizer's ids of ``head + text`` (``prompt_ids``): those after
+    the longest common prefix with the head's ids (a token merged across the boundary is the
+    text's), before the special tokens the tokenizer appends."""
+    tail = trailing_specials(tokenizer, prompt_ids)
+    start = common_prefix_length([prompt_ids, head_ids])
+    end = len(prompt_ids) - tail
+    return Span(end - start, tail, tuple(prompt_ids[start:end]))
+
+
+def sentence_spans(scorer: Any, lead: str, head: str, texts: Sequence[str]) -> list[Span]:
+    """The span of each text in the tokenizer's ids of ``lead + head + text``."""
     head_ids = scorer.tokenizer(lead + head)["input_ids"]
-    counts = []
-    for text in texts:
-        ids = scorer.tokenizer(lead + head + text)["input_ids"]
-        counts.append(len(ids) - common_prefix_length([ids, head_ids]))
-    return counts
+    rows = scorer.tokenizer([lead + head + t for t in texts])["input_ids"]
+    return [sentence_span(scorer.tokenizer, row, head_ids) for row in rows]
+
+
+def suffix_spans(tokenizer: Any, labels: torch.Tensor, mask: torch.Tensor) -> list[Span]:
+    """The span of each suffix: the tokens the processor labels (the ``suffix``), less the
+    special tokens it appends (EOS), counted back from the end of the row's tokens."""
+    spans = []
+    for row, real in zip(labels.tolist(), mask.sum(-1).tolist(), strict=True):
+        marked = [k for k, label in enumerate(row) if label != NOT_PREDICTED]
+        if not marked:
+            raise ValueError("the processor labels no token of the suffix")
+        tail = trailing_specials(tokenizer, row[marked[0] : marked[-1] + 1])
+        spans.append(Span(len(marked) - tail, real - marked[-1] - 1 + tail))
+    return spans
+
+
+def right_padded(mask: Sequence[int]) -> bool:
+    """No padding before a token of the row (padding, if any, after its last token)."""
+    return all(a >= b for a, b in zip(mask, mask[1:], strict=False))
+
+
+def encoded(
+    scorer: Any, images: Sequence[Any] | None, head: str, texts: Sequence[str]
+) -> tuple[Any, list[Span]]:
+    """The processor's (or, without images, the tokenizer's) inputs of each text after
+    ``head``, padded on the right, and the span of each text in its row."""
+    if takes_suffix(scorer.processor):
+        pictures = None if images is None else scorer.convention.images(images)
+        lead = scorer.convention.image_text if images is not None else ""
+        enc = scorer.processor(
+            images=pictures,
+            text=[lead + head] * len(texts),
+            suffix=list(texts),
+            padding=True,
+            padding_side="right",
+            return_tensors="pt",
+        )
+        return enc, suffix_spans(scorer.tokenizer, enc["labels"], enc["attention_mask"])
+    if images is None:
+        enc = scorer.tokenizer(
+            [head + t for t in texts], padding=True, padding_side="right", return_tensors="pt"
+        )
+        return enc, sentence_spans(scorer, "", head, texts)
+    lead = scorer.convention.image_text
+    enc = scorer.processor(
+        images=scorer.convention.images(images),
+        text=[lead + head + t for t in texts],
+        padding=True,
+        padding_side="right",
+        return_tensors="pt",
+    )
+    return enc, sentence_spans(scorer, lead, head, texts)
 
 
 @torch.inference_mode()
@@ -62,33 +172,34 @@ def plain_log_probs(
     scorer: Any, images: Sequence[Any] | None, head: str, texts: Sequence[str]
 ) -> list[tuple[float, int]]:
     """(sum of log-probabilities, token count) of each text after ``head``, every (image,
-    text) pair through the whole model (``images`` None: text only)."""
-    if images is None:
-        enc = scorer.tokenizer([head + t for t in texts], padding=True, return_tensors="pt")
-        inputs = {
-            k: v.to(scorer.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")
-        }
-        lead = ""
-    else:
-        inputs = model_inputs(
-            scorer.processor,
-            scorer.convention,
-            images,
-            [head + t for t in texts],
-            accepted=scorer.accepted,
-            device=scorer.device,
-            dtype=scorer.dtype,
-        )
-        lead = scorer.convention.image_text
+    text) pair through the whole model (``images`` None: text only). Rows are padded on the
+    right, so every token sees only its own sequence's tokens before it; a row the processor
+    pads elsewhere is run again alone."""
+    enc, spans = encoded(scorer, images, head, texts)
+    text_only = images is None and not takes_suffix(scorer.processor)
+    accepted = TEXT_INPUTS if text_only else scorer.accepted
+    inputs = forward_inputs(enc, accepted=accepted, device=scorer.device, dtype=scorer.dtype)
     logits = scorer.model(**inputs).logits
-    counts = sentence_counts(scorer, lead, head, texts)
-    ids = inputs["input_ids"]
-    return [sentence_log_prob(logits[i], ids[i].tolist(), count) for i, count in enumerate(counts)]
+    ids, mask = enc["input_ids"], enc["attention_mask"]
+    # the logits' last positions are the ids' (GIT puts its image positions before them)
+    logits = logits[:, logits.shape[1] - ids.shape[1] :]
+    out = []
+    for i, span in enumerate(spans):
+        row = mask[i].tolist()
+        if not right_padded(row):
+            one = None if images is None else images[i : i + 1]
+            out += plain_log_probs(scorer, one, head, texts[i : i + 1])
+            continue
+        real = sum(row)
+        own = ids[i, :real].tolist()
+        count, tail, _ = span.within(own)
+        out.append(sentence_log_prob(logits[i, :real], own, count, tail))
+    return out
 
 
 def conditional(scorer: Any, images: Sequence[Any], texts: Sequence[Sequence[str]]) -> list:
     """log P(t | i) and token counts per text of each image, on the fastest exact path."""
-    head = heads(scorer)[0]
+    head = head_of(scorer, [t for group in texts for t in group], image=True)
     if scorer.fast is not None and scorer.caption_path != PLAIN:
         try:
             with scorer.fast.shared_features():
@@ -111,7 +222,7 @@ def prior(scorer: Any, texts: Sequence[str]) -> dict[str, tuple[float, int]]:
     """log P(t | no image) of each distinct text, each computed once per run."""
     new = [t for t in dict.fromkeys(texts) if t not in scorer.priors]
     if new:
-        head = heads(scorer)[1]
+        head = head_of(scorer, new, image=False)
         if scorer.prior_input is None:
             try:
                 plain_log_probs(scorer, None, head, new[:1])
@@ -124,7 +235,7 @@ def prior(scorer: Any, texts: Sequence[str]) -> dict[str, tuple[float, int]]:
             )
         else:
             blank = Image.new("RGB", PROBE_SIZE, (128, 128, 128))
-            with_image = heads(scorer)[0]
+            with_image = head_of(scorer, new, image=True)
             values = map_batches(
                 lambda b: plain_log_probs(scorer, [blank] * len(b), with_image, b),
                 new,
@@ -179,12 +290,16 @@ def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]
 def describe(scorer: Any) -> dict[str, Any]:
     """What results.json records of a run asked for the sentence's likelihood (a kind that
     keeps no ``convention`` or ``caption_path`` records without them)."""
-    with_image = "the sentence as the assistant's answer to a user turn with the image and "
+    if scorer.chat:
+        prompt = "the sentence as the assistant's answer (continued) to a user turn with the "
+        prompt += f"image and {CAPTION_REQUEST!r}"
+    elif takes_suffix(getattr(scorer, "processor", None)):
+        prompt = "the sentence as the causal suffix after the image (prefix-LM)"
+    else:
+        prompt = "the sentence right after the image"
     record = {
         "score": scorer.score_mode,
-        "caption_prompt": with_image + repr(CAPTION_REQUEST)
-        if scorer.chat
-        else "the sentence right after the image",
+        "caption_prompt": prompt,
         "ranks_by": "log P(t | i), summed over the sentence's tokens (the mean per token is "
         "log_p_image / tokens in scores.jsonl)",
         "chat_template": scorer.chat,

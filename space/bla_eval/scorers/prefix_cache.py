@@ -36,7 +36,7 @@ import time
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -144,14 +144,49 @@ def same_features(a: Any, b: Any, tolerance: float = 1e-4) -> bool:
     return float((x - y).abs().max()) <= tolerance * scale
 
 
-def sentence_log_prob(logits: torch.Tensor, ids: Sequence[int], count: int) -> tuple[float, int]:
-    """(sum of log-probabilities, count) of the last ``count`` tokens of ``ids`` given
-    ``logits`` at each position of ``ids`` (position k predicts token k + 1)."""
-    if count < 1 or count >= len(ids) or logits.shape[0] != len(ids):
+class Span(NamedTuple):
+    """Where a sentence's tokens are in a row of token ids: the ``count`` tokens that end
+    ``tail`` tokens before the row's end (``tail``: special tokens after the sentence)."""
+
+    count: int
+    tail: int = 0
+    ids: tuple[int, ...] = ()
+    """The sentence's token ids, where known (to find them in another row: :meth:`within`)."""
+
+    def within(self, row: Sequence[int]) -> Span:
+        """The span in ``row`` (a processor's ids of the same prompt): at the last run of the
+        sentence's ids (a processor may add tokens after the prompt, e.g. Chameleon's
+        separator), else ending as many tokens before the end (a processor that puts text
+        before the prompt may merge the sentence's first token: Kosmos-2's space)."""
+        n = len(self.ids)
+        for end in range(len(row), n - 1, -1):
+            if n and tuple(row[end - n : end]) == self.ids:
+                return Span(self.count, len(row) - end, self.ids)
+        return self
+
+
+def sentence_log_prob(
+    logits: torch.Tensor, ids: Sequence[int], count: int, tail: int = 0
+) -> tuple[float, int]:
+    """(sum of log-probabilities, count) of the ``count`` tokens of ``ids`` that end ``tail``
+    tokens before its end, given ``logits`` at each position of ``ids`` (position k predicts
+    token k + 1)."""
+    end = len(ids) - tail
+    if count < 1 or tail < 0 or count >= end or logits.shape[0] != len(ids):
         raise ValueError(f"no {count} predicted tokens in a sequence of {len(ids)}")
-    log_probs = torch.log_softmax(logits.float()[-count - 1 : -1], dim=-1)
-    target = torch.tensor(list(ids[-count:]), device=log_probs.device)
+    log_probs = torch.log_softmax(logits.float()[end - count - 1 : end - 1], dim=-1)
+    target = torch.tensor(list(ids[end - count : end]), device=log_probs.device)
     return float(log_probs.gather(-1, target[:, None]).sum()), count
+
+
+def trailing_specials(tokenizer: Any, ids: Sequence[int]) -> int:
+    """How many of the last ``ids`` are special tokens (a tokenizer's ``[SEP]`` or EOS after
+    the text: they follow a sentence and are not its tokens)."""
+    special = set(tokenizer.all_special_ids)
+    n = 0
+    while n < len(ids) and ids[len(ids) - 1 - n] in special:
+        n += 1
+    return n
 
 
 def _picked(offset: int | Sequence[int], group: Sequence[int]) -> int | list[int]:
@@ -211,7 +246,10 @@ class PrefixCachedForward:
         self.pad_id = pad if pad is not None else (self.tokenizer.eos_token_id or 0)
         self.stats = {"images": 0, "prefix_tokens": 0, "suffix_tokens": 0, "prompts": 0}
         self.seconds: dict[str, float] = {}
-        """Time per part (processor, image features, prefix, cache copies, suffixes)."""
+        """Time per part (processor, image features, prefix, cache copies, suffixes), each
+        second in one part."""
+        self.inner: list[float] = []
+        """Seconds of the parts timed inside each open part, innermost last."""
         self.recurrent = False
         """The cache holds recurrent states (linear attention, short convolutions)."""
         self.window: int | None = None
@@ -235,11 +273,19 @@ class PrefixCachedForward:
 
     @contextmanager
     def timed(self, part: str) -> Iterator[None]:
+        """Add the block's seconds to ``part``, less those of parts timed inside it (the image
+        features inside the prefix, the cache copies inside the suffixes): each second counts
+        in one part."""
         start = time.perf_counter()
+        self.inner.append(0.0)
         try:
             yield
         finally:
-            self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - start
+            total = time.perf_counter() - start
+            own = total - self.inner.pop()
+            self.seconds[part] = self.seconds.get(part, 0.0) + own
+            if self.inner:
+                self.inner[-1] += total
 
     # -- one image -------------------------------------------------------------------------
 
@@ -365,7 +411,8 @@ class PrefixCachedForward:
             rows = [list(r) for r in self.tokenizer([lead + p for p in prompts])["input_ids"]]
             head_ids = list(self.tokenizer([lead + head])["input_ids"][0])
         starts = [common_prefix_length([row, head_ids]) for row in rows]
-        if any(b >= len(row) for b, row in zip(starts, rows, strict=True)):
+        tails = [trailing_specials(self.tokenizer, row) for row in rows]
+        if any(b + t >= len(row) for b, t, row in zip(starts, tails, rows, strict=True)):
             raise UnsupportedPrefix("a text has no tokens of its own after the prompt")
         start, shift = min(starts) - 1, len(expanded) - len(rows[0])
         if start < 0 or start + shift < 1 or shift < 0:
@@ -384,7 +431,7 @@ class PrefixCachedForward:
             with self.timed("suffixes"):
                 logits = self._all_logits(cache, suffixes, start + shift, offset)
             return [
-                sentence_log_prob(lg, suffix, len(rows[j]) - starts[j])
+                sentence_log_prob(lg, suffix, len(rows[j]) - starts[j] - tails[j], tails[j])
                 for j, lg, suffix in zip(batch, logits, suffixes, strict=True)
             ]
 
@@ -398,9 +445,8 @@ class PrefixCachedForward:
             logits = self._run_suffixes(
                 cache, part, start, _picked(offset, group), keep_last=False
             ).logits
-            width = logits.shape[1]
             for i, row, suffix in zip(group, logits, part, strict=True):
-                out[i] = row[width - len(suffix) :].float()
+                out[i] = row[: len(suffix)].float()
         return out
 
     def _padding_groups(self, suffixes: Sequence[Sequence[int]]) -> list[list[int]]:
@@ -635,15 +681,18 @@ class PrefixCachedForward:
 
     def _run_suffixes(self, cache, suffixes, start, offset, keep_last=True, rows=None):
         """Forward ``suffixes`` on a copy of ``cache``; ``rows[i]`` = the cache row (image) of
-        suffix i (None: the cache has one row); ``offset``: one int or one per suffix."""
+        suffix i (None: the cache has one row); ``offset``: one int or one per suffix. Padded
+        on the left when only the last position is kept (it is then every row's last token),
+        else on the right (padding after every row's tokens, never before one)."""
         n = len(suffixes)
         width = max(len(s) for s in suffixes)
         self._fits_window(start + width)
         ids = torch.full((n, width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((n, width), dtype=torch.long)
         for i, s in enumerate(suffixes):
-            ids[i, width - len(s) :] = torch.tensor(s)
-            mask[i, width - len(s) :] = 1
+            cells = slice(width - len(s), width) if keep_last else slice(0, len(s))
+            ids[i, cells] = torch.tensor(s)
+            mask[i, cells] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         if not isinstance(offset, int):
             offset = torch.tensor(offset, device=self.device)[:, None]

@@ -120,6 +120,15 @@ def model_inputs(
     enc = processor(
         images=convention.images(images), text=texts, padding=padding, return_tensors="pt"
     )
+    return forward_inputs(enc, accepted=accepted, device=device, dtype=dtype)
+
+
+def forward_inputs(
+    enc: Any, *, accepted: frozenset[str] | None, device: torch.device, dtype: torch.dtype
+) -> dict[str, Any]:
+    """A processor's or tokenizer's outputs ``enc`` as a forward's inputs, on ``device``:
+    floating-point values in ``dtype``; only the names the forward ``accepted`` (None: any),
+    never training targets."""
     out: dict[str, Any] = {}
     for name, value in enc.items():
         if name in TRAINING_INPUTS or (accepted is not None and name not in accepted):

@@ -331,38 +331,39 @@ class VllmScorer(Scorer):
         from the engine's prompt log-probabilities (prefix caching off)."""
         from . import caption
 
-        with_image, without = caption.heads(self)
+        flat = [t for group in texts for t in group]
+        with_image = caption.head_of(self, flat, image=True)
         requests = [
             {"prompt": with_image + t, "multi_modal_data": {"image": image}}
             for image, group in zip(images, texts, strict=True)
             for t in group
         ]
-        flat = [t for group in texts for t in group]
-        values = self.prompt_log_probs(
-            requests, caption.sentence_counts(self, "", with_image, flat)
-        )
+        values = self.prompt_log_probs(requests, caption.sentence_spans(self, "", with_image, flat))
         out = [[{"log_p_image": s, "tokens": n} for s, n in row] for row in regroup(values, texts)]
         if self.score_mode == "caption-pmi":
             new = [t for t in dict.fromkeys(flat) if t not in self.priors]
             if new:
-                counts = caption.sentence_counts(self, "", without, new)
-                found = self.prompt_log_probs([{"prompt": without + t} for t in new], counts)
+                without = caption.head_of(self, new, image=False)
+                spans = caption.sentence_spans(self, "", without, new)
+                found = self.prompt_log_probs([{"prompt": without + t} for t in new], spans)
                 self.priors.update(zip(new, found, strict=True))
                 self.prior_input = caption.TEXT_ONLY
             caption.with_priors(out, texts, self.priors)
         return out
 
-    def prompt_log_probs(self, requests: list[dict], counts: Sequence[int]) -> list:
-        """(sum, count) of the log-probabilities of the last ``count`` prompt tokens of each
-        request."""
+    def prompt_log_probs(self, requests: list[dict], spans: Sequence[Any]) -> list:
+        """(sum, count) of the log-probabilities of each request's sentence tokens (``spans``:
+        ``prefix_cache.Span``, where they are among its prompt tokens)."""
         from vllm import SamplingParams
 
         params = SamplingParams(max_tokens=1, temperature=0, prompt_logprobs=0)
         outputs = self.generate(requests, params) if requests else []
         found = []
-        for output, count in zip(outputs, counts, strict=True):
+        for output, span in zip(outputs, spans, strict=True):
             pairs = list(zip(output.prompt_logprobs, output.prompt_token_ids, strict=True))
-            found.append((sum(lp[token].logprob for lp, token in pairs[-count:]), count))
+            count, tail, _ = span.within(output.prompt_token_ids)
+            end = len(pairs) - tail
+            found.append((sum(lp[token].logprob for lp, token in pairs[end - count : end]), count))
         return found
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:

@@ -77,14 +77,14 @@ def test_prefix_cache_equals_plain_path(name, mode, models, ap_points):
 def test_log_probabilities_equal_an_independent_log_softmax(models, ap_points):
     """Sum of log_softmax over the model's own logits at the sentence's tokens (counted with the
     tokenizer alone): same numbers, so higher is more likely and the ranking follows."""
-    from bla_eval.scorers.caption import heads
+    from bla_eval.scorers.caption import head_of
 
     scorer = load_scorer(
         str(models["llava"]), "generative", 4, LoadOptions(device="cpu", score="caption")
     )
     images, queries = material(ap_points)
     scored = scorer.score(images, queries)
-    head = heads(scorer)[0]
+    head = head_of(scorer, [q.sentence for group in queries for q in group], image=True)
     for image, group, row in zip(images, queries, scored.scores, strict=True):
         for query, value in zip(group, row, strict=True):
             inputs = scorer.processor(
@@ -101,6 +101,35 @@ def test_log_probabilities_equal_an_independent_log_softmax(models, ap_points):
         assert [row[j] for j in order] == sorted(row, reverse=True)
 
 
+STRING_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'user' %}USER: {% for part in m['content'] %}"
+    "{% if part['type'] == 'image' %}<image>{% else %}{{ part['text'] }}{% endif %}{% endfor %}"
+    " {% else %}ASSISTANT: {{ m['content'] }}</s>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
+"""LLaVA-1.5's layout: the user's parts, and the assistant's content read as a string."""
+
+
+@pytest.mark.parametrize("template", ["parts", "string"])
+def test_the_sentence_is_the_templates_assistant_message(template, models, ap_points):
+    """The prompt before the sentence is the template's rendering of the assistant's message up
+    to the sentence, whether the template reads the content as parts (the matrix's LLaVA) or as
+    a string (LLaVA-1.5's layout, whose space after ``ASSISTANT:`` starts the sentence)."""
+    from bla_eval.scorers.caption import head_of
+
+    scorer = load_scorer(
+        str(models["llava"]), "generative", 4, LoadOptions(device="cpu", score="caption")
+    )
+    sentences = list(ap_points[0].captions)
+    if template == "string":
+        scorer.processor.chat_template = STRING_TEMPLATE
+        want = "USER: <image>Describe the image in one sentence. ASSISTANT: "
+    else:
+        want = "<|user|><image>Describe the image in one sentence.<|assistant|>"
+    assert head_of(scorer, sentences, image=True) == want
+    assert head_of(scorer, sentences, image=False) == want.replace("<image>", "")
+
+
 def prior_biased_model(out: Path, true: list[str], false: list[str], image) -> None:
     """A tiny LLaVA trained (60 Adam steps) so that its language prior favours ``false``: the
     false sentences without the image, and, more weakly, both with the image, the true ones
@@ -112,7 +141,7 @@ def prior_biased_model(out: Path, true: list[str], false: list[str], image) -> N
     build_llava_chat(out, [*true, *false, *[get_template().question] * 3])
     options = LoadOptions(device="cpu", score="caption-pmi", pmi_alpha=1.0)
     scorer = load_scorer(str(out), "generative", 4, options)
-    with_image, without = caption.heads(scorer)
+    with_image, without = caption.heads(scorer, [*true, *false])
     model = scorer.model.train()
     optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
 

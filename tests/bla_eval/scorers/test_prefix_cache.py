@@ -226,6 +226,29 @@ def test_performance_script_times_both_paths_in_one_run(models, built_dataset, c
     assert difference < 1e-4
 
 
+def test_each_second_counts_in_one_part(models, material):
+    """A part timed inside another (the image features inside the prefix) is not counted again
+    in the outer one: the parts of a scoring add up to no more than its wall time."""
+    import time
+
+    from bla_eval.scorers import LoadOptions, load_scorer
+
+    scorer = load_scorer(str(models["llava"]), "generative", 4, LoadOptions(device="cpu"))
+    fast = scorer.fast
+    with fast.timed("outer"):
+        time.sleep(0.05)
+        with fast.timed("inner"):
+            time.sleep(0.2)
+    assert fast.seconds["inner"] >= 0.2 and fast.seconds["outer"] < 0.2, fast.seconds
+    fast.seconds.clear()
+    start = time.perf_counter()
+    prompts = [[scorer.prompt(s) for s in sentences] for _, sentences in material]
+    fast.logits_many([image for image, _ in material], prompts)
+    wall = time.perf_counter() - start
+    assert {"prefix", "image_features", "suffixes"} <= set(fast.seconds)
+    assert sum(fast.seconds.values()) <= wall, (fast.seconds, wall)
+
+
 def test_itm_runs_the_vision_tower_once_per_image(material, tmp_path):
     """BLIP ITM: one vision-tower row per distinct image, however many sentences it has."""
     from bla_eval.scorers import LoadOptions, Query, load_scorer
