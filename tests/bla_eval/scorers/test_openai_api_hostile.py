@@ -213,7 +213,7 @@ def test_a_body_over_the_limit_is_refused_and_not_cached(declared, root, built_d
         assert outcome(root, run_args(server.url, good, built_dataset), capsys)[0] == 0
         cached = sorted(p.name for p in (good / "api-cache").rglob("*.json"))
         server.behaviour = huge(declared)
-        argv = run_args(server.url, good, built_dataset, "--top-logprobs", "5")  # new requests
+        argv = run_args(server.url, good, built_dataset, "--top-logprobs", "5", "--overwrite")
         code, err = call(bla_eval, argv, capsys)
     line = err.strip().splitlines()[-1]
     assert code == 2 and KEY not in err and "Traceback" not in err, err
@@ -356,7 +356,7 @@ def test_the_cache_is_keyed_by_the_query_string(root, built_dataset, capsys):
     with HostileServer(send_json(completion())) as server:
         for route, new_requests in [("a", True), ("a", False), ("b", True)]:
             before = server.requests
-            argv = run_args(f"{server.url}?route={route}", out, built_dataset)
+            argv = run_args(f"{server.url}?route={route}", out, built_dataset, "--overwrite")
             assert call(bla_eval, argv, capsys)[0] == 0
             assert (server.requests > before) == new_requests, route
 
