@@ -35,13 +35,19 @@ bla_find_links() {  # prints uv's --find-links options for the wheel folders of 
   done
 }
 
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF;-DGGML_AVX=ON;-DGGML_AVX2=ON;-DGGML_FMA=ON;-DGGML_F16C=ON;-DGGML_BMI2=ON"
+
 bla_sync() {  # bla_sync PYTHON LOCK: the environment of PYTHON holds exactly LOCK's packages
   local uv links=() prefix
   uv="$(bla_uv)"
   mapfile -t links < <(bla_find_links)
   prefix="$("$1" -c 'import sys; print(sys.prefix)')"
   rm -f "$prefix/.bla-lock.json"
-  "$uv" pip sync --quiet --python "$1" --require-hashes "${links[@]}" "$2"
+  # llama-cpp-python builds from source: for any x86-64 CPU with AVX2, not for this machine's own
+  # instruction sets (a native build's AMX kernels crash with a general protection fault on
+  # virtual machines that advertise AMX); uv keys its cached build by these settings.
+  "$uv" pip sync --quiet --python "$1" --require-hashes "${links[@]}" \
+    --config-settings-package "llama-cpp-python:cmake.args=$LLAMA_CMAKE_ARGS" "$2"
   # The lock it now holds, for results.json's provenance (bla_eval/provenance.py reads it).
   printf '{"lock": "%s", "sha256": "%s"}\n' "$2" "$(sha256sum "$2" | cut -d' ' -f1)" \
     >"$prefix/.bla-lock.json"
