@@ -163,9 +163,9 @@ PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
 def has_image_processor(config: Any) -> bool:
     """The processor files beside the config (its ``_name_or_path``: a folder or Hub id) declare
     an image processor."""
-    import json
-
     from transformers.utils import cached_file
+
+    from ..outputs import read_json
 
     where = getattr(config, "_name_or_path", "") or ""
     for name in PROCESSOR_FILES if where else ():
@@ -181,10 +181,10 @@ def has_image_processor(config: Any) -> bool:
         if not path:
             continue
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(Path(path))  # bounded, a regular file, a JSON object
+        except ValueError:
             continue
-        image = data.get("image_processor", data) if isinstance(data, dict) else {}
+        image = data.get("image_processor", data)
         if isinstance(image, dict) and "image_processor_type" in image:
             return True
     return False
