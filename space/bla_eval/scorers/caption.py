@@ -8,13 +8,15 @@ message holding the sentence, after a user turn holding the image and ``CAPTION_
 renders it: LLaVA-1.5's and SmolVLM's templates put a space before the answer, so its first token
 carries the space); without one, the sentence follows the image directly; a prefix-LM's processor
 (one that takes a ``suffix``: PaliGemma) gets it as the causal suffix after its bidirectional
-prompt. Special tokens after the sentence (a tokenizer's ``[SEP]``, the suffix's EOS, a
-processor's separator) are not counted. The prior is the same prompt without the image (text
-only), or, for a model that cannot run without an image, with a blank image (``describe()`` says
-which). Decoder-only models score on the prefix cache (the image and the prompt once per image,
-each sentence a continuation); the plain path sends every (image, sentence) pair through the
-whole model, padded on the right, so that no padding sits before a token the sentence is predicted
-from. The prior is computed once per distinct sentence.
+prompt; an encoder-decoder's encoder reads the image and the prompt before the sentence, and its
+decoder the sentence as its target (``decoder_targets``). Special tokens after the sentence (a
+tokenizer's ``[SEP]`` or ``</s>``, the suffix's EOS, a processor's separator) are not counted. The
+prior is the same prompt without the image (text only), or, for a model that cannot run without
+an image, with a blank image (``describe()`` says which). Decoder-only models score on the prefix
+cache (the image and the prompt once per image, each sentence a continuation), BLIP-2 Flan-T5 on
+its image features (once per image); the plain path sends every (image, sentence) pair through
+the whole model, padded on the right, so that no padding sits before a token the sentence is
+predicted from. The prior is computed once per distinct sentence.
 """
 
 from __future__ import annotations
@@ -33,12 +35,13 @@ from ..batching import map_batches
 from ..protocols.templates import CAPTION_REQUEST
 from ..queries import Query
 from .base import Scored, regroup
+from .decoder_targets import DECODER_INPUTS, decoder_targets
 from .prefix_cache import (
     PLAIN,
     Span,
     UnsupportedPrefix,
-    common_prefix_length,
     sentence_log_prob,
+    sentence_span,
     trailing_specials,
 )
 from .processor_inputs import PROBE_SIZE, forward_inputs
@@ -99,16 +102,6 @@ def takes_suffix(processor: Any) -> bool:
     return "suffix" in inspect.signature(type(processor).__call__).parameters
 
 
-def sentence_span(tokenizer: Any, prompt_ids: Sequence[int], head_ids: Sequence[int]) -> Span:
-    """The text's tokens in the tokenizer's ids of ``head + text`` (``prompt_ids``): those after
-    the longest common prefix with the head's ids (a token merged across the boundary is the
-    text's), before the special tokens the tokenizer appends."""
-    tail = trailing_specials(tokenizer, prompt_ids)
-    start = common_prefix_length([prompt_ids, head_ids])
-    end = len(prompt_ids) - tail
-    return Span(end - start, tail, tuple(prompt_ids[start:end]))
-
-
 def sentence_spans(scorer: Any, lead: str, head: str, texts: Sequence[str]) -> list[Span]:
     """The span of each text in the tokenizer's ids of ``lead + head + text``."""
     head_ids = scorer.tokenizer(lead + head)["input_ids"]
@@ -167,6 +160,42 @@ def encoded(
     return enc, sentence_spans(scorer, lead, head, texts)
 
 
+def encoder_inputs(
+    scorer: Any, images: Sequence[Any] | None, head: str, n: int
+) -> tuple[dict[str, Any], str]:
+    """An encoder-decoder's encoder inputs for ``n`` texts after ``head`` (the processor's for
+    ``images``, the tokenizer's without them), and the head of its decoder: '', or ``head``
+    where the processor sends its text to the decoder (Pix2Struct)."""
+    if images is None:
+        enc = scorer.tokenizer([head] * n, padding=True, padding_side="right", return_tensors="pt")
+        if enc["input_ids"].shape[-1] == 0:
+            raise ValueError("without the image, the encoder reads no token")
+        return {k: enc[k] for k in TEXT_INPUTS}, ""
+    enc = scorer.processor(
+        images=scorer.convention.images(images),
+        text=[scorer.convention.image_text + head] * n,
+        padding=True,
+        padding_side="right",
+        return_tensors="pt",
+    )
+    decoder_head = head if "decoder_input_ids" in enc else ""
+    return {k: v for k, v in enc.items() if k not in DECODER_INPUTS}, decoder_head
+
+
+@torch.inference_mode()
+def decoder_log_probs(
+    scorer: Any, images: Sequence[Any] | None, head: str, texts: Sequence[str]
+) -> list[tuple[float, int]]:
+    """:func:`plain_log_probs` of an encoder-decoder: the encoder reads each image (or none)
+    and ``head``, the decoder each text as its target (``decoder_targets``)."""
+    enc, decoder_head = encoder_inputs(scorer, images, head, len(texts))
+    targets = decoder_targets(scorer.tokenizer, scorer.decoder_start, decoder_head, texts)
+    accepted = TEXT_INPUTS if images is None else scorer.accepted
+    inputs = forward_inputs(enc, accepted=accepted, device=scorer.device, dtype=scorer.dtype)
+    inputs.update(targets.inputs(scorer.accepted, scorer.device))
+    return targets.log_probs(scorer.model(**inputs).logits)
+
+
 @torch.inference_mode()
 def plain_log_probs(
     scorer: Any, images: Sequence[Any] | None, head: str, texts: Sequence[str]
@@ -175,6 +204,8 @@ def plain_log_probs(
     text) pair through the whole model (``images`` None: text only). Rows are padded on the
     right, so every token sees only its own sequence's tokens before it; a row the processor
     pads elsewhere is run again alone."""
+    if getattr(scorer, "encoder_decoder", False):
+        return decoder_log_probs(scorer, images, head, texts)
     enc, spans = encoded(scorer, images, head, texts)
     text_only = images is None and not takes_suffix(scorer.processor)
     accepted = TEXT_INPUTS if text_only else scorer.accepted
@@ -197,14 +228,37 @@ def plain_log_probs(
     return out
 
 
+def fast_continuations(
+    scorer: Any, image: Any, head: str, texts: Sequence[str], key: tuple
+) -> list[tuple[float, int]]:
+    """log P(t | i) of each text about ``image`` on the prefix cache (``key``: the image's
+    name among the call's images)."""
+    return scorer.fast.continuation_log_probs(image, head, texts, key)
+
+
+def fast_decoder_log_probs(
+    scorer: Any, image: Any, head: str, texts: Sequence[str], key: tuple
+) -> list[tuple[float, int]]:
+    """log P(t | i) of each text about ``image`` from an encoder-decoder whose image features
+    are computed once (``key``: the image's name among the call's images)."""
+
+    def run(batch: Sequence[str]) -> list[tuple[float, int]]:
+        targets = decoder_targets(scorer.tokenizer, scorer.decoder_start, "", batch)
+        decoder = targets.inputs(scorer.accepted, scorer.device)
+        return targets.log_probs(scorer.fast.decoder_logits(image, head, decoder, key))
+
+    return map_batches(run, list(texts), scorer.batch_size)
+
+
 def conditional(scorer: Any, images: Sequence[Any], texts: Sequence[Sequence[str]]) -> list:
     """log P(t | i) and token counts per text of each image, on the fastest exact path."""
     head = head_of(scorer, [t for group in texts for t in group], image=True)
     if scorer.fast is not None and scorer.caption_path != PLAIN:
+        continued = fast_decoder_log_probs if scorer.encoder_decoder else fast_continuations
         try:
             with scorer.fast.shared_features():
                 return [
-                    scorer.fast.continuation_log_probs(image, head, group, (b,)) if group else []
+                    continued(scorer, image, head, group, (b,)) if group else []
                     for b, (image, group) in enumerate(zip(images, texts, strict=True))
                 ]
         except UnsupportedPrefix as err:
@@ -290,7 +344,12 @@ def score(scorer: Any, images: Sequence[Any], queries: Sequence[Sequence[Query]]
 def describe(scorer: Any) -> dict[str, Any]:
     """What results.json records of a run asked for the sentence's likelihood (a kind that
     keeps no ``convention`` or ``caption_path`` records without them)."""
-    if scorer.chat:
+    encoder_decoder = getattr(scorer, "encoder_decoder", False)
+    if encoder_decoder:
+        prompt = "the sentence as the decoder's target after its start token; the encoder reads "
+        prompt += "the image"
+        prompt += f" and a user turn with {CAPTION_REQUEST!r}" if scorer.chat else ""
+    elif scorer.chat:
         prompt = "the sentence as the assistant's answer (continued) to a user turn with the "
         prompt += f"image and {CAPTION_REQUEST!r}"
     elif takes_suffix(getattr(scorer, "processor", None)):
@@ -303,6 +362,7 @@ def describe(scorer: Any) -> dict[str, Any]:
         "ranks_by": "log P(t | i), summed over the sentence's tokens (the mean per token is "
         "log_p_image / tokens in scores.jsonl)",
         "chat_template": scorer.chat,
+        "encoder_decoder": encoder_decoder or None,
         "processor_inputs": scorer.convention.record() if hasattr(scorer, "convention") else None,
         "forward_path": getattr(scorer, "caption_path", None),
         "forward_path_reason": getattr(scorer, "caption_path_reason", None),

@@ -209,11 +209,6 @@ class GenerativeScorer(LocalScorer):
         self.keep_last_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
         self.score_mode = self.options.score
         """What the model is asked: yes-no, caption or caption-pmi (``scorers.caption``)."""
-        if self.score_mode != "yes-no" and self.encoder_decoder:
-            raise ValueError(
-                f"--score {self.score_mode}: model {model_id!r} has an encoder-decoder language "
-                "model; the sentence's likelihood is scored for decoder-only models"
-            )
         self.alpha = self.options.pmi_alpha
         self.alpha_source = "given (--pmi-alpha)" if self.alpha is not None else None
         self.priors: dict[str, tuple[float, int]] = {}

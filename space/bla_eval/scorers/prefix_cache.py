@@ -18,7 +18,8 @@ plain path sends each (image, prompt) pair through the whole model. This module:
    are copied like keys and values, their suffixes batched by equal length (no padding);
 3. encoder-decoder language models (BLIP-2 Flan-T5, ``image-features``): the encoder reads the
    whole prompt bidirectionally, so nothing of it can be cached; the image features are reused and
-   the first decoder step is read.
+   the first decoder step is read (``--score caption``: every decoder position of the sentences,
+   :meth:`PrefixCachedForward.decoder_logits`).
 
 Token ids are exactly the plain path's: the processor expands the image placeholder of one prompt,
 the tokenizer splits every prompt, and the shared prefix is the longest common token prefix, so a
@@ -187,6 +188,16 @@ def trailing_specials(tokenizer: Any, ids: Sequence[int]) -> int:
     while n < len(ids) and ids[len(ids) - 1 - n] in special:
         n += 1
     return n
+
+
+def sentence_span(tokenizer: Any, prompt_ids: Sequence[int], head_ids: Sequence[int]) -> Span:
+    """The text's tokens in the tokenizer's ids of ``head + text`` (``prompt_ids``): those after
+    the longest common prefix with the head's ids (a token merged across the boundary is the
+    text's), before the special tokens the tokenizer appends."""
+    tail = trailing_specials(tokenizer, prompt_ids)
+    start = common_prefix_length([prompt_ids, head_ids])
+    end = len(prompt_ids) - tail
+    return Span(end - start, tail, tuple(prompt_ids[start:end]))
 
 
 def _picked(offset: int | Sequence[int], group: Sequence[int]) -> int | list[int]:
@@ -753,16 +764,9 @@ class PrefixCachedForward:
             for i, x in enumerate(full):
                 ids[i, width - len(x) :] = torch.tensor(x)
                 mask[i, width - len(x) :] = 1
-            batch_features = copy.copy(features)
-            batch_features["pooler_output"] = features.pooler_output.expand(n, -1, -1).contiguous()
             start = torch.full((n, 1), self.decoder_start, dtype=torch.long, device=self.device)
-            logits = self.model(
-                pixel_values=None,
-                input_ids=ids.to(self.device),
-                attention_mask=mask.to(self.device),
-                decoder_input_ids=start,
-                mm_encoder_outputs={"image": batch_features},
-            ).logits
+            decoder = {"decoder_input_ids": start}
+            logits = self._encoder_decoder_forward(ids, mask, features, decoder)
             return list(logits[:, -1, :].float())
 
         def timed_run(batch: Sequence[int]) -> list:
@@ -772,3 +776,36 @@ class PrefixCachedForward:
         indices = list(range(len(rows)))
         for j, row in zip(indices, map_batches(timed_run, indices, self.batch_size), strict=True):
             out[j] = row
+
+    def _encoder_decoder_forward(self, ids, mask, features, decoder: dict[str, Any]):
+        """Decoder logits of the encoder rows ``ids`` (``mask``) about one image, given its
+        ``features`` (one image's; repeated for every row) and the ``decoder`` inputs."""
+        n = ids.shape[0]
+        batch_features = copy.copy(features)
+        batch_features["pooler_output"] = features.pooler_output.expand(n, -1, -1).contiguous()
+        return self.model(
+            pixel_values=None,
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            mm_encoder_outputs={"image": batch_features},
+            **decoder,
+        ).logits
+
+    @torch.inference_mode()
+    def decoder_logits(
+        self, image: Any, prompt: str, decoder: dict[str, Any], image_key: Hashable = None
+    ) -> torch.Tensor:
+        """Decoder logits at every position of the ``decoder`` inputs (``decoder_input_ids``,
+        ``decoder_attention_mask``: one row per text), float32, after the encoder reads
+        ``image`` and ``prompt``; the image's features computed once (``image_key``: see
+        :meth:`encode_image`)."""
+        if self.path != IMAGE_FEATURES:
+            raise UnsupportedPrefix("decoder targets need an encoder-decoder model")
+        enc, features = self.encode_image(image, prompt, image_key)
+        if enc.get("decoder_input_ids") is not None and enc["decoder_input_ids"].numel():
+            raise UnsupportedPrefix("the processor puts the prompt into the decoder")
+        n = decoder["decoder_input_ids"].shape[0]
+        ids, mask = enc["input_ids"].expand(n, -1), enc["attention_mask"].expand(n, -1)
+        self.stats["prompts"] += n
+        with self.timed("encoder_decoder"):
+            return self._encoder_decoder_forward(ids, mask, features, decoder).float()

@@ -3,21 +3,24 @@ against a reference written here from transformers alone.
 
 The reference runs one unpadded (image, sentence) sequence at a time, made by the row's processor
 (loaded afresh), through the transformers model in float32, and sums torch's own ``log_softmax``
-at the sentence's tokens. Which
-tokens are the sentence's is read independently of the engine: the model's chat template renders
-the user turn and an assistant message holding the sentence, continued (the sentence is the last
-text of the prompt); the tokens whose characters overlap the sentence's (the tokenizer's offsets)
-are its tokens, so a template that puts a space before the answer gives the first token with the
-space (``ĠA``). A prefix-LM's processor takes the sentence as its ``suffix``, whose labelled tokens
-(less the EOS it appends) are the sentence's. The engine scores in uneven batches of three, on its
-fast path and on its plain path, and must give the same sums and token counts within 1e-4.
-Encoder-decoder rows are refused in one line; rows that fail upstream are left out, as in
+at the sentence's tokens. Which tokens are the sentence's is read independently of the engine:
+the model's chat template renders the user turn and an assistant message holding the sentence,
+continued (the sentence is the last text of the prompt); the tokens whose characters overlap the
+sentence's (the tokenizer's offsets) are its tokens, so a template that puts a space before the
+answer gives the first token with the space (``ĠA``). A prefix-LM's processor takes the sentence
+as its ``suffix``, whose labelled tokens (less the EOS it appends) are the sentence's. An
+encoder-decoder's processor gets the prompt without the sentence, and the tokenizer's ids of the
+sentence are the model's ``labels`` (the model shifts them right after its own decoder start);
+the sentence's tokens are the non-special ones (the tokenizer's special-tokens mask). The engine
+scores in uneven batches of three, on its fast path and on its plain path, and must give the same
+sums and token counts within 1e-4. Rows that fail upstream are left out, as in
 ``test_architectures``.
 """
 
 from __future__ import annotations
 
 import inspect
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,7 +31,7 @@ from bla_eval.protocols import get_template
 from bla_eval.protocols.templates import CAPTION_REQUEST
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.scorers.caption import BLANK
-from bla_eval.scorers.prefix_cache import PLAIN, PREFIX_CACHE
+from bla_eval.scorers.prefix_cache import PLAIN
 from bla_eval.testing.architectures import ARCHITECTURES, build_cached
 from PIL import Image
 
@@ -106,6 +109,11 @@ class Reference:
         self.chat = bool(getattr(self.processor, "chat_template", None))
         self.suffix = "suffix" in inspect.signature(type(self.processor).__call__).parameters
         self.convention = convention  # nested images, the image text of a prompt without template
+        config = model.config
+        self.encoder_decoder = bool(
+            getattr(config, "is_encoder_decoder", False)
+            or getattr(config, "use_decoder_only_language_model", True) is False
+        )
 
     def text(self, sentence: str, image: bool) -> str:
         if self.chat:
@@ -115,7 +123,32 @@ class Reference:
         return (self.convention.image_text if image else "") + sentence
 
     @torch.inference_mode()
+    def decoded(self, sentence: str, image: Image.Image | None) -> tuple[float, int]:
+        """An encoder-decoder's log P(sentence): the encoder reads the image and the prompt,
+        the sentence's ids are the decoder's labels."""
+        prompt = self.text(sentence, image is not None)[: -len(sentence)]
+        if image is None:
+            enc = self.tokenizer(prompt, return_tensors="pt")
+            enc = {k: enc[k] for k in ("input_ids", "attention_mask")}
+        else:
+            images = self.convention.images([image])
+            enc = self.processor(images=images, text=[prompt], return_tensors="pt")
+        # a processor that sends the text to the decoder (Pix2Struct): the prompt's ids first,
+        # none for no prompt (a captioning checkpoint's decoder starts from its start token)
+        lead = enc.pop("decoder_input_ids", torch.zeros((1, 0), dtype=torch.long))[0].tolist()
+        lead = lead if prompt else []
+        enc.pop("decoder_attention_mask", None)
+        own = self.tokenizer(sentence, return_special_tokens_mask=True)
+        labels = lead + own["input_ids"]
+        positions = [len(lead) + k for k, m in enumerate(own["special_tokens_mask"]) if not m]
+        logits = self.model(**enc, labels=torch.tensor([labels])).logits[0].float()
+        log_probs = torch.log_softmax(logits, -1)
+        return sum(float(log_probs[k, labels[k]]) for k in positions), len(positions)
+
+    @torch.inference_mode()
     def log_prob(self, sentence: str, image: Image.Image | None) -> tuple[float, int]:
+        if self.encoder_decoder:
+            return self.decoded(sentence, image)
         images = None if image is None else self.convention.images([image])
         if self.suffix:
             lead = self.convention.image_text if image is not None else ""
@@ -158,18 +191,42 @@ def engine(folder: Path, name: str, mode: str):
 @pytest.mark.parametrize("mode", ["caption", "caption-pmi"])
 @pytest.mark.parametrize("name", ROWS)
 def test_likelihood_equals_an_independent_log_softmax(name, mode, folders, ap_points):
+    compare(folders[name], name, mode, ap_points)
+
+
+@pytest.mark.parametrize(
+    ("name", "template"),
+    [("blip-2-t5", "$A </s>"), ("florence2", "<s> $A </s>"), ("pix2struct", "$A </s>")],
+)
+def test_an_encoder_decoder_counts_no_special_token(name, template, folders, ap_points, tmp_path):
+    """The tokenizers of released encoder-decoders add special tokens (Flan-T5's and
+    Pix2Struct's ``</s>`` after the text, Florence-2's BART ``<s>`` before it as well): the
+    decoder reads them, the sentence's sum leaves them out."""
+    from tokenizers.processors import TemplateProcessing
+
+    folder = tmp_path / name
+    shutil.copytree(folders[name], folder)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    specials = [(t, tokenizer.convert_tokens_to_ids(t)) for t in ("<s>", "</s>")]
+    tokenizer.backend_tokenizer.post_processor = TemplateProcessing(
+        single=template, special_tokens=specials
+    )
+    tokenizer.save_pretrained(folder)
+    wrapped = transformers.AutoTokenizer.from_pretrained(folder)("A man")["input_ids"]
+    assert wrapped[-1] == tokenizer.eos_token_id and len(wrapped) > 2, wrapped
+    compare(folder, name, "caption-pmi", ap_points)
+
+
+def compare(folder: Path, name: str, mode: str, ap_points: list) -> None:
+    """The engine's scores of the model in ``folder`` (row ``name``) equal the reference's, on
+    its own path and, where that is a fast path, on the plain path."""
     images = [decode_image(p, p.images[0]).resize((40, 30)) for p in ap_points]
     queries = [[Query(c) for c in p.captions] for p in ap_points]
-    try:
-        scorer = engine(folders[name], name, mode)
-    except ValueError as err:
-        assert scorer_is_encoder_decoder(folders[name], name), err
-        assert "encoder-decoder language model" in str(err)
-        return
+    scorer = engine(folder, name, mode)
     trust = "--trust-remote-code" in ARCHITECTURES[name].flags
-    reference = Reference(scorer.model, folders[name], trust, scorer.convention)
+    reference = Reference(scorer.model, folder, trust, scorer.convention)
     check(scorer, reference, images, queries, mode)
-    if scorer.caption_path == PREFIX_CACHE:  # the fast path ran: the plain path too
+    if scorer.caption_path != PLAIN:  # the fast path ran: the plain path too
         scorer.caption_path = PLAIN
         check(scorer, reference, images, queries, mode)
 
@@ -192,13 +249,3 @@ def check(scorer, reference: Reference, images: list, queries: list, mode: str) 
             )
             assert cell["log_p_prior"] == pytest.approx(prior, abs=TOLERANCE), path
             assert value == pytest.approx(want - prior, abs=2 * TOLERANCE)
-
-
-def scorer_is_encoder_decoder(folder: Path, name: str) -> bool:
-    config = transformers.AutoConfig.from_pretrained(
-        folder, trust_remote_code="--trust-remote-code" in ARCHITECTURES[name].flags
-    )
-    return bool(
-        getattr(config, "is_encoder_decoder", False)
-        or getattr(config, "use_decoder_only_language_model", True) is False
-    )

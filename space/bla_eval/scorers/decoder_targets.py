@@ -1,0 +1,67 @@
+"""The sentence as the target of an encoder-decoder's decoder (BLIP-2 Flan-T5, Florence-2,
+Pix2Struct), for ``--score caption`` and ``caption-pmi``.
+
+The encoder reads the image and the prompt before the sentence; the decoder is fed its start
+token and the tokenizer's ids of the sentence (teacher forcing: the ``decoder_input_ids``
+transformers makes from ``labels`` by shifting them right). The sentence's tokens are counted;
+the decoder start is not, nor are the special tokens the tokenizer puts before the sentence
+(BART's ``<s>``: the decoder reads it, as a decoder-only model reads its BOS) or after it (T5's
+and BART's ``</s>``, as trailing specials are left out for decoder-only models). Rows are padded
+on the right, with the decoder's attention mask, so no padding comes before a token of a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .prefix_cache import Span, sentence_log_prob, sentence_span
+
+DECODER_INPUTS = frozenset({"decoder_input_ids", "decoder_attention_mask"})
+"""A processor's outputs for the decoder (Pix2Struct's processor sends its text there)."""
+
+
+@dataclass(frozen=True)
+class DecoderTargets:
+    """Decoder rows of a batch of texts: ``rows[i]`` = the decoder start and the ids of text
+    ``i`` (after the decoder's ``head``), ``spans[i]`` = where the text's tokens are in it."""
+
+    rows: list[list[int]]
+    spans: list[Span]
+    pad: int
+
+    def inputs(self, accepted: frozenset[str] | None, device: torch.device) -> dict[str, Any]:
+        """``decoder_input_ids`` (padded on the right) and, where the forward takes it
+        (``accepted``, None: any), ``decoder_attention_mask``."""
+        width = max(len(r) for r in self.rows)
+        ids = torch.full((len(self.rows), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(self.rows), width), dtype=torch.long)
+        for i, row in enumerate(self.rows):
+            ids[i, : len(row)] = torch.tensor(row)
+            mask[i, : len(row)] = 1
+        out = {"decoder_input_ids": ids.to(device)}
+        if accepted is None or "decoder_attention_mask" in accepted:
+            out["decoder_attention_mask"] = mask.to(device)
+        return out
+
+    def log_probs(self, logits: torch.Tensor) -> list[tuple[float, int]]:
+        """(sum of log-probabilities, token count) of each text, from the decoder's ``logits``
+        at every position of :meth:`inputs` (float32)."""
+        return [
+            sentence_log_prob(logits[i, : len(row)], row, span.count, span.tail)
+            for i, (row, span) in enumerate(zip(self.rows, self.spans, strict=True))
+        ]
+
+
+def decoder_targets(tokenizer: Any, start: int, head: str, texts: Sequence[str]) -> DecoderTargets:
+    """The decoder rows of ``texts``: ``start``, then the tokenizer's ids of ``head + text``
+    (``head``: '' unless a processor puts the prompt into the decoder), with the special tokens
+    it adds, as a ``labels`` row has them."""
+    head_ids = tokenizer(head)["input_ids"]
+    rows = [[start, *row] for row in tokenizer([head + t for t in texts])["input_ids"]]
+    spans = [sentence_span(tokenizer, row, [start, *head_ids]) for row in rows]
+    pad = tokenizer.pad_token_id
+    return DecoderTargets(rows, spans, pad if pad is not None else start)
