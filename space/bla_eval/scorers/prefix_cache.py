@@ -74,25 +74,27 @@ class FastPath:
 
 def fast_path_for(model: Any, encoder_decoder: bool) -> FastPath:
     """The fastest path that is exact for ``model`` (a loaded image-text-to-text model): the
-    prefix cache for every decoder-only model whose forward takes precomputed image features
-    (``mm_encoder_outputs``) beside ``get_image_features``; whether the cache can be copied and
-    the image tokens sit before the sentence is checked on the first prompts
+    prefix cache for every decoder-only model whose forward declares precomputed image features
+    (``mm_encoder_outputs``) beside ``get_image_features``; the image features for a known
+    encoder-decoder whose forward declares them (BLIP-2 Flan-T5). Whether the cache can be
+    copied and the image tokens sit before the sentence is checked on the first prompts
     (:class:`UnsupportedPrefix` sends the scorer back to the plain path, with the reason)."""
     model_type = getattr(model.config, "model_type", "")
     if model_type in NOT_CACHEABLE:
         return FastPath(PLAIN, f"{model_type}: {NOT_CACHEABLE[model_type]}")
     if feature_method(model) is None:
         return FastPath(PLAIN, f"{model_type}: the model has no get_image_features")
-    if encoder_decoder:
-        if model_type in ENCODER_DECODER_TYPES:
-            return FastPath(
-                IMAGE_FEATURES,
-                "encoder-decoder: image features reused, the encoder reads each whole prompt",
-            )
-        return FastPath(PLAIN, f"{model_type}: encoder-decoder without a tested feature input")
     params = inspect.signature(model.forward).parameters
-    if "mm_encoder_outputs" not in params:
+    takes_features = "mm_encoder_outputs" in params  # **kwargs alone would drop them unread
+    if encoder_decoder and model_type not in ENCODER_DECODER_TYPES:
+        return FastPath(PLAIN, f"{model_type}: encoder-decoder without a tested feature input")
+    if not takes_features:
         return FastPath(PLAIN, f"{model_type}: the forward takes no precomputed image features")
+    if encoder_decoder:
+        return FastPath(
+            IMAGE_FEATURES,
+            "encoder-decoder: image features reused, the encoder reads each whole prompt",
+        )
     required = [
         name
         for name, p in params.items()

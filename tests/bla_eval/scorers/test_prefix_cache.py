@@ -185,6 +185,23 @@ def test_paligemma_runs_the_plain_path():
     assert "prefix-LM" in chosen.reason
 
 
+class FeaturesInKwargs(tf.Blip2ForConditionalGeneration):
+    """BLIP-2 whose forward declares no ``mm_encoder_outputs`` and takes any keyword (as
+    transformers 5.3's does, which then reads ``pixel_values`` and nothing else)."""
+
+    def forward(self, pixel_values, input_ids, attention_mask=None, **kwargs):
+        return super().forward(pixel_values, input_ids, attention_mask, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["blip2_t5", "blip2_opt"])
+def test_a_forward_that_does_not_declare_image_features_runs_the_plain_path(models, name):
+    model, _ = load(models[name])
+    start = decoder_start(model)
+    chosen = fast_path_for(FeaturesInKwargs(model.config), encoder_decoder=start is not None)
+    assert chosen.path == PLAIN
+    assert "takes no precomputed image features" in chosen.reason
+
+
 @pytest.mark.parametrize("name", list(BUILDERS))
 def test_scorer_fast_path_equals_its_plain_path(models, material, name):
     """The generative scorer, loaded by path: same scores and answers on either path, zero-shot
