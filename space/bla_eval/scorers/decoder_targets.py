@@ -1,5 +1,6 @@
-"""The sentence as the target of an encoder-decoder's decoder (BLIP-2 Flan-T5, Florence-2,
-Pix2Struct), for ``--score caption`` and ``caption-pmi``.
+"""What an encoder-decoder's decoder reads (BLIP-2 Flan-T5, Florence-2, Pix2Struct): the sentence
+as its target, for ``--score caption`` and ``caption-pmi``; for the first answer token, its start
+token, and the prompt where the processor sends the prompt there (:func:`decoder_prompts`).
 
 The encoder reads the image and the prompt before the sentence; the decoder is fed its start
 token and the tokenizer's ids of the sentence (teacher forcing: the ``decoder_input_ids``
@@ -34,18 +35,8 @@ class DecoderTargets:
     pad: int
 
     def inputs(self, accepted: frozenset[str] | None, device: torch.device) -> dict[str, Any]:
-        """``decoder_input_ids`` (padded on the right) and, where the forward takes it
-        (``accepted``, None: any), ``decoder_attention_mask``."""
-        width = max(len(r) for r in self.rows)
-        ids = torch.full((len(self.rows), width), self.pad, dtype=torch.long)
-        mask = torch.zeros((len(self.rows), width), dtype=torch.long)
-        for i, row in enumerate(self.rows):
-            ids[i, : len(row)] = torch.tensor(row)
-            mask[i, : len(row)] = 1
-        out = {"decoder_input_ids": ids.to(device)}
-        if accepted is None or "decoder_attention_mask" in accepted:
-            out["decoder_attention_mask"] = mask.to(device)
-        return out
+        """The rows as decoder inputs (:func:`right_padded`)."""
+        return right_padded(self.rows, self.pad, accepted, device)
 
     def log_probs(self, logits: torch.Tensor) -> list[tuple[float, int]]:
         """(sum of log-probabilities, token count) of each text, from the decoder's ``logits``
@@ -65,3 +56,43 @@ def decoder_targets(tokenizer: Any, start: int, head: str, texts: Sequence[str])
     spans = [sentence_span(tokenizer, row, [start, *head_ids]) for row in rows]
     pad = tokenizer.pad_token_id
     return DecoderTargets(rows, spans, pad if pad is not None else start)
+
+
+def right_padded(
+    rows: Sequence[Sequence[int]], pad: int, accepted: frozenset[str] | None, device: torch.device
+) -> dict[str, Any]:
+    """Decoder rows as ``decoder_input_ids``, padded on the right with ``pad``, and, where the
+    forward takes it (``accepted``, None: any), their ``decoder_attention_mask``."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(list(row))
+        mask[i, : len(row)] = 1
+    out = {"decoder_input_ids": ids.to(device)}
+    if accepted is None or "decoder_attention_mask" in accepted:
+        out["decoder_attention_mask"] = mask.to(device)
+    return out
+
+
+def decoder_prompts(
+    inputs: dict[str, Any],
+    n: int,
+    start: int,
+    pad: int,
+    accepted: frozenset[str] | None,
+    device: torch.device,
+) -> torch.Tensor | None:
+    """Put the decoder's inputs for reading the first answer token into ``inputs`` (a
+    processor's for ``n`` prompts): the decoder ``start`` token alone; where the processor sends
+    the prompt to the decoder (Pix2Struct), ``start`` and each prompt's tokens, padded on the
+    right. Returns each row's last position (None: the start token's, the only one)."""
+    prompt = inputs.pop("decoder_input_ids", None)
+    mask = inputs.pop("decoder_attention_mask", None)
+    if prompt is None or prompt.shape[-1] == 0:
+        inputs["decoder_input_ids"] = torch.full((n, 1), start, dtype=torch.long, device=device)
+        return None
+    mask = torch.ones_like(prompt) if mask is None else mask
+    rows = [[start, *p[m.bool()].tolist()] for p, m in zip(prompt, mask, strict=True)]
+    inputs.update(right_padded(rows, pad, accepted, device))
+    return torch.tensor([len(r) - 1 for r in rows], device=device)

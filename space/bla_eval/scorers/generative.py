@@ -29,6 +29,7 @@ from ..protocols.templates import (
 from ..queries import Query
 from . import caption, generation
 from .base import Scored, regroup
+from .decoder_targets import decoder_prompts
 from .detect import architectures, auto_classes, declares_images, is_dual_encoder
 from .local import LocalScorer
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
@@ -241,12 +242,15 @@ class GenerativeScorer(LocalScorer):
     ) -> torch.Tensor:
         """The plain path: logits of the first answer token, one row per (image, query)."""
         inputs = self.inputs(images, queries)
+        last = None
         if self.encoder_decoder:
-            config = self.model.config
-            start = getattr(getattr(config, "text_config", config), "decoder_start_token_id", 0)
-            inputs["decoder_input_ids"] = torch.full(
-                (len(queries), 1), start, dtype=torch.long, device=self.device
-            )
+            pad = self.tokenizer.pad_token_id
+            pad = self.decoder_start if pad is None else pad
+            start, n = self.decoder_start, len(queries)
+            last = decoder_prompts(inputs, n, start, pad, self.accepted, self.device)
+        if last is not None:  # the prompt in the decoder, right-padded: each row's last token
+            logits = self.model(**inputs).logits
+            return logits[torch.arange(len(last), device=logits.device), last].float()
         if self.keep_last_logits:
             inputs["logits_to_keep"] = 1  # the lm head on the last position only
         return self.model(**inputs).logits[:, -1, :].float()

@@ -81,10 +81,36 @@ def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, c
     scores = [s for r in records for s in r["scores"]]
     assert len(records) == LIMIT and all(math.isfinite(s) for s in scores)
     assert len(set(scores)) > 1, scores
+    if arch.kind == "generative":  # each sentence is read: an image's four scores differ
+        assert all(len(set(r["scores"])) > 1 for r in records), records
     results = json.loads((out / "results.json").read_text())
     assert results["kind"] == arch.kind
     if arch.kind == "generative":
         assert results["protocol"]["forward_path"] == arch.path, results["protocol"]
+
+
+def test_a_prompt_the_processor_sends_to_the_decoder_is_read(models, ap_points):
+    """Pix2Struct's processor puts the prompt into ``decoder_input_ids``: the first answer
+    token is read after the decoder start and the whole prompt, batched (padded on the right)
+    as one prompt at a time through transformers, and the sentence changes it."""
+    import torch
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+
+    scorer = load_scorer(str(models["pix2struct"]), "generative", 3, LoadOptions(device="cpu"))
+    image = decode_image(ap_points[0], ap_points[0].images[0]).resize((40, 30))
+    queries = [Query(c) for c in ap_points[0].captions]
+    got = scorer.next_token_logits([image] * len(queries), queries)
+    start = scorer.model.config.text_config.decoder_start_token_id
+    want = []
+    with torch.inference_mode():
+        for query in queries:
+            enc = scorer.processor(images=[image], text=[scorer.prompt(query)], return_tensors="pt")
+            enc.pop("decoder_attention_mask")
+            ids = torch.cat([torch.tensor([[start]]), enc.pop("decoder_input_ids")], 1)
+            want.append(scorer.model(**enc, decoder_input_ids=ids).logits[0, -1].float())
+    assert len({len(scorer.tokenizer(scorer.prompt(q))["input_ids"]) for q in queries}) > 1
+    assert torch.allclose(got, torch.stack(want), atol=1e-4, rtol=0)
+    assert not torch.allclose(want[0], want[1], atol=1e-3, rtol=0)
 
 
 GENERATIVE = [
