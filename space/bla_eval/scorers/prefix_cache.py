@@ -179,6 +179,16 @@ def sentence_log_prob(
     return float(log_probs.gather(-1, target[:, None]).sum()), count
 
 
+def mismatch(expanded: Sequence[int], tail: Sequence[int]) -> str:
+    """Why the processor's ids ``expanded`` do not end with the tokenizer's ``tail``: tokens the
+    processor adds after the prompt (Fuyu's beginning of answer), or any other difference."""
+    expanded, tail = list(expanded), list(tail)
+    for end in range(len(expanded) - 1, len(tail) - 1, -1):
+        if tail and expanded[end - len(tail) : end] == tail:
+            return f"the processor adds {len(expanded) - end} token(s) after the prompt"
+    return "the prompts' shared prefix does not match the processor's"
+
+
 def trailing_specials(tokenizer: Any, ids: Sequence[int]) -> int:
     """How many of the last ``ids`` are special tokens (a tokenizer's ``[SEP]`` or EOS after
     the text: they follow a sentence and are not its tokens)."""
@@ -353,7 +363,7 @@ class PrefixCachedForward:
         shift = len(expanded) - len(rows[0])
         tail = rows[0][shared:]
         if shared < 1 or shift < 0 or expanded[len(expanded) - len(tail) :] != tail:
-            raise UnsupportedPrefix("the prompts' shared prefix does not match the processor's")
+            raise UnsupportedPrefix(mismatch(expanded, tail))
         if self.image_token is not None:
             last_image = max(
                 (i for i, t in enumerate(expanded) if t == self.image_token), default=-1

@@ -179,3 +179,25 @@ def test_remote_code_needs_the_flag(name, models, built_dataset, tmp_path, capsy
     argv = eval_args(models[name], built_dataset, tmp_path / "run", "--limit", 1)
     refused(bla_eval, argv, capsys, "--trust-remote-code", "auto_map")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("name", ["fuyu", "video_llava", "minicpmv4_6"])
+def test_in_context_runs_where_the_image_tensor_is_renamed(
+    name, models, built_dataset, tmp_path, capsys
+):
+    """``--protocol icl-sd`` (demonstrations before the question) on the rows whose processor
+    names the image tensor differently or whose feature method delegates ``*args``: it scores,
+    with the path of the row."""
+    out = tmp_path / "run"
+    argv = eval_args(models[name], built_dataset, out, "--tasks", "ap", "--limit", 1)
+    code, err = call(bla_eval, [*argv, "--protocol", "icl-sd"], capsys)
+    assert code == 0, err
+    results = json.loads((out / "results.json").read_text())
+    assert results["protocol"]["name"] == "icl-sd"
+    assert results["protocol"]["forward_path"] == ARCHITECTURES[name].path
+    scores = [
+        s
+        for line in (out / "scores.jsonl").read_text().splitlines()
+        for s in json.loads(line)["scores"]
+    ]
+    assert all(math.isfinite(s) for s in scores) and len(set(scores)) > 1, scores

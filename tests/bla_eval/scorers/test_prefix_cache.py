@@ -22,6 +22,7 @@ from bla_eval.scorers.prefix_cache import (
     PrefixCachedForward,
     UnsupportedPrefix,
     fast_path_for,
+    mismatch,
 )
 from bla_eval.testing.generative import (
     build_blip2_generative,
@@ -173,6 +174,17 @@ def test_image_after_the_shared_prefix_is_refused(models, material):
     )
     with pytest.raises(UnsupportedPrefix):
         fast.logits(image, prompts)
+
+
+def test_tokens_the_processor_adds_after_the_prompt_are_the_reason():
+    """Processor ids that end with more than the tokenizer's (Fuyu's beginning-of-answer token
+    after every prompt) are named as such; any other difference keeps the general reason."""
+    assert mismatch([7, 1, 2, 3, 9], [2, 3]) == "the processor adds 1 token(s) after the prompt"
+    assert mismatch([7, 1, 2, 3, 9, 9], [2, 3]).startswith("the processor adds 2 token(s)")
+    assert (
+        mismatch([7, 1, 2, 4], [2, 3])
+        == "the prompts' shared prefix does not match the processor's"
+    )
 
 
 def test_paligemma_runs_the_plain_path():
