@@ -175,10 +175,19 @@ REMOTE = [n for n, a in ARCHITECTURES.items() if "--trust-remote-code" in a.flag
 @pytest.mark.parametrize("name", REMOTE)
 def test_remote_code_needs_the_flag(name, models, built_dataset, tmp_path, capsys):
     """A model that runs code of its own (whichever auto class its ``auto_map`` names) is
-    refused in one line naming --trust-remote-code."""
+    refused in one line naming --trust-remote-code; with the flag, its class finds every
+    weight in the checkpoint (none drawn anew at each load)."""
+    import transformers as tf
+
     argv = eval_args(models[name], built_dataset, tmp_path / "run", "--limit", 1)
     refused(bla_eval, argv, capsys, "--trust-remote-code", "auto_map")
     assert not (tmp_path / "run").exists()
+    (auto_class,) = set(json.loads((models[name] / "config.json").read_text())["auto_map"]) - {
+        "AutoConfig"
+    }
+    loader = getattr(tf, auto_class)
+    _, info = loader.from_pretrained(models[name], trust_remote_code=True, output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
 
 
 @pytest.mark.parametrize("name", ["fuyu", "video_llava", "minicpmv4_6"])
