@@ -210,3 +210,27 @@ def test_in_context_runs_where_the_image_tensor_is_renamed(
         for s in json.loads(line)["scores"]
     ]
     assert all(math.isfinite(s) for s in scores) and len(set(scores)) > 1, scores
+
+
+def test_sentences_an_itm_head_cuts_are_counted_in_results(
+    texts, ap_points, built_dataset, tmp_path, capsys
+):
+    """ViLT with 9 text positions: the sentences of the run longer than that (special tokens
+    included) are cut, said once on stderr and counted in results.json."""
+    import transformers as tf
+    from bla_eval.testing.vilt import build_vilt_itm
+
+    model = tmp_path / "vilt"
+    build_vilt_itm(model, texts, text_positions=9)
+    tokenizer = tf.AutoTokenizer.from_pretrained(model)
+    sentences = {c for p in ap_points for c in p.captions}
+    longer = {s for s in sentences if len(tokenizer(s)["input_ids"]) > 9}
+    assert 0 < len(longer) < len(sentences)
+    out = tmp_path / "run"
+    argv = eval_args(model, built_dataset, out, "--tasks", "ap", "--limit", LIMIT)
+    code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    assert err.count("longer than the model's 9 text tokens") == 1, err
+    protocol = json.loads((out / "results.json").read_text())["protocol"]
+    assert protocol["text_max_length"] == 9
+    assert protocol["truncated_sentences"] == len(longer)
