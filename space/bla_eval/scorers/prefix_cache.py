@@ -189,6 +189,20 @@ def mismatch(expanded: Sequence[int], tail: Sequence[int]) -> str:
     return "the prompts' shared prefix does not match the processor's"
 
 
+def appended_specials(
+    tokenizer: Any, expanded: Sequence[int], tail: Sequence[int]
+) -> list[int] | None:
+    """The special tokens a processor puts after the prompt's own ids (Fuyu's beginning of
+    answer): the ids of ``expanded`` after its last run of ``tail`` (the tokenizer's end of the
+    prompt), where only special tokens follow it; None where ``expanded`` does not end so."""
+    expanded, tail = list(expanded), list(tail)
+    for extra in range(trailing_specials(tokenizer, expanded) + 1):
+        end = len(expanded) - extra
+        if tail and end >= len(tail) and expanded[end - len(tail) : end] == tail:
+            return expanded[end:]
+    return None
+
+
 def trailing_specials(tokenizer: Any, ids: Sequence[int]) -> int:
     """How many of the last ``ids`` are special tokens (a tokenizer's ``[SEP]`` or EOS after
     the text: they follow a sentence and are not its tokens)."""
@@ -360,10 +374,10 @@ class PrefixCachedForward:
             head = self.convention.image_text if self.convention else ""
             rows = [list(ids) for ids in self.tokenizer([head + p for p in prompts])["input_ids"]]
         shared = min(common_prefix_length(rows), min(len(r) for r in rows) - 1)
+        rows = self._with_appended(expanded, rows, shared)
         shift = len(expanded) - len(rows[0])
-        tail = rows[0][shared:]
-        if shared < 1 or shift < 0 or expanded[len(expanded) - len(tail) :] != tail:
-            raise UnsupportedPrefix(mismatch(expanded, tail))
+        if shift < 0:
+            raise UnsupportedPrefix("the prompts' shared prefix does not match the processor's")
         if self.image_token is not None:
             last_image = max(
                 (i for i, t in enumerate(expanded) if t == self.image_token), default=-1
@@ -371,6 +385,20 @@ class PrefixCachedForward:
             if last_image >= shared + shift:
                 raise UnsupportedPrefix("image tokens come after the shared prefix")
         return shift, rows
+
+    def _with_appended(
+        self, expanded: list[int], rows: list[list[int]], shared: int
+    ) -> list[list[int]]:
+        """``rows`` each followed by the special tokens the processor puts after the prompt
+        (none for most), so that each row ends as the processor's ids do; the tokenizer's ids
+        after ``shared`` must be the end of ``expanded`` up to them."""
+        if shared < 1:
+            raise UnsupportedPrefix("the prompt leaves no prefix to cache")
+        tail = rows[0][shared:]
+        added = appended_specials(self.tokenizer, expanded, tail)
+        if added is None:
+            raise UnsupportedPrefix(mismatch(expanded, tail))
+        return [row + added for row in rows]
 
     @torch.inference_mode()
     def logits(
@@ -421,6 +449,7 @@ class PrefixCachedForward:
             rows = [list(r) for r in self.tokenizer([lead + p for p in prompts])["input_ids"]]
             head_ids = list(self.tokenizer([lead + head])["input_ids"][0])
         starts = [common_prefix_length([row, head_ids]) for row in rows]
+        rows = self._with_appended(expanded, rows, min(starts) - 1)
         tails = [trailing_specials(self.tokenizer, row) for row in rows]
         if any(b + t >= len(row) for b, t, row in zip(starts, tails, rows, strict=True)):
             raise UnsupportedPrefix("a text has no tokens of its own after the prompt")

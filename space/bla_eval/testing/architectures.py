@@ -200,7 +200,6 @@ register(
     "generative",
     fuyu.build_fuyu,
     "linear patch embeddings, answer-start token",
-    path="plain",
 )
 register("minicpmv4_6", "generative", minicpm.build_minicpmv4_6, "*args features, linear attention")
 register(
