@@ -2,13 +2,13 @@
 once on stderr, the count recorded in ``results.json`` (``protocol.truncated_sentences``, with
 ``text_max_length``).
 
-The kinds that encode a sentence with ``truncation=True`` (the contrastive text towers, the
-image-text matching heads) count through :class:`Truncation`; the generative and text kinds
-never truncate a prompt."""
+The kinds that cut a sentence to a length (the contrastive text towers, transformers' with
+``truncation=True`` and open_clip's at their context length; the image-text matching heads)
+count through :class:`Truncation`; the generative and text kinds never truncate a prompt."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..cli_common import say
@@ -23,21 +23,33 @@ def text_max_length(tokenizer: Any) -> int | None:
     return limit if isinstance(limit, int) and 0 < limit < LONGEST else None
 
 
-class Truncation:
-    """The distinct sentences longer than ``max_length`` tokens of ``tokenizer`` (special tokens
-    included; default: the tokenizer's own limit), which ``truncation=True`` cuts to it."""
+Lengths = Callable[[Sequence[str]], Sequence[int]]
+"""The number of tokens of each text, uncut (special tokens included)."""
 
-    def __init__(self, tokenizer: Any, max_length: int | None = None) -> None:
-        self.tokenizer = tokenizer
+
+def tokenizer_lengths(tokenizer: Any) -> Lengths:
+    """:data:`Lengths` of a transformers tokenizer."""
+    return lambda texts: [len(ids) for ids in tokenizer(list(texts), truncation=False)["input_ids"]]
+
+
+class Truncation:
+    """The distinct sentences longer than ``max_length`` tokens (default: the transformers
+    ``tokenizer``'s own limit), which encoding cuts to it; ``lengths`` counts a text's tokens
+    (default: ``tokenizer`` uncut)."""
+
+    def __init__(
+        self, tokenizer: Any, max_length: int | None = None, lengths: Lengths | None = None
+    ) -> None:
         self.max_length = max_length or text_max_length(tokenizer)
+        self.lengths = lengths or tokenizer_lengths(tokenizer)
         self.cut: set[str] = set()
 
     def count(self, texts: Sequence[str]) -> None:
         """Keep those of ``texts`` that are cut; the first one cut is announced."""
         if not self.max_length:
             return
-        lengths = self.tokenizer(list(texts), truncation=False)["input_ids"]
-        cut = {t for t, ids in zip(texts, lengths, strict=True) if len(ids) > self.max_length}
+        lengths = self.lengths(texts)
+        cut = {t for t, n in zip(texts, lengths, strict=True) if n > self.max_length}
         if cut and not self.cut:
             say(
                 f"note: sentences longer than the model's {self.max_length} text tokens are "

@@ -14,6 +14,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bla_eval.cli import main as bla_eval
@@ -212,19 +213,37 @@ def test_in_context_runs_where_the_image_tensor_is_renamed(
     assert all(math.isfinite(s) for s in scores) and len(set(scores)) > 1, scores
 
 
-def test_sentences_an_itm_head_cuts_are_counted_in_results(
-    texts, ap_points, built_dataset, tmp_path, capsys
-):
-    """ViLT with 9 text positions: the sentences of the run longer than that (special tokens
-    included) are cut, said once on stderr and counted in results.json."""
+def vilt_cutting_at(out: Path, texts: list[str], limit: int) -> tuple[Path, Any]:
+    """ViLT whose tokenizer cuts at ``limit`` tokens: its folder and each text's token count."""
     import transformers as tf
     from bla_eval.testing.vilt import build_vilt_itm
 
-    model = tmp_path / "vilt"
-    build_vilt_itm(model, texts, text_positions=9)
-    tokenizer = tf.AutoTokenizer.from_pretrained(model)
+    build_vilt_itm(out, texts, text_positions=limit)
+    tokenizer = tf.AutoTokenizer.from_pretrained(out)
+    return out, lambda s: len(tokenizer(s)["input_ids"])
+
+
+def open_clip_cutting_at(out: Path, texts: list[str], limit: int) -> tuple[Path, Any]:
+    """open_clip's CLIP with a ``limit``-token context: its ``local-dir:`` id and each text's
+    token count (its BPE pieces, start and end)."""
+    import open_clip
+    from bla_eval.testing.dual_encoders import build_open_clip
+
+    build_open_clip(out, texts, context_length=limit)
+    model = f"local-dir:{out}"
+    return model, lambda s: len(open_clip.get_tokenizer(model).encode(s)) + 2
+
+
+@pytest.mark.parametrize("build", [vilt_cutting_at, open_clip_cutting_at])
+def test_sentences_cut_to_the_text_limit_are_counted_in_results(
+    build, texts, ap_points, built_dataset, tmp_path, capsys
+):
+    """A text encoder of 9 positions (ViLT's matching head, open_clip's text tower): the
+    sentences of the run longer than that (special tokens included) are cut, said once on
+    stderr and counted in results.json."""
+    model, length = build(tmp_path / "model", texts, 9)
     sentences = {c for p in ap_points for c in p.captions}
-    longer = {s for s in sentences if len(tokenizer(s)["input_ids"]) > 9}
+    longer = {s for s in sentences if length(s) > 9}
     assert 0 < len(longer) < len(sentences)
     out = tmp_path / "run"
     argv = eval_args(model, built_dataset, out, "--tasks", "ap", "--limit", LIMIT)
