@@ -374,6 +374,8 @@ class PrefixCachedForward:
             head = self.convention.image_text if self.convention else ""
             rows = [list(ids) for ids in self.tokenizer([head + p for p in prompts])["input_ids"]]
         shared = min(common_prefix_length(rows), min(len(r) for r in rows) - 1)
+        if shared < 1:
+            raise UnsupportedPrefix(mismatch(expanded, rows[0][shared:]))
         rows = self._with_appended(expanded, rows, shared)
         shift = len(expanded) - len(rows[0])
         if shift < 0:
@@ -392,8 +394,6 @@ class PrefixCachedForward:
         """``rows`` each followed by the special tokens the processor puts after the prompt
         (none for most), so that each row ends as the processor's ids do; the tokenizer's ids
         after ``shared`` must be the end of ``expanded`` up to them."""
-        if shared < 1:
-            raise UnsupportedPrefix("the prompt leaves no prefix to cache")
         tail = rows[0][shared:]
         added = appended_specials(self.tokenizer, expanded, tail)
         if added is None:
@@ -449,7 +449,8 @@ class PrefixCachedForward:
             rows = [list(r) for r in self.tokenizer([lead + p for p in prompts])["input_ids"]]
             head_ids = list(self.tokenizer([lead + head])["input_ids"][0])
         starts = [common_prefix_length([row, head_ids]) for row in rows]
-        rows = self._with_appended(expanded, rows, min(starts) - 1)
+        if min(starts) > 0:
+            rows = self._with_appended(expanded, rows, min(starts) - 1)
         tails = [trailing_specials(self.tokenizer, row) for row in rows]
         if any(b + t >= len(row) for b, t, row in zip(starts, tails, rows, strict=True)):
             raise UnsupportedPrefix("a text has no tokens of its own after the prompt")
