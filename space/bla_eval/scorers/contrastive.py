@@ -9,11 +9,11 @@ from typing import Any
 import torch
 from PIL import Image
 
-from ..cli_common import say
 from .detect import is_dual_encoder
 from .dual import DualEncoderScorer, unit_features
 from .registry import register_kind
 from .resolved_model import ResolvedModel
+from .truncation import Truncation
 
 FIXED_LENGTH_MODEL_TYPES = {"siglip", "siglip2"}
 """Text towers trained with max-length padding, pooled at the last position: fixed padding."""
@@ -31,16 +31,6 @@ def named_inputs(method: Any) -> frozenset[str]:
     """The parameter names ``method`` declares (its ``**kwargs`` left out)."""
     params = inspect.signature(method).parameters.values()
     return frozenset(p.name for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD)
-
-
-LONGEST = 10**6
-"""Tokenizers without a length limit say one above this (transformers' very large default)."""
-
-
-def text_max_length(tokenizer: Any) -> int | None:
-    """The tokenizer's length limit (None: it has none)."""
-    limit = getattr(tokenizer, "model_max_length", None)
-    return limit if isinstance(limit, int) and 0 < limit < LONGEST else None
 
 
 @register_kind
@@ -75,9 +65,7 @@ class ContrastiveScorer(DualEncoderScorer):
         self.padding: dict[str, Any] = {"padding": True}
         if model_type in FIXED_LENGTH_MODEL_TYPES:
             self.padding = {"padding": "max_length", "max_length": 64}
-        self.max_length = self.padding.get("max_length") or text_max_length(self.tokenizer)
-        self.truncated: set[str] = set()
-        """The distinct sentences cut to ``max_length`` tokens so far."""
+        self.truncation = Truncation(self.tokenizer, self.padding.get("max_length"))
 
     def prepare_image(self, image: Image.Image) -> torch.Tensor | dict[str, torch.Tensor]:
         """The image processor's pixels of one image, with every other input of one image that
@@ -94,24 +82,10 @@ class ContrastiveScorer(DualEncoderScorer):
         return unit_features(pooled(self.model.get_image_features(**inputs)))
 
     def embed_texts(self, texts: Sequence[str]) -> torch.Tensor:
-        self.count_truncated(texts)
+        self.truncation.count(texts)
         inputs = self.tokenizer(list(texts), truncation=True, return_tensors="pt", **self.padding)
         inputs = {k: v.to(self.device) for k, v in inputs.items() if k in self.text_inputs}
         return unit_features(pooled(self.model.get_text_features(**inputs)))
-
-    def count_truncated(self, texts: Sequence[str]) -> None:
-        """Keep the texts longer than the text tower's length (cut when encoded: OWL-ViT's 16
-        tokens); the first one is announced on stderr, ``describe`` counts them."""
-        if not self.max_length:
-            return
-        lengths = self.tokenizer(list(texts), truncation=False)["input_ids"]
-        cut = {t for t, ids in zip(texts, lengths, strict=True) if len(ids) > self.max_length}
-        if cut and not self.truncated:
-            say(
-                f"note: sentences longer than the text tower's {self.max_length} tokens are "
-                "cut to it (results.json: protocol.truncated_sentences counts them)"
-            )
-        self.truncated |= cut
 
     def _placed(self, value: torch.Tensor) -> torch.Tensor:
         """``value`` on the model's device; floating-point values in its dtype."""
@@ -122,6 +96,5 @@ class ContrastiveScorer(DualEncoderScorer):
         return {
             **super().describe(),
             "text_padding": self.padding["padding"],
-            "text_max_length": self.max_length,
-            "truncated_sentences": len(self.truncated),
+            **self.truncation.describe(),
         }

@@ -25,6 +25,7 @@ from .local import LocalScorer
 from .processor_inputs import forward_parameters
 from .registry import register_kind
 from .resolved_model import ResolvedModel
+from .truncation import Truncation
 
 ITM_CLASSES = ("BlipForImageTextRetrieval", "Blip2ForImageTextRetrieval")
 """The classes whose vision tower runs once per image (their ITM modules are read directly)."""
@@ -136,6 +137,7 @@ class MatchingScorer(LocalScorer):
         self.blip2 = cls.__name__.startswith("Blip2")
         tokenizer = getattr(self.processor, "qformer_tokenizer", None) if self.blip2 else None
         self.tokenizer = tokenizer or self.processor.tokenizer
+        self.truncation = Truncation(self.tokenizer)
 
     def prepare_image(self, image: Image.Image) -> Any:
         if not self.cached_vision:
@@ -151,6 +153,7 @@ class MatchingScorer(LocalScorer):
     @torch.inference_mode()
     def match_logits(self, image_embeds: torch.Tensor, texts: Sequence[str]) -> torch.Tensor:
         """ITM logits [batch, 2] of each text with the image embeddings in the same row."""
+        self.truncation.count(texts)
         tokens = self.tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt")
         input_ids = tokens["input_ids"].to(self.device)
         mask = tokens["attention_mask"].to(self.device)
@@ -182,6 +185,7 @@ class MatchingScorer(LocalScorer):
     @torch.inference_mode()
     def pair_scores(self, images: Sequence[Any], texts: Sequence[str]) -> list[float]:
         """The head's match probability of each (image, text) pair, through the whole model."""
+        self.truncation.count(texts)
         enc = self.processor(
             images=list(images),
             text=list(texts),
@@ -227,6 +231,10 @@ class MatchingScorer(LocalScorer):
         return Scored(regroup(values, sentences))
 
     def describe(self) -> dict[str, Any]:
+        return {**self.head_description(), **self.truncation.describe()}
+
+    def head_description(self) -> dict[str, Any]:
+        """How the score is read from the head, and the text padding."""
         if self.cached_vision:
             return {"score": "softmax(itm_logits)[1]", "text_padding": "longest"}
         head = f"{type(self.model).__name__}.{self.field}"

@@ -13,6 +13,10 @@ from .detect import OPEN_CLIP_PREFIXES, open_clip_name
 from .dual import DualEncoderScorer, unit_features
 from .registry import register_kind
 from .resolved_model import ResolvedModel
+from .truncation import Truncation
+
+UNCUT = 4096
+"""A context length no sentence fills: open_clip's tokenizers pad or cut every text to theirs."""
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +55,15 @@ class OpenClipScorer(DualEncoderScorer):
         self.tokenizer = open_clip.get_tokenizer(name)
         self.trim = self._can_trim(self.model)
         """Run the text tower on the batch's real length (see :meth:`encode_trimmed`)."""
+        limit = self.tokenizer.context_length
+        self.truncation = Truncation(self.tokenizer, limit, self.token_counts)
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Each text's number of tokens (start and end included), uncut: the positions before
+        the padding of a context no text fills (the padding: what its last position holds)."""
+        rows = self.tokenizer(list(texts), context_length=UNCUT)
+        filled = rows != rows[:, -1:]
+        return [int(row.nonzero().max()) + 1 if row.any() else 0 for row in filled]
 
     @staticmethod
     def _can_trim(model: Any) -> bool:
@@ -68,6 +81,7 @@ class OpenClipScorer(DualEncoderScorer):
         return unit_features(self.model.encode_image(pixels.to(self.device, self.dtype)))
 
     def embed_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        self.truncation.count(texts)
         tokens = self.tokenizer(list(texts)).to(self.device)
         if not self.trim:
             return unit_features(self.model.encode_text(tokens))
@@ -93,4 +107,8 @@ class OpenClipScorer(DualEncoderScorer):
         return x if m.text_projection is None else x @ m.text_projection
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "text_padding": "longest" if self.trim else "context_length"}
+        return {
+            **super().describe(),
+            "text_padding": "longest" if self.trim else "context_length",
+            **self.truncation.describe(),
+        }

@@ -182,6 +182,30 @@ def sentence_log_prob(
     return float(log_probs.gather(-1, target[:, None]).sum()), count
 
 
+def mismatch(expanded: Sequence[int], tail: Sequence[int]) -> str:
+    """Why the processor's ids ``expanded`` do not end with the tokenizer's ``tail``: tokens the
+    processor adds after the prompt (Fuyu's beginning of answer), or any other difference."""
+    expanded, tail = list(expanded), list(tail)
+    for end in range(len(expanded) - 1, len(tail) - 1, -1):
+        if tail and expanded[end - len(tail) : end] == tail:
+            return f"the processor adds {len(expanded) - end} token(s) after the prompt"
+    return "the prompts' shared prefix does not match the processor's"
+
+
+def appended_specials(
+    tokenizer: Any, expanded: Sequence[int], tail: Sequence[int]
+) -> list[int] | None:
+    """The special tokens a processor puts after the prompt's own ids (Fuyu's beginning of
+    answer): the ids of ``expanded`` after its last run of ``tail`` (the tokenizer's end of the
+    prompt), where only special tokens follow it; None where ``expanded`` does not end so."""
+    expanded, tail = list(expanded), list(tail)
+    for extra in range(trailing_specials(tokenizer, expanded) + 1):
+        end = len(expanded) - extra
+        if tail and end >= len(tail) and expanded[end - len(tail) : end] == tail:
+            return expanded[end:]
+    return None
+
+
 def trailing_specials(tokenizer: Any, ids: Sequence[int]) -> int:
     """How many of the last ``ids`` are special tokens (a tokenizer's ``[SEP]`` or EOS after
     the text: they follow a sentence and are not its tokens)."""
@@ -363,9 +387,11 @@ class PrefixCachedForward:
             head = self.convention.image_text if self.convention else ""
             rows = [list(ids) for ids in self.tokenizer([head + p for p in prompts])["input_ids"]]
         shared = min(common_prefix_length(rows), min(len(r) for r in rows) - 1)
+        if shared < 1:
+            raise UnsupportedPrefix(mismatch(expanded, rows[0][shared:]))
+        rows = self._with_appended(expanded, rows, shared)
         shift = len(expanded) - len(rows[0])
-        tail = rows[0][shared:]
-        if shared < 1 or shift < 0 or expanded[len(expanded) - len(tail) :] != tail:
+        if shift < 0:
             raise UnsupportedPrefix("the prompts' shared prefix does not match the processor's")
         if self.image_token is not None:
             last_image = max(
@@ -374,6 +400,18 @@ class PrefixCachedForward:
             if last_image >= shared + shift:
                 raise UnsupportedPrefix("image tokens come after the shared prefix")
         return shift, rows
+
+    def _with_appended(
+        self, expanded: list[int], rows: list[list[int]], shared: int
+    ) -> list[list[int]]:
+        """``rows`` each followed by the special tokens the processor puts after the prompt
+        (none for most), so that each row ends as the processor's ids do; the tokenizer's ids
+        after ``shared`` must be the end of ``expanded`` up to them."""
+        tail = rows[0][shared:]
+        added = appended_specials(self.tokenizer, expanded, tail)
+        if added is None:
+            raise UnsupportedPrefix(mismatch(expanded, tail))
+        return [row + added for row in rows]
 
     @torch.inference_mode()
     def logits(
@@ -424,6 +462,8 @@ class PrefixCachedForward:
             rows = [list(r) for r in self.tokenizer([lead + p for p in prompts])["input_ids"]]
             head_ids = list(self.tokenizer([lead + head])["input_ids"][0])
         starts = [common_prefix_length([row, head_ids]) for row in rows]
+        if min(starts) > 0:
+            rows = self._with_appended(expanded, rows, min(starts) - 1)
         tails = [trailing_specials(self.tokenizer, row) for row in rows]
         if any(b + t >= len(row) for b, t, row in zip(starts, tails, rows, strict=True)):
             raise UnsupportedPrefix("a text has no tokens of its own after the prompt")

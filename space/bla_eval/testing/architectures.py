@@ -27,6 +27,7 @@ from . import (
     deepseek,
     early_fusion,
     flava,
+    fuyu,
     gemma,
     generative,
     glm_mllama,
@@ -194,6 +195,12 @@ register(
 register("ovis2", "generative", ovis.build_ovis2, "visual vocabulary, indicator tokens")
 register("molmo2", "generative", molmo.build_molmo2, "attention-pooled crops, column tokens")
 register("video_llava", "generative", video_llava.build_video_llava, "pixel_values_images")
+register(
+    "fuyu",
+    "generative",
+    fuyu.build_fuyu,
+    "linear patch embeddings, answer-start token",
+)
 register("minicpmv4_6", "generative", minicpm.build_minicpmv4_6, "*args features, linear attention")
 register(
     "phi4_multimodal",

@@ -65,9 +65,10 @@ def build_siglip(out: Path, texts: list[str]) -> None:
     tf.SiglipProcessor(image_processor=processor, tokenizer=tok).save_pretrained(out)
 
 
-def build_open_clip(out: Path, texts: list[str]) -> None:
+def build_open_clip(out: Path, texts: list[str], context_length: int = 77) -> None:
     """A one-layer open_clip CLIP saved as ``open_clip_config.json`` + safetensors weights
-    (open_clip's own tokenizer: ``texts`` are not used)."""
+    (open_clip's own tokenizer: ``texts`` are not used), its text tower ``context_length``
+    tokens long (longer sentences are cut to it)."""
     import open_clip
     from safetensors.torch import save_file
 
@@ -81,7 +82,7 @@ def build_open_clip(out: Path, texts: list[str]) -> None:
             "head_width": 16,
         },
         "text_cfg": {
-            "context_length": 77,
+            "context_length": context_length,
             "vocab_size": 49408,
             "width": 32,
             "heads": 2,

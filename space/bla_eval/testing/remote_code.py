@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import transformers as tf
+
 from .generative import build_llava_chat
 
 CONFIG_CODE = """from transformers import LlavaConfig
@@ -29,8 +31,14 @@ def build_remote_code_llava(
 ) -> None:
     """The LLaVA of :func:`.generative.build_llava_chat` as a remote-code model: its config
     and model classes in the folder's own modules, named by ``auto_map`` under
-    ``auto_class``."""
+    ``auto_class``, and its weights under the names of the model's own modules (transformers
+    renames LLaVA's legacy checkpoint names for its own classes only)."""
+    from safetensors.torch import save_file
+
     build_llava_chat(out, texts)
+    state = tf.LlavaForConditionalGeneration.from_pretrained(out).state_dict()
+    weights = {name: tensor.contiguous() for name, tensor in state.items()}
+    save_file(weights, out / "model.safetensors", metadata={"format": "pt"})
     (out / "configuration_tiny_remote_vl.py").write_text(CONFIG_CODE, encoding="utf-8")
     (out / "modeling_tiny_remote_vl.py").write_text(MODEL_CODE, encoding="utf-8")
     path = out / "config.json"

@@ -14,6 +14,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bla_eval.cli import main as bla_eval
@@ -201,7 +202,80 @@ REMOTE = [n for n, a in ARCHITECTURES.items() if "--trust-remote-code" in a.flag
 @pytest.mark.parametrize("name", REMOTE)
 def test_remote_code_needs_the_flag(name, models, built_dataset, tmp_path, capsys):
     """A model that runs code of its own (whichever auto class its ``auto_map`` names) is
-    refused in one line naming --trust-remote-code."""
+    refused in one line naming --trust-remote-code; with the flag, its class finds every
+    weight in the checkpoint (none drawn anew at each load)."""
+    import transformers as tf
+
     argv = eval_args(models[name], built_dataset, tmp_path / "run", "--limit", 1)
     refused(bla_eval, argv, capsys, "--trust-remote-code", "auto_map")
     assert not (tmp_path / "run").exists()
+    (auto_class,) = set(json.loads((models[name] / "config.json").read_text())["auto_map"]) - {
+        "AutoConfig"
+    }
+    loader = getattr(tf, auto_class)
+    _, info = loader.from_pretrained(models[name], trust_remote_code=True, output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
+
+
+@pytest.mark.parametrize("name", ["fuyu", "video_llava", "minicpmv4_6"])
+def test_in_context_runs_where_the_image_tensor_is_renamed(
+    name, models, built_dataset, tmp_path, capsys
+):
+    """``--protocol icl-sd`` (demonstrations before the question) on the rows whose processor
+    names the image tensor differently or whose feature method delegates ``*args``: it scores,
+    with the path of the row."""
+    out = tmp_path / "run"
+    argv = eval_args(models[name], built_dataset, out, "--tasks", "ap", "--limit", 1)
+    code, err = call(bla_eval, [*argv, "--protocol", "icl-sd"], capsys)
+    assert code == 0, err
+    results = json.loads((out / "results.json").read_text())
+    assert results["protocol"]["name"] == "icl-sd"
+    assert results["protocol"]["forward_path"] == ARCHITECTURES[name].path
+    scores = [
+        s
+        for line in (out / "scores.jsonl").read_text().splitlines()
+        for s in json.loads(line)["scores"]
+    ]
+    assert all(math.isfinite(s) for s in scores) and len(set(scores)) > 1, scores
+
+
+def vilt_cutting_at(out: Path, texts: list[str], limit: int) -> tuple[Path, Any]:
+    """ViLT whose tokenizer cuts at ``limit`` tokens: its folder and each text's token count."""
+    import transformers as tf
+    from bla_eval.testing.vilt import build_vilt_itm
+
+    build_vilt_itm(out, texts, text_positions=limit)
+    tokenizer = tf.AutoTokenizer.from_pretrained(out)
+    return out, lambda s: len(tokenizer(s)["input_ids"])
+
+
+def open_clip_cutting_at(out: Path, texts: list[str], limit: int) -> tuple[Path, Any]:
+    """open_clip's CLIP with a ``limit``-token context: its ``local-dir:`` id and each text's
+    token count (its BPE pieces, start and end)."""
+    import open_clip
+    from bla_eval.testing.dual_encoders import build_open_clip
+
+    build_open_clip(out, texts, context_length=limit)
+    model = f"local-dir:{out}"
+    return model, lambda s: len(open_clip.get_tokenizer(model).encode(s)) + 2
+
+
+@pytest.mark.parametrize("build", [vilt_cutting_at, open_clip_cutting_at])
+def test_sentences_cut_to_the_text_limit_are_counted_in_results(
+    build, texts, ap_points, built_dataset, tmp_path, capsys
+):
+    """A text encoder of 9 positions (ViLT's matching head, open_clip's text tower): the
+    sentences of the run longer than that (special tokens included) are cut, said once on
+    stderr and counted in results.json."""
+    model, length = build(tmp_path / "model", texts, 9)
+    sentences = {c for p in ap_points for c in p.captions}
+    longer = {s for s in sentences if length(s) > 9}
+    assert 0 < len(longer) < len(sentences)
+    out = tmp_path / "run"
+    argv = eval_args(model, built_dataset, out, "--tasks", "ap", "--limit", LIMIT)
+    code, err = call(bla_eval, argv, capsys)
+    assert code == 0, err
+    assert err.count("longer than the model's 9 text tokens") == 1, err
+    protocol = json.loads((out / "results.json").read_text())["protocol"]
+    assert protocol["text_max_length"] == 9
+    assert protocol["truncated_sentences"] == len(longer)

@@ -102,7 +102,7 @@ def test_sentences_past_the_text_towers_length_are_counted_and_announced(tmp_pat
     scorer.score([image], [[Query(TEXTS[0]), Query(long), Query(long)]])
     described = scorer.describe()
     assert described["text_max_length"] == 16 and described["truncated_sentences"] == 1
-    assert "text tower's 16 tokens" in capsys.readouterr().err
+    assert "longer than the model's 16 text tokens" in capsys.readouterr().err
 
 
 def test_a_pair_models_contrastive_head_scores_by_its_own_embeddings(tmp_path):

@@ -21,7 +21,9 @@ from bla_eval.scorers.prefix_cache import (
     PREFIX_CACHE,
     PrefixCachedForward,
     UnsupportedPrefix,
+    appended_specials,
     fast_path_for,
+    mismatch,
 )
 from bla_eval.testing.generative import (
     build_blip2_generative,
@@ -173,6 +175,26 @@ def test_image_after_the_shared_prefix_is_refused(models, material):
     )
     with pytest.raises(UnsupportedPrefix):
         fast.logits(image, prompts)
+
+
+def test_special_tokens_the_processor_adds_after_the_prompt_end_every_row():
+    """Special tokens after the tokenizer's ids of the prompt (Fuyu's beginning of answer) are
+    what each cached row ends with; any other token there is not."""
+    tok = word_tokenizer(["a", "b"])  # [SEP] is 3, "a" 5, "b" 6
+    assert appended_specials(tok, [9, 5, 6, 3], [5, 6]) == [3]
+    assert appended_specials(tok, [9, 5, 6], [5, 6]) == []
+    assert appended_specials(tok, [9, 5, 6, 6], [5, 6]) is None
+
+
+def test_tokens_the_processor_adds_after_the_prompt_are_the_reason():
+    """Processor ids that end with more than the tokenizer's (tokens after every prompt that
+    are not special) are named as such; any other difference keeps the general reason."""
+    assert mismatch([7, 1, 2, 3, 9], [2, 3]) == "the processor adds 1 token(s) after the prompt"
+    assert mismatch([7, 1, 2, 3, 9, 9], [2, 3]).startswith("the processor adds 2 token(s)")
+    assert (
+        mismatch([7, 1, 2, 4], [2, 3])
+        == "the prompts' shared prefix does not match the processor's"
+    )
 
 
 def test_paligemma_runs_the_plain_path():
