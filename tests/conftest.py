@@ -36,8 +36,18 @@ os.environ["TMPDIR"] = str(SESSION_TEMPDIR)
 os.environ["GRADIO_TEMP_DIR"] = str(SESSION_TEMPDIR / "gradio")  # read when gradio is imported
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the background commands of the selected tests (``tests/background.py``)."""
+    from tests import background
+
+    background.start_selected([item.nodeid for item in session.items], SESSION_SCRATCH)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Remove the session's scratch folder."""
+    """Stop what still runs in the background and remove the session's scratch folder."""
+    from tests import background
+
+    background.stop_all()
     shutil.rmtree(SESSION_SCRATCH, ignore_errors=True)
 
 

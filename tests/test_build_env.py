@@ -13,6 +13,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness_envs import REPO_ROOT
 
 BUNDLED = Path(sysconfig.get_paths()["stdlib"]) / "ensurepip" / "_bundled"
@@ -57,6 +59,7 @@ def _old_env(cache: Path, key: str, *, marked: bool = True) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_build_removes_older_pins_but_keeps_the_most_recent_and_what_it_cannot_prove(
     tmp_path: Path,
 ) -> None:

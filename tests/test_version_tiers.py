@@ -9,12 +9,15 @@ The tier: the metric, the dataset builder, the three local kinds on tiny models,
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from tests import background
 from tests.harness_envs import REPO_ROOT, harness_python
 
 TIER = (
@@ -34,10 +37,13 @@ NOT_YET: dict[str, list[str]] = {}
 the bound or the code moves."""
 
 
-def run_tier(name: str, basetemp) -> subprocess.CompletedProcess:
+TIERS = {"lowest": "3.10", "newest": "3.13"}
+"""Each environment of the tier and its Python."""
+TIMEOUT_S = 1800
+
+
+def tier_command(name: str, basetemp: Path) -> list[str]:
     """The tier's tests run by environment ``name``'s pytest on this clone's code."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "space")])}
-    env.pop("PYTEST_ADDOPTS", None)
     command = [harness_python(name), "-m", "pytest", *TIER, "-k", LEFT_OUT, "-q"]
     command += [arg for test in NOT_YET.get(name, []) for arg in ("--deselect", test)]
     command += [
@@ -48,21 +54,24 @@ def run_tier(name: str, basetemp) -> subprocess.CompletedProcess:
         "-W",
         "ignore::DeprecationWarning",
     ]
-    return subprocess.run(
-        [str(c) for c in command],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
+    return [str(c) for c in command]
+
+
+def tier_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "space")])}
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def nodeid(name: str) -> str:
+    test = test_the_tier_passes_at_each_end_of_the_ranges.__name__
+    return f"tests/test_version_tiers.py::{test}[{name}-{TIERS[name]}]"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "python"), [("lowest", "3.10"), ("newest", "3.13")])
-def test_the_tier_passes_at_each_end_of_the_ranges(name: str, python: str, tmp_path) -> None:
-    done = run_tier(name, tmp_path / "tier")
+@pytest.mark.parametrize(("name", "python"), TIERS.items())
+def test_the_tier_passes_at_each_end_of_the_ranges(name: str, python: str) -> None:
+    done = background.result(nodeid(name), TIMEOUT_S)
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     assert done.returncode == 0, f"{name}: {done.stdout[-6000:]}\n{done.stderr[-2000:]}"
     assert " passed" in summary and "skipped" not in summary, summary
@@ -73,3 +82,7 @@ def test_the_tier_passes_at_each_end_of_the_ranges(name: str, python: str, tmp_p
         check=True,
     ).stdout
     assert version.startswith(f"{python}.") and not sys.version.startswith(f"{python}.")
+
+
+for _name in TIERS:
+    background.register(nodeid(_name), functools.partial(tier_command, _name), tier_env, REPO_ROOT)

@@ -26,6 +26,8 @@ from bla_eval.runs import RESULTS_FILE, RunFolder
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = 60
 """Examples per command: 420 in all, under a minute on two shared cores."""
 

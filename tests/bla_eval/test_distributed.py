@@ -135,6 +135,7 @@ def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_datas
     assert (killed / SCORES_FILE).read_bytes() == (one / SCORES_FILE).read_bytes()
 
 
+@pytest.mark.slow
 def test_two_real_processes_refuse_a_linked_part_and_change_nothing(
     co_run, tiny_clip, built_dataset, tmp_path
 ):

@@ -188,6 +188,7 @@ def test_reproduce_runs_a_tiny_model_with_the_rows_protocol(
     assert all(row[-1] in (WITHIN, COVERED, OUTSIDE) for row in rows)
 
 
+@pytest.mark.slow
 def test_reproduce_runs_an_improvement_row_and_its_baseline(
     tiny_blip2, built_dataset, tmp_path, capsys
 ):

@@ -303,6 +303,7 @@ def test_a_lock_file_that_is_a_symbolic_link_is_refused(small_run, tmp_path):
     assert victim.read_text() == "mine\n" and (out / LOCK_FILE).is_symlink()
 
 
+@pytest.mark.slow
 def test_a_real_bla_eval_process_stops_at_a_folder_another_process_holds(small_run, tmp_path):
     """Another process holds the folder's lock (through the engine's own lock); a real
     ``bla-eval`` into that folder exits 2 at once, naming the folder and the other process, and

@@ -87,6 +87,7 @@ def session_cookie(url: str) -> str:
     return cookie.split(";")[0]
 
 
+@pytest.mark.slow
 def test_a_signed_in_visitor_scores_a_provider_model_as_the_cli_does(
     space, router, built_dataset, tmp_path
 ):
@@ -171,6 +172,7 @@ def test_a_stopped_provider_run_keeps_its_datapoints_and_resumes(router, built_d
     assert (out / "scores.jsonl").read_text().splitlines()[: len(kept)] == kept
 
 
+@pytest.mark.slow
 def test_the_provider_section_in_a_browser_before_and_after_sign_in(space, browser):
     """Screenshots ``test-artifacts/providers-*.png``: without sign-in the option says in one
     line what it needs; signed in, the estimate with the provider's price is shown before the

@@ -79,6 +79,7 @@ def test_models_of_unknown_size_are_not_loaded(tmp_path):
     assert count >= 100 and how == "estimated from weight file sizes"
 
 
+@pytest.mark.slow
 def test_a_bundled_short_name_is_accepted_and_counted_from_its_gguf_tensors(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert validate_model_id(" smollm2 ") == "smollm2"

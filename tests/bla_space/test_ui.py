@@ -211,6 +211,7 @@ def test_engine_progress_reaches_the_page_callback(tiny_clip, built_dataset, tmp
     assert [done for (done, _), _ in calls] == sorted(done for (done, _), _ in calls)
 
 
+@pytest.mark.slow
 def test_the_space_runs_without_builders(built_dataset):
     """The deployed Space has app.py, bla_space/, bla_eval/ and bla_metric/ only."""
     code = f"""
@@ -255,6 +256,7 @@ def _served_dataset(cwd: Path, script: str) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_the_space_started_from_the_clone_root_finds_the_local_build(built_dataset, tmp_path):
     """`python space/app.py` from the root of a clone serves ./bla_dataset; `python app.py` in
     space/ would not see that build and falls back to the Hub id."""

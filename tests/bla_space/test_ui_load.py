@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 CLIENTS = 20
 MEMORY_SLACK_MB = 200
 """Growth of the server's resident memory allowed after the first burst (allocator caches)."""

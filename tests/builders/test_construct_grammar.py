@@ -13,6 +13,8 @@ from builders.construct.config import ConstructConfig
 from builders.construct.grammar import make_scorer
 from builders.construct.pipeline import construct
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "vg"
 CONFIG = ConstructConfig()
 

@@ -71,6 +71,7 @@ def test_pinned_list_covers_every_file_the_build_reads(release_dir):
     assert CHECKSUMS.parent.name == "data"
 
 
+@pytest.mark.slow
 def test_release_without_source_downloads_checks_caches_and_builds(
     served, tmp_path, monkeypatch, capsys
 ):

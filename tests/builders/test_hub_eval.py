@@ -60,6 +60,7 @@ def test_every_task_is_an_inspect_hf_task_on_its_sentence_config() -> None:
         assert {s["name"] for s in task["scorers"]} <= INSPECT_SCORERS
 
 
+@pytest.mark.slow
 def test_built_sentence_configs_hold_one_row_per_image_and_sentence(built_dataset: Path) -> None:
     manifest = json.loads((built_dataset / "manifest.json").read_text())
     assert (built_dataset / "eval.yaml").read_text() == render_eval_yaml()

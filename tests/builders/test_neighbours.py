@@ -512,6 +512,7 @@ def test_valse_binary_view_of_an_itm_model(valse_repo, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_vl_checklist_through_bla_eval(vlc_run):
     out, results = vlc_run
     assert results["benchmark"] == "vl-checklist"

@@ -192,6 +192,7 @@ def test_manifest_hashes_every_file(built_dataset: Path, release_dir: Path) -> N
     assert manifest["configs"]["coordination"] == {"test": 654}
 
 
+@pytest.mark.slow
 def test_full_rebuild_is_byte_identical(
     built_dataset: Path, release_dir: Path, tmp_path: Path
 ) -> None:

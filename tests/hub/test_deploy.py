@@ -40,6 +40,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_space_folder_boots_alone_pushes_and_scores(
     hub,
     hub_env,

@@ -33,6 +33,8 @@ from builders import deploy
 from builders.metric_repo import metric_files
 from builders.schema import DATASET_VERSION
 
+pytestmark = pytest.mark.slow
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ORG = "bla-org"
 TAG = f"v{DATASET_VERSION}"

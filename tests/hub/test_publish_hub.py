@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from builders.schema import DATASET_VERSION
 
 TAG = f"v{DATASET_VERSION}"
@@ -30,6 +32,7 @@ def _error_line(result) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_publish_is_one_commit_tagged_once(hub, run_cli, built_dataset: Path) -> None:
     old_head = _seed_old_release(hub)
     repo = hub.repo("dataset", REPO)

@@ -9,6 +9,7 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 import yaml
 from bla_eval.benchmarks.bla import BENCHMARK
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE
@@ -47,6 +48,7 @@ def model_run(tmp_path: Path, k: int, model: str) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_scores_pushed_with_the_entries_are_ranked_by_the_space(
     hub, run_cli, tmp_path: Path
 ) -> None:

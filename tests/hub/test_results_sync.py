@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from bla_space.results_store import list_runs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +35,7 @@ pull_from_hub(sys.argv[1], Path(sys.argv[2]))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_pushing_at_once_lose_no_run(hub, hub_env, run_cli, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -83,6 +85,7 @@ def test_push_without_token_names_the_variable(hub, run_cli, tmp_path: Path) -> 
     assert hub.calls == []
 
 
+@pytest.mark.slow
 def test_space_with_a_results_repo_and_no_token_does_not_start(hub, run_cli) -> None:
     code = (
         "from bla_space.config import SpaceConfig\n"

@@ -45,6 +45,7 @@ def _records(task: str) -> list[dict]:
     return [r for r in map(json.loads, lines) if r["task"] == task]
 
 
+@pytest.mark.slow
 def test_report_tables_figures_and_thumbnails(analysed: Path) -> None:
     report = (analysed / "report.md").read_text()
     for heading in (
@@ -65,6 +66,7 @@ def test_report_tables_figures_and_thumbnails(analysed: Path) -> None:
     assert max(Image.open(t).size[0] for t in thumbs) <= 200
 
 
+@pytest.mark.slow
 def test_passive_preference_as_the_thesis_found_for_gpt2(analysed: Path) -> None:
     """A text-only LM prefers the longer passive sentences: TP > FA in nearly every AP set
     (thesis Table 7.1: GPT-2 99.18%)."""
@@ -78,6 +80,7 @@ def test_passive_preference_as_the_thesis_found_for_gpt2(analysed: Path) -> None
     assert table.loc["TP>FA", ours] == round(100 * by_hand, 2)
 
 
+@pytest.mark.slow
 def test_verb_counts_are_the_thesis_counts(analysed: Path) -> None:
     report = (analysed / "report.md").read_text()
     counts = ", ".join(f"{verb} {n}" for verb, n in THESIS_VERB_COUNTS.items())
@@ -91,6 +94,7 @@ def test_verb_counts_are_the_thesis_counts(analysed: Path) -> None:
     assert metrics.loc[("set accuracy", "CLIP"), "feed"] == 10.0  # thesis Table 7.2
 
 
+@pytest.mark.slow
 def test_regression_equals_an_independent_least_squares_fit(analysed: Path) -> None:
     for task in ("active_passive", "coordination", "relative_clause"):
         path = analysed / f"regression_data_{task}.csv"
@@ -131,6 +135,7 @@ def test_regression_equals_an_independent_least_squares_fit(analysed: Path) -> N
     assert ap.loc["person_size", "sign"] == "n/a"  # needs Visual Genome boxes
 
 
+@pytest.mark.slow
 def test_noun_order_and_extremes_partition_the_datapoints(analysed: Path) -> None:
     order = pd.read_csv(analysed / "noun_order.csv", index_col=0)
     ours = order.columns[0]
@@ -193,6 +198,7 @@ def test_calibration_of_a_probabilistic_run_has_the_known_ece(tmp_path: Path) ->
     assert "## Calibration of P(yes)" in out.sections[-1] and "p (calibrated)" in out.sections[-1]
 
 
+@pytest.mark.slow
 def test_a_ranker_run_has_no_calibration_section(analysed: Path) -> None:
     assert "## Calibration" not in (analysed / "report.md").read_text()
 

@@ -18,6 +18,7 @@ from tests.bla_eval.commands import call, copy_run, refused, snapshot, user_fold
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
+@pytest.mark.slow
 def test_analyze_compare_export_a_fresh_engine_run(
     tiny_clip: Path, built_dataset: Path, tmp_path: Path, capsys
 ) -> None:

@@ -116,6 +116,7 @@ def _dataset(tmp_path: Path, predicate) -> Path:
     return tmp_path / "data"
 
 
+@pytest.mark.slow
 def test_a_cluster_bootstrap_by_predicate_widens_the_ap_intervals(tmp_path: Path) -> None:
     """A run right on the datapoints of some predicates and wrong on those of the others: its
     datapoints are not independent evidence, and drawing whole predicates widens its AP
@@ -181,6 +182,7 @@ def test_cluster_by_predicate_refuses_what_it_cannot_cluster(
     assert problem in captured.err and str(tmp_path / "base") in captured.err
 
 
+@pytest.mark.slow
 def test_table_formats_have_one_number_per_cell(tmp_path: Path, capsys) -> None:
     runs = [str(RUN), str(_run(tmp_path, "good", _good, "good"))]
     number = re.compile(r"^-?\d+(\.\d+)?$")

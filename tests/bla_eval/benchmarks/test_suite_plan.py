@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from bla_eval.performance.main_job import Machine, main
 
 
@@ -16,6 +17,7 @@ def test_the_machine_names_its_cpu_and_cores():
     assert re.fullmatch(r"\d+\.\d / \d+\.\d / \d+\.\d", machine.load_text())
 
 
+@pytest.mark.slow
 def test_times_the_main_job_and_names_the_machine(built_dataset: Path, tmp_path: Path, capsys):
     run = tmp_path / "run"
     assert main(["--data", str(built_dataset), "--limit", "2", "--output", str(run)]) == 0

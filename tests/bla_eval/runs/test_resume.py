@@ -269,6 +269,7 @@ def test_a_finished_run_resumed_keeps_its_record(
 
 
 # ----------------------------------------------------------------------------- a killed process
+@pytest.mark.slow
 def test_a_killed_run_resumed_equals_an_uninterrupted_one(tiny_clip, built_dataset, tmp_path):
     """SIGKILL a real ``bla-eval`` process mid-run, resume it, compare with a run never stopped."""
     argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--limit", "100"]

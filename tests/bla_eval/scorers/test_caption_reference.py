@@ -35,7 +35,7 @@ from bla_eval.scorers.prefix_cache import PLAIN
 from bla_eval.testing.architectures import ARCHITECTURES, build_cached
 from PIL import Image
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
 ROWS = [
     n
     for n, a in ARCHITECTURES.items()

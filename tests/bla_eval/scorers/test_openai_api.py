@@ -312,6 +312,7 @@ def cli_args(url: str, out: Path, data: Path, *more: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_gives_identical_scores_from_the_cache(built_dataset, tmp_path):
     reference = tmp_path / "reference"
     with ChatServer() as server:
@@ -407,6 +408,7 @@ def test_the_key_is_written_nowhere(built_dataset, tmp_path, capsys, monkeypatch
     assert results["protocol"]["api"]["key_env"] == KEY_ENV
 
 
+@pytest.mark.slow
 def test_an_endpoint_needs_the_remote_kind_and_back(built_dataset, tmp_path, capsys):
     args = cli_args("http://127.0.0.1:1/v1", tmp_path / "o", built_dataset, "--kind", "text")
     assert "--endpoint is for model kind 'openai-api'" in error_of(args, capsys)

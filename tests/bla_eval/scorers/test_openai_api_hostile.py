@@ -471,6 +471,7 @@ def _replaced(doc: Any, place: tuple, value: Any) -> Any:
     return copy
 
 
+@pytest.mark.slow
 @settings(
     max_examples=20,
     deadline=None,
