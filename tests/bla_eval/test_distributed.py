@@ -48,11 +48,26 @@ def finish(proc: subprocess.Popen) -> None:
 
 
 def kill_tree(proc: subprocess.Popen) -> None:
-    """SIGKILL the launcher and the workers it started (they run in sessions of their own)."""
+    """SIGKILL the launcher and the workers it started (they run in sessions of their own), and
+    wait until the workers have ended: none is left to write or remove anything (the launcher
+    is the caller's to collect)."""
     launcher = psutil.Process(proc.pid)
-    for child in launcher.children(recursive=True):
+    workers = launcher.children(recursive=True)
+    for child in workers:
         child.kill()
     launcher.kill()
+    deadline = time.monotonic() + 60
+    while any(map(_running, workers)):
+        assert time.monotonic() < deadline, "a worker outlived SIGKILL"
+        time.sleep(0.02)
+
+
+def _running(process: psutil.Process) -> bool:
+    """Whether ``process`` has not ended (a zombie, ended but not yet collected, has)."""
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def item(task: str, n: int, *keys: str) -> Item:
@@ -125,7 +140,6 @@ def test_two_processes_equal_one_and_a_killed_run_resumes(tiny_clip, built_datas
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     assert not (killed / "results.json").exists()
-    time.sleep(1)  # nothing of the killed run is left to write or remove anything
     assert len(RunFolder(killed).part_files()) == 2
 
     finish(bla_eval_process([*argv, "--output", str(killed), "--resume"], processes=2))

@@ -115,10 +115,11 @@ def test_local_workers_give_the_cells_of_separate_runs_and_the_leaderboards(
 
 @pytest.fixture(scope="module")
 def ray_instance():
-    """One local Ray instance for the module (its start-up takes seconds)."""
+    """One local Ray instance for the module (its start-up takes seconds), of 2 CPUs: two cells
+    run at once, each task on one CPU (one thread, as the separate runs)."""
     import ray
 
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -23,7 +23,7 @@ from bla_eval.sweep.plan import read_plan
 from bla_eval.sweep.runners import RUNNERS, read_record, record_path
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
-LIMIT = 300
+LIMIT = 150
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +236,7 @@ def test_slurm_a_silent_cell_is_cancelled_and_fails(slurm_cluster, plan, expecte
     ends with its line."""
     env = {**os.environ, **slurm_cluster}
     root = tmp_path / "sweep"
-    sweep = start(plan, str(root), tmp_path, env, "--executor", "slurm", "--max-silence", "15")
+    sweep = start(plan, str(root), tmp_path, env, "--executor", "slurm", "--max-silence", "10")
     cell, record = scoring(root, list(expected))
     os.kill(record["pid"], signal.SIGSTOP)
     code, out, err = finish(sweep)
