@@ -65,8 +65,11 @@ def _run(command: list, cwd: Path, env: dict[str, str] | None = None, timeout: f
 
 
 def _user_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a user's shell: nothing of the clone on ``PYTHONPATH``, offline."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    """The environment of a user's shell: nothing of the clone on ``PYTHONPATH``, offline, and
+    Python writing the ``.pyc`` files of what it imports (uv installs none, pip compiles them at
+    install: without them every process compiles torch and transformers, ~10 s each)."""
+    clone_only = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in clone_only}
     return {**env, "HF_HUB_OFFLINE": "1", "PYTHONNOUSERSITE": "1", **QUIET, **(extra or {})}
 
 

@@ -332,6 +332,11 @@ class RunConfig:
         help="vllm kind: fraction (0-1] of GPU memory for the weights and the KV cache (on a "
         "CPU: of the machine's memory; default vLLM's 0.92)"
     )
+    enforce_eager: bool = option(
+        False,
+        "vllm kind: run the model eagerly, without torch.compile or CUDA graphs (a faster "
+        "engine start, steps maybe slower: for short runs)",
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))

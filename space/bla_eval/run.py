@@ -277,6 +277,7 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 data_parallel_size=config.data_parallel_size,
                 max_model_len=config.max_model_len,
                 gpu_memory_utilization=config.gpu_memory_utilization,
+                enforce_eager=config.enforce_eager,
                 score=config.score,
                 pmi_alpha=config.pmi_alpha,
             )

@@ -48,6 +48,8 @@ class LoadOptions:
     """vLLM engine: the longest prompt plus answer, in tokens (None: the model's)."""
     gpu_memory_utilization: float | None = None
     """vLLM engine: the fraction of device memory for weights and KV cache (None: vLLM's)."""
+    enforce_eager: bool = False
+    """vLLM engine: run the model eagerly (no torch.compile, no CUDA graphs)."""
     score: str = "yes-no"
     """What a generative model is asked (``--score``: ``bla_metric.likelihood.SCORES``)."""
     pmi_alpha: float | None = None

@@ -59,6 +59,8 @@ def engine_settings(options: LoadOptions, device_type: str) -> dict[str, Any]:
         settings["max_model_len"] = options.max_model_len
     if options.gpu_memory_utilization is not None:
         settings["gpu_memory_utilization"] = options.gpu_memory_utilization
+    if options.enforce_eager:
+        settings["enforce_eager"] = True
     if options.score != "yes-no":  # exact prompt log-probabilities, whatever the order
         settings["enable_prefix_caching"] = False
     if options.tensor_parallel_size == 1 and options.data_parallel_size == 1:

@@ -57,8 +57,8 @@ def release_sentences(built_dataset: Path) -> list[str]:
 
 
 # The two models are built once into ~/.cache/bla (``build_once``, keyed by their builder's source
-# and texts): vLLM keys its cache of compiled models by the model's folder, and an engine start
-# that finds its model compiled takes ~5 s of CPU instead of ~30 s (three starts of the LLaVA).
+# and texts). Every engine here runs eagerly (``--enforce-eager``): vLLM's CPU default traces and
+# compiles the model with inductor at each start (~4 s of CPU more per start, from its cache).
 @pytest.fixture(scope="module")
 def tiny_llava(release_sentences: list[str]) -> Path:
     from bla_eval.testing.architectures import build_once
@@ -104,7 +104,8 @@ def vllm(
     server = subprocess.Popen(
         [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_llava)]
         + ["--served-model-name", SERVED, "--host", "127.0.0.1", "--port", str(port)]
-        + ["--dtype", "float32", "--max-model-len", "160", "--gpu-memory-utilization", "0.1"],
+        + ["--dtype", "float32", "--max-model-len", "160", "--gpu-memory-utilization", "0.1"]
+        + ["--enforce-eager"],
         env=vllm_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -114,7 +115,7 @@ def vllm(
     bad = {
         "architecture": [*common, "--model", str(unservable), "--kind", "vllm"],
         "kv-cache": [*common, "--model", str(tiny_llava), "--kind", "vllm"]
-        + ["--gpu-memory-utilization", "0.01"],
+        + ["--gpu-memory-utilization", "0.01", "--enforce-eager"],
     }
     procs = {
         name: subprocess.Popen(
@@ -223,6 +224,7 @@ def test_p_yes_equals_the_transformers_generative_kind(vllm, transformers_runs):
     results = json.loads((vllm["out"] / "zero-shot" / "results.json").read_text())
     engine = results["protocol"]["vllm"]
     assert engine["version"] and engine["dtype"] == "float32" and engine["max_model_len"] == 160
+    assert engine["enforce_eager"] is True
     assert results["kind"] == "vllm" and results["protocol"]["device"] == "vllm (cpu)"
 
 
