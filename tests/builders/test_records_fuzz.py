@@ -35,15 +35,18 @@ def records(release_dir: Path) -> list[dict]:
     return found
 
 
+INTEGERS = st.integers(-(2**63), 2**64 - 1)
+"""Integers a JSON reader takes (at most 20 digits); a longer one is refused for the whole file
+(``test_an_integer_beyond_twenty_digits_is_refused_naming_the_file``)."""
 JUNK = st.one_of(
     st.none(),
-    st.integers(),
+    INTEGERS,
     st.floats(allow_nan=False),
     st.booleans(),
     st.just(""),
     st.just("   "),
-    st.lists(st.integers(), max_size=2),
-    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.lists(INTEGERS, max_size=2),
+    st.dictionaries(st.text(max_size=3), INTEGERS, max_size=2),
 )
 
 # (name, must the reader refuse it?)
@@ -219,3 +222,12 @@ def test_a_task_file_of_random_bytes_or_json_is_a_release_error_naming_it(data):
                 assert AP_FILE in str(err)
             else:
                 assert rows == []  # only an empty list reads
+
+
+def test_an_integer_beyond_twenty_digits_is_refused_naming_the_file(records):
+    bad = copy.deepcopy(records)
+    bad[3]["image_id"] = 10**20
+    with pytest.raises(
+        ReleaseError, match=rf"{AP_FILE}.* is not valid JSON: an integer of 21 digits"
+    ):
+        read(bad)
