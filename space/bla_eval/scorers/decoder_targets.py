@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from .prefix_cache import Span, sentence_log_prob, sentence_span
+from .prefix_cache import Span, padded, sentence_log_prob, sentence_span
 
 DECODER_INPUTS = frozenset({"decoder_input_ids", "decoder_attention_mask"})
 """A processor's outputs for the decoder (Pix2Struct's processor sends its text there)."""
@@ -35,8 +35,8 @@ class DecoderTargets:
     pad: int
 
     def inputs(self, accepted: frozenset[str] | None, device: torch.device) -> dict[str, Any]:
-        """The rows as decoder inputs (:func:`right_padded`)."""
-        return right_padded(self.rows, self.pad, accepted, device)
+        """The rows as decoder inputs (:func:`padded_decoder_inputs`)."""
+        return padded_decoder_inputs(self.rows, self.pad, accepted, device)
 
     def log_probs(self, logits: torch.Tensor) -> list[tuple[float, int]]:
         """(sum of log-probabilities, token count) of each text, from the decoder's ``logits``
@@ -58,17 +58,12 @@ def decoder_targets(tokenizer: Any, start: int, head: str, texts: Sequence[str])
     return DecoderTargets(rows, spans, pad if pad is not None else start)
 
 
-def right_padded(
+def padded_decoder_inputs(
     rows: Sequence[Sequence[int]], pad: int, accepted: frozenset[str] | None, device: torch.device
 ) -> dict[str, Any]:
     """Decoder rows as ``decoder_input_ids``, padded on the right with ``pad``, and, where the
     forward takes it (``accepted``, None: any), their ``decoder_attention_mask``."""
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(list(row))
-        mask[i, : len(row)] = 1
+    ids, mask = padded(rows, pad, left=False)
     out = {"decoder_input_ids": ids.to(device)}
     if accepted is None or "decoder_attention_mask" in accepted:
         out["decoder_attention_mask"] = mask.to(device)
@@ -94,5 +89,5 @@ def decoder_prompts(
         return None
     mask = torch.ones_like(prompt) if mask is None else mask
     rows = [[start, *p[m.bool()].tolist()] for p, m in zip(prompt, mask, strict=True)]
-    inputs.update(right_padded(rows, pad, accepted, device))
+    inputs.update(padded_decoder_inputs(rows, pad, accepted, device))
     return torch.tensor([len(r) - 1 for r in rows], device=device)

@@ -226,6 +226,21 @@ def sentence_span(tokenizer: Any, prompt_ids: Sequence[int], head_ids: Sequence[
     return Span(end - start, tail, tuple(prompt_ids[start:end]))
 
 
+def padded(
+    rows: Sequence[Sequence[int]], pad: int, left: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``rows`` as one batch of ids and its attention mask, padded with ``pad`` on the left
+    (every row's last token in the last column) or on the right (no padding before a token)."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        cells = slice(width - len(row), width) if left else slice(0, len(row))
+        ids[i, cells] = torch.tensor(list(row))
+        mask[i, cells] = 1
+    return ids, mask
+
+
 def _picked(offset: int | Sequence[int], group: Sequence[int]) -> int | list[int]:
     """``offset`` (one for all suffixes, or one per suffix) for the suffixes of ``group``."""
     return offset if isinstance(offset, int) else [offset[i] for i in group]
@@ -740,12 +755,7 @@ class PrefixCachedForward:
         n = len(suffixes)
         width = max(len(s) for s in suffixes)
         self._fits_window(start + width)
-        ids = torch.full((n, width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for i, s in enumerate(suffixes):
-            cells = slice(width - len(s), width) if keep_last else slice(0, len(s))
-            ids[i, cells] = torch.tensor(s)
-            mask[i, cells] = 1
+        ids, mask = padded(suffixes, self.pad_id, left=keep_last)
         ids, mask = ids.to(self.device), mask.to(self.device)
         if not isinstance(offset, int):
             offset = torch.tensor(offset, device=self.device)[:, None]
@@ -800,13 +810,10 @@ class PrefixCachedForward:
         def run(batch: Sequence[int]) -> list:
             full = [head + rows[j][shared:] for j in batch]
             self.stats["suffix_tokens"] += sum(len(x) for x in full)
-            n, width = len(full), max(len(x) for x in full)
-            ids = torch.full((n, width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((n, width), dtype=torch.long)
-            for i, x in enumerate(full):
-                ids[i, width - len(x) :] = torch.tensor(x)
-                mask[i, width - len(x) :] = 1
-            start = torch.full((n, 1), self.decoder_start, dtype=torch.long, device=self.device)
+            ids, mask = padded(full, self.pad_id, left=True)
+            start = torch.full(
+                (len(full), 1), self.decoder_start, dtype=torch.long, device=self.device
+            )
             decoder = {"decoder_input_ids": start}
             logits = self._encoder_decoder_forward(ids, mask, features, decoder)
             return list(logits[:, -1, :].float())
