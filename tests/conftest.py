@@ -27,7 +27,11 @@ DEFAULT_RELEASE = REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark"
 #   per download, vLLM a socket per engine): child processes get the scratch folder as `TMPDIR`,
 #   gradio gets `GRADIO_TEMP_DIR`, and this process gets it once pytest has placed its own
 #   temporary folders (`session_scratch_as_tempdir`).
-SESSION_SCRATCH = Path(tempfile.mkdtemp(prefix="bla-tests-"))
+# Each process of a session (pytest-xdist's workers and their controller) has a scratch folder of
+# its own, side by side in the temporary folder the first one found (short paths: Ray's sockets
+# are limited to 107 characters).
+TEMP_ROOT = os.environ.setdefault("BLA_TESTS_TEMP_ROOT", tempfile.gettempdir())
+SESSION_SCRATCH = Path(tempfile.mkdtemp(prefix="bla-tests-", dir=TEMP_ROOT))
 TEST_DATASETS_CACHE = str(SESSION_SCRATCH / "datasets-cache")
 SESSION_TEMPDIR = SESSION_SCRATCH / "tmp"
 SESSION_TEMPDIR.mkdir()
@@ -36,18 +40,32 @@ os.environ["TMPDIR"] = str(SESSION_TEMPDIR)
 os.environ["GRADIO_TEMP_DIR"] = str(SESSION_TEMPDIR / "gradio")  # read when gradio is imported
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the background commands of the selected tests (``tests/background.py``)."""
-    from tests import background
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each of the workers shares the machine's cores with the others: one thread each for torch
+    # and the BLAS libraries, here and in the processes the tests start.
+    for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
 
-    background.start_selected([item.nodeid for item in session.items], SESSION_SCRATCH)
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Whole test files to a worker, in collection order (``tests/scheduling.py``)."""
+    from tests.scheduling import FileScheduling
+
+    config.option.loadscopereorder = False  # units in collection order, not by their size
+    return FileScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files holding slow tests first (``tests/scheduling.py``)."""
+    from tests.scheduling import slow_files_first
+
+    slow_files_first(items)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop what still runs in the background and remove the session's scratch folder."""
-    from tests import background
-
-    background.stop_all()
+    """Remove the session's scratch folder."""
     shutil.rmtree(SESSION_SCRATCH, ignore_errors=True)
 
 
@@ -60,6 +78,16 @@ def session_scratch_as_tempdir(tmp_path_factory: pytest.TempPathFactory) -> Iter
     tempfile.tempdir = str(SESSION_TEMPDIR)
     yield
     tempfile.tempdir = before
+
+
+@pytest.fixture(autouse=True)
+def secrets_of_this_test_only() -> Iterator[None]:
+    """The secrets a test registers (``bla_eval.redact``: this process masks them from then on)
+    are forgotten at its end, so they mask nothing in the tests that follow it."""
+    yield
+    redact = sys.modules.get("bla_eval.redact")
+    if redact is not None:
+        redact.forget_all()
 
 
 @pytest.fixture(scope="session")

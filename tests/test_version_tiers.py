@@ -9,7 +9,6 @@ The tier: the metric, the dataset builder, the three local kinds on tiny models,
 
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 import sys
@@ -17,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
 from tests.harness_envs import REPO_ROOT, harness_python
 
 TIER = (
@@ -44,7 +42,7 @@ TIMEOUT_S = 1800
 
 def tier_command(name: str, basetemp: Path) -> list[str]:
     """The tier's tests run by environment ``name``'s pytest on this clone's code."""
-    command = [harness_python(name), "-m", "pytest", *TIER, "-k", LEFT_OUT, "-q"]
+    command = [harness_python(name), "-m", "pytest", *TIER, "-k", LEFT_OUT, "-q", "-n", "0"]
     command += [arg for test in NOT_YET.get(name, []) for arg in ("--deselect", test)]
     command += [
         "-p",
@@ -59,19 +57,22 @@ def tier_command(name: str, basetemp: Path) -> list[str]:
 
 def tier_env() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "space")])}
-    env.pop("PYTEST_ADDOPTS", None)
+    for variable in ("PYTEST_ADDOPTS", *(v for v in env if v.startswith("PYTEST_XDIST_"))):
+        env.pop(variable, None)
     return env
-
-
-def nodeid(name: str) -> str:
-    test = test_the_tier_passes_at_each_end_of_the_ranges.__name__
-    return f"tests/test_version_tiers.py::{test}[{name}-{TIERS[name]}]"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "python"), TIERS.items())
-def test_the_tier_passes_at_each_end_of_the_ranges(name: str, python: str) -> None:
-    done = background.result(nodeid(name), TIMEOUT_S)
+def test_the_tier_passes_at_each_end_of_the_ranges(name: str, python: str, tmp_path) -> None:
+    done = subprocess.run(
+        tier_command(name, tmp_path / "work"),
+        cwd=REPO_ROOT,
+        env=tier_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     assert done.returncode == 0, f"{name}: {done.stdout[-6000:]}\n{done.stderr[-2000:]}"
     assert " passed" in summary and "skipped" not in summary, summary
@@ -82,7 +83,3 @@ def test_the_tier_passes_at_each_end_of_the_ranges(name: str, python: str) -> No
         check=True,
     ).stdout
     assert version.startswith(f"{python}.") and not sys.version.startswith(f"{python}.")
-
-
-for _name in TIERS:
-    background.register(nodeid(_name), functools.partial(tier_command, _name), tier_env, REPO_ROOT)

@@ -174,6 +174,15 @@ def _mask_pieces(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
+def forget_all() -> None:
+    """Mask nothing from now on (every registered secret forgotten)."""
+    global _pattern
+    with _lock:
+        _secrets.clear()
+        _pieces.clear()
+        _pattern = None
+
+
 def any_registered() -> bool:
     """Whether any secret is registered (else nothing is ever masked)."""
     return _pattern is not None

@@ -13,6 +13,7 @@ import hashlib
 import inspect
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -283,14 +284,24 @@ def build_once(
     key = hashlib.sha256(json.dumps([name, list(texts), sources]).encode()).hexdigest()[:16]
     base = root or Path(os.environ.get("BLA_CACHE_DIR", Path.home() / ".cache" / "bla"))
     folder = base / "tiny-models" / f"transformers-{tf.__version__}" / f"{name}-{key}"
-    if (folder / "config.json").is_file() or (folder / "open_clip_config.json").is_file():
+    if _complete(folder):
         return folder
     staging = folder.with_name(f".{folder.name}.building-{os.getpid()}")
     staging.parent.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     build(staging, list(texts))
-    os.replace(staging, folder)
+    try:
+        os.replace(staging, folder)
+    except OSError:  # another process (a parallel test worker) renamed its build first
+        if not _complete(folder):
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def _complete(folder: Path) -> bool:
+    """Whether ``folder`` holds a finished build (a build is renamed into place when complete)."""
+    return (folder / "config.json").is_file() or (folder / "open_clip_config.json").is_file()
 
 
 def markdown_rows() -> list[str]:
