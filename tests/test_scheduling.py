@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
+from tests.harness_envs import REPO_ROOT
 from tests.scheduling import SPREAD, FileScheduling, slow_files_first
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_spread_file_exists():

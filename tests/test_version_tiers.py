@@ -56,9 +56,11 @@ def tier_command(name: str, basetemp: Path) -> list[str]:
 
 
 def tier_env() -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "space")])}
-    for variable in ("PYTEST_ADDOPTS", *(v for v in env if v.startswith("PYTEST_XDIST_"))):
-        env.pop(variable, None)
+    """This process's environment without its pytest settings (options, xdist's worker)."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST_"))
+    }
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "space")])
     return env
 
 
