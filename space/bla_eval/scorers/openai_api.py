@@ -297,7 +297,8 @@ class OpenAIApiScorer(Scorer):
 
     def _run_all(self, fn: Any, jobs: list[tuple[Any, Any]]) -> dict[Any, Any]:
         """``fn(*job)`` of every distinct job, ``concurrency`` at a time; the first failure stops
-        the rest (requests not yet sent are not sent) and is raised."""
+        the rest (requests not yet sent are not sent) and is raised once the requests in flight
+        have ended, so nothing writes to the cache after the run has failed."""
         unique = list(dict.fromkeys(jobs))
         self._grow_bar(len(unique))
         futures = {job: self.pool.submit(fn, *job) for job in unique}
@@ -310,6 +311,7 @@ class OpenAIApiScorer(Scorer):
             self.client.stop.set()
             for future in futures.values():
                 future.cancel()
+            wait(futures.values())
             raise
         return {job: future.result() for job, future in futures.items()}
 

@@ -437,6 +437,31 @@ def test_a_likelihood_without_usable_prompt_log_probabilities_is_one_line(
     assert fragment in line and server.url in line, line
 
 
+def test_a_response_arriving_after_the_failure_is_not_cached(root, built_dataset, capsys):
+    """The first sentence's answer fails the run while the other sentences' requests are in
+    flight; they end before the run's folder is removed, so none writes a cache entry after it."""
+    bad = send_json(CAPTION_RESPONSES["one log-probability for two tokens"][0])
+    late = threading.Event()
+
+    def behave(handler: BaseHTTPRequestHandler) -> None:
+        if server.requests > 2:  # the model's head, then the first sentence: answered at once
+            late.wait(10)  # set when the run has ended, or after 1 s while it waits
+            time.sleep(0.2)
+        bad(handler)
+
+    with HostileServer(behave) as server:
+        argv = run_args(server.url, root / "out", built_dataset, "--score", "caption")
+        argv += ["--concurrency", "4"]
+        before = snapshot(root)
+        threading.Timer(1.0, late.set).start()
+        code, err = call(bla_eval, argv, capsys)
+        late.set()
+        time.sleep(1.0)  # what a request still in flight would now write
+    assert code == 2 and "one per prompt token" in err, err
+    assert server.requests > 2
+    assert snapshot(root) == before
+
+
 # ----------------------------------------------------------------------------- fuzz
 NUMBERS = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**20), 10**20)
 VALUES = st.recursive(
