@@ -444,8 +444,10 @@ def test_a_response_arriving_after_the_failure_is_not_cached(root, built_dataset
     late = threading.Event()
 
     def behave(handler: BaseHTTPRequestHandler) -> None:
-        if server.requests > 2:  # the model's head, then the first sentence: answered at once
-            late.wait(10)  # set when the run has ended, or after 1 s while it waits
+        if server.requests == 2:  # the model's head, then the first sentence: answered at once
+            threading.Timer(1.0, late.set).start()  # the others, 1 s later (the run waits)
+        elif server.requests > 2:
+            late.wait(10)  # set 1 s after the first sentence, or once the run has ended
             time.sleep(0.2)
         bad(handler)
 
@@ -453,7 +455,6 @@ def test_a_response_arriving_after_the_failure_is_not_cached(root, built_dataset
         argv = run_args(server.url, root / "out", built_dataset, "--score", "caption")
         argv += ["--concurrency", "4"]
         before = snapshot(root)
-        threading.Timer(1.0, late.set).start()
         code, err = call(bla_eval, argv, capsys)
         late.set()
         time.sleep(1.0)  # what a request still in flight would now write
