@@ -38,6 +38,9 @@ SESSION_TEMPDIR.mkdir()
 os.environ["HF_DATASETS_CACHE"] = TEST_DATASETS_CACHE
 os.environ["TMPDIR"] = str(SESSION_TEMPDIR)
 os.environ["GRADIO_TEMP_DIR"] = str(SESSION_TEMPDIR / "gradio")  # read when gradio is imported
+# What the read-only session fixtures build, once for all the processes of a session: in the
+# first process's scratch folder (removed last, when the controller's session ends).
+SESSION_SHARED = Path(os.environ.setdefault("BLA_TESTS_SHARED", str(SESSION_SCRATCH / "shared")))
 
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -99,18 +102,35 @@ def release_dir() -> Path:
     return path
 
 
+def built_for_the_session(name: str, build: Callable[[Path], Path]) -> Path:
+    """What ``build(folder)`` returns, built once for every process of the session (the first
+    builds it; pytest-xdist's other workers wait for it, then read the same folder)."""
+    from filelock import FileLock
+
+    SESSION_SHARED.mkdir(parents=True, exist_ok=True)
+    folder, built = SESSION_SHARED / name, SESSION_SHARED / f"{name}.built"
+    with FileLock(SESSION_SHARED / f"{name}.lock"):
+        if not built.is_file():  # not built yet, or a failed build's remains
+            shutil.rmtree(folder, ignore_errors=True)
+            made = build(folder)
+            built.write_text(made.relative_to(folder).as_posix())
+    return folder / built.read_text()
+
+
 @pytest.fixture(scope="session")
-def built_dataset(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built_dataset(release_dir: Path) -> Path:
     """The dataset repo built from the real release, once per session (read-only for tests)."""
     from builders.release import build_release
 
-    out = tmp_path_factory.mktemp("bla_dataset") / "bla"
-    build_release(release_dir, out)
-    return out
+    def build(folder: Path) -> Path:
+        build_release(release_dir, folder / "bla")
+        return folder / "bla"
+
+    return built_for_the_session("bla_dataset", build)
 
 
 @pytest.fixture(scope="session")
-def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_clip(built_dataset: Path) -> Path:
     """A real CLIP architecture with random weights and a BPE tokenizer trained on the release
     sentences, saved like a Hub repo (model + processor) and loaded back by path.
 
@@ -121,9 +141,12 @@ def tiny_clip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     from bla_eval.benchmarks.bla import load_bla
     from bla_eval.testing.dual_encoders import save_random_clip, tiny_clip_config
 
-    points = load_bla(str(built_dataset))
-    out = tmp_path_factory.mktemp("tiny_clip") / "clip"
-    return save_random_clip(out, [c for p in points for c in p.captions], tiny_clip_config())
+    def build(folder: Path) -> Path:
+        points = load_bla(str(built_dataset))
+        texts = [c for p in points for c in p.captions]
+        return save_random_clip(folder / "clip", texts, tiny_clip_config())
+
+    return built_for_the_session("tiny_clip", build)
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +197,7 @@ def wait_until_up() -> Callable[..., None]:
 
 
 @pytest.fixture(scope="session")
-def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_llava(built_dataset: Path) -> Path:
     """A tiny random LLaVA (CLIP tower; a chat template that puts a turn's images before its
     text, as llava-hf's do) saved to a local folder, once per session.
 
@@ -189,20 +212,23 @@ def tiny_llava(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) ->
     from bla_eval.testing.processors import IMAGES_FIRST_TEMPLATE
     from transformers import LlavaForConditionalGeneration
 
-    items = load_bla(str(built_dataset))
-    texts = [c for item in items for c in item.captions] + [
-        get_template().question.format(sentence="x")
-    ] * 5
-    out = tmp_path_factory.mktemp("served") / "llava"
-    torch.manual_seed(0)
-    build_llava_chat(out, texts, chat_template=IMAGES_FIRST_TEMPLATE)
-    model = LlavaForConditionalGeneration.from_pretrained(out)
-    with torch.no_grad():
-        for weight in model.parameters():
-            if weight.dim() >= 2:
-                weight.normal_(0.0, 1.0)
-    model.save_pretrained(out)
-    return out
+    def build(folder: Path) -> Path:
+        items = load_bla(str(built_dataset))
+        texts = [c for item in items for c in item.captions] + [
+            get_template().question.format(sentence="x")
+        ] * 5
+        out = folder / "llava"
+        torch.manual_seed(0)
+        build_llava_chat(out, texts, chat_template=IMAGES_FIRST_TEMPLATE)
+        model = LlavaForConditionalGeneration.from_pretrained(out)
+        with torch.no_grad():
+            for weight in model.parameters():
+                if weight.dim() >= 2:
+                    weight.normal_(0.0, 1.0)
+        model.save_pretrained(out)
+        return out
+
+    return built_for_the_session("tiny_llava", build)
 
 
 @pytest.fixture(scope="session")

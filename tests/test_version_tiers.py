@@ -56,10 +56,10 @@ def tier_command(name: str, basetemp: Path) -> list[str]:
 
 
 def tier_env() -> dict[str, str]:
-    """This process's environment without its pytest settings (options, xdist's worker)."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST_"))
-    }
+    """This process's environment without its pytest settings (options, xdist's worker) and
+    its session's shared builds (the tier builds its own, at its versions)."""
+    session = ("PYTEST_ADDOPTS", "PYTEST_XDIST_", "BLA_TESTS_SHARED")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(session)}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "space")])
     return env
 
