@@ -25,6 +25,7 @@ import transformers as tf
 from . import (
     blip_family,
     bridgetower,
+    butd,
     deepseek,
     early_fusion,
     flava,
@@ -58,8 +59,9 @@ from .itm import build_blip2_itm, build_blip_itm
 @dataclass(frozen=True)
 class Architecture:
     """One row of the matrix: ``build(out, texts)`` saves the model and processor into ``out``
-    (its tokenizer trained on ``texts``); ``kind``: the engine kind that scores it; ``note``:
-    what the row shows (tokenizer style, chat template, ...)."""
+    (its tokenizer trained on ``texts``); ``kind``: the engine kind that scores it (``regions``:
+    a detector that ``--regions`` takes, extracting the features region-based models read);
+    ``note``: what the row shows (tokenizer style, chat template, ...)."""
 
     name: str
     kind: str
@@ -84,7 +86,11 @@ ARCHITECTURES: dict[str, Architecture] = {}
 Builder = Callable[[Path, list[str]], None]
 
 
-OTHER_PATHS = {"contrastive": "features once", "itm": "vision tower once per image"}
+OTHER_PATHS = {
+    "contrastive": "features once",
+    "itm": "vision tower once per image",
+    "regions": "each image once",
+}
 """What the non-generative kinds compute once (their only path)."""
 PAIR = "whole model per pair"
 """The path of a matching head that reads image and sentence together from its first layer."""
@@ -257,6 +263,12 @@ register(
     path=PAIR,
 )
 register("flava-itm", "itm", flava.build_flava_itm, "pre-training model's ITM head", path=PAIR)
+register(
+    "butd",
+    "regions",
+    butd.build_butd,
+    "bottom-up-attention Faster R-CNN (unc-nlp/frcnn-vg-finetuned's layout), 36 regions",
+)
 
 
 def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> Path:
@@ -301,7 +313,8 @@ def build_once(
 
 def _complete(folder: Path) -> bool:
     """Whether ``folder`` holds a finished build (a build is renamed into place when complete)."""
-    return (folder / "config.json").is_file() or (folder / "open_clip_config.json").is_file()
+    names = ("config.json", "open_clip_config.json", "config.yaml")
+    return any((folder / name).is_file() for name in names)
 
 
 def markdown_rows() -> list[str]:
@@ -310,6 +323,7 @@ def markdown_rows() -> list[str]:
     rows = ["| architecture | kind | path | status | note |", "|---|---|---|---|---|"]
     for arch in ARCHITECTURES.values():
         status = "fails upstream" if arch.upstream_error else "scores"
+        status = "extracts" if arch.kind == "regions" else status
         status = "out of scope" if arch.out_of_scope else status
         why = arch.upstream_error or arch.out_of_scope
         note = f"{arch.note}; {why}" if why else arch.note

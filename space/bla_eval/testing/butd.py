@@ -189,7 +189,7 @@ def build_butd(out: Path, texts: list[str]) -> None:
     save_detector(out, tiny_config())
 
 
-def test_image(seed: int, height: int, width: int) -> Image.Image:
+def random_image(seed: int, height: int, width: int) -> Image.Image:
     """A random RGB image: 32-pixel blocks of random colours with Gaussian noise (numpy's PCG64
     with ``seed``), so that the detector sees edges and textures."""
     rng = np.random.default_rng(seed)

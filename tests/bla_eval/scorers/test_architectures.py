@@ -1,4 +1,5 @@
-"""The architecture matrix (``bla_eval.testing.architectures``): every row scores end to end.
+"""The architecture matrix (``bla_eval.testing.architectures``): every row scores end to end (the
+region detector ``butd`` gives its 36 regions of each image).
 
 Each row is a tiny random-weight model of a real transformers architecture with its real model
 and processor classes, built once per transformers version and texts (``build_cached``, under
@@ -67,6 +68,10 @@ def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, c
     argv += list(arch.flags)
     cells = doc_row(name)
     assert cells[1] == arch.kind and cells[2] == arch.path, cells
+    if arch.kind == "regions":  # a detector: --regions takes it, it extracts what others read
+        _check_detector(models[name], ap_points)
+        assert cells[3] == "extracts", cells
+        return
     if arch.upstream_error:
         refused(bla_eval, argv, capsys, arch.upstream_error)
         assert cells[3] == "fails upstream", cells
@@ -88,6 +93,19 @@ def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, c
     assert results["kind"] == arch.kind
     if arch.kind == "generative":
         assert results["protocol"]["forward_path"] == arch.path, results["protocol"]
+
+
+def _check_detector(folder: Path, points: list) -> None:
+    """36 finite regions inside each of the points' images at the default resize."""
+    import numpy as np
+    from bla_eval.regions.detector import BottomUpDetector
+
+    images = [decode_image(p, p.images[0]) for p in points]
+    detected = BottomUpDetector.from_pretrained(str(folder)).detect(images)
+    for image, regions in zip(images, detected, strict=True):
+        assert regions.count == 36 and np.isfinite(regions.features).all()
+        assert regions.image_size == (image.height, image.width)
+        assert (regions.boxes >= 0).all() and (regions.boxes[:, 2] <= image.width).all()
 
 
 def test_a_prompt_the_processor_sends_to_the_decoder_is_read(models, ap_points):
