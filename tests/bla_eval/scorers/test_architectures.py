@@ -61,7 +61,7 @@ def doc_row(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", list(ARCHITECTURES))
-def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, capsys):
+def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, capsys, ap_points):
     arch = ARCHITECTURES[name]
     out = tmp_path / "run"
     argv = eval_args(models[name], built_dataset, out, "--tasks", "ap", "--limit", LIMIT)
