@@ -6,7 +6,8 @@ with random weights, so it needs no download: one image first to warm up, then `
 images one at a time; it prints the seconds per image, the device and the load average before
 and after. The images are random blocks of Visual Genome's usual size (``--size``, default
 375x500), or the first distinct images of a built dataset (``--data``). ``--device cuda`` times
-a GPU (synchronised after each image).
+a GPU (synchronised after each image); ``--shape tiny`` times the tiny detector of the
+architecture matrix instead (a check that the script runs, not a speed).
 """
 
 from __future__ import annotations
@@ -22,14 +23,15 @@ from PIL import Image
 from ..devices import check_device
 
 
-def detector(device: str, min_size: int, max_size: int) -> Any:
-    """A released-size detector with random weights on ``device``."""
+def detector(device: str, min_size: int, max_size: int, shape: str = "released") -> Any:
+    """A detector with random weights on ``device``, at the released sizes or tiny."""
     from ..regions.detector import BottomUpDetector
-    from ..testing.butd import RELEASED, detector_config, random_checkpoint
+    from ..testing.butd import RELEASED, detector_config, random_checkpoint, tiny_config
 
+    config = RELEASED if shape == "released" else tiny_config()
     torch.manual_seed(0)
-    model = BottomUpDetector(detector_config(RELEASED), min_size=min_size, max_size=max_size)
-    model.load_checkpoint(random_checkpoint(RELEASED))
+    model = BottomUpDetector(detector_config(config), min_size=min_size, max_size=max_size)
+    model.load_checkpoint(random_checkpoint(config))
     return model.to(device).eval().requires_grad_(False)
 
 
@@ -64,12 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default=None, help="time a built dataset's images instead")
     p.add_argument("--resize", type=int, nargs=2, default=(600, 1000), metavar=("MIN", "MAX"))
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--shape", choices=("released", "tiny"), default="released")
     args = p.parse_args(argv)
     device = check_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
     height, width = (int(v) for v in args.size.split("x"))
-    model = detector(device, *args.resize)
+    model = detector(device, *args.resize, shape=args.shape)
     cuda = device.startswith("cuda")
     images = images_of(args.data, args.images + 1, (height, width))
     name = torch.cuda.get_device_name(device) if cuda else f"CPU, {torch.get_num_threads()} threads"
@@ -85,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     mean = sum(seconds) / len(seconds)
     low, high = min(seconds), max(seconds)
     print(
-        f"resize {args.resize[0]}/{args.resize[1]}, {len(seconds)} images: {mean:.2f} s per "
+        f"{args.shape} sizes, resize {args.resize[0]}/{args.resize[1]}, {len(seconds)} images: "
+        f"{mean:.2f} s per "
         f"image (from {low:.2f} to {high:.2f} s)"
     )
     print(f"load average after: {os.getloadavg()[0]:.1f}")

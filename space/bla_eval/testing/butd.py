@@ -100,7 +100,7 @@ upper case, so ``max_detections`` is also ``MAX_DETECTIONS``)."""
 
 
 def tiny_config(num_classes: int = 20, num_attrs: int = 8) -> dict[str, Any]:
-    """:data:`RELEASED` at tiny sizes: ResNet-50's blocks 8 to 128 channels wide, a 16-channel
+    """:data:`RELEASED` at tiny sizes: ResNet-50's blocks 2 to 128 channels wide, a 16-channel
     RPN, ``num_classes`` object and ``num_attrs`` attribute classes."""
     config = copy.deepcopy(RELEASED)
     config["RESNETS"].update(DEPTH=50, STEM_OUT_CHANNELS=8, RES2_OUT_CHANNELS=16, WIDTH_PER_GROUP=2)
