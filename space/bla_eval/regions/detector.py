@@ -411,7 +411,11 @@ class BottomUpDetector(nn.Module):
     ) -> BottomUpDetector:
         """The detector of a folder or Hub repo holding ``config.yaml`` and
         ``pytorch_model.bin`` in the released layout, resizing to ``min_size``/``max_size``
-        and keeping ``boxes`` regions per image, on ``device``."""
+        and keeping ``boxes`` regions per image, in float32 on ``device`` (``auto``: CUDA when
+        available)."""
+        from ..scorers.local import resolve_device
+
+        place = resolve_device(device)
         folder, revision = locate(path_or_id)
         cfg = DetectorConfig.from_yaml(folder / CONFIG)
         sha256 = None if revision else _content_hash(folder)
@@ -425,7 +429,7 @@ class BottomUpDetector(nn.Module):
             sha256=sha256,
         )
         model.load_checkpoint(read_checkpoint(folder / WEIGHTS))
-        return model.to(device).eval().requires_grad_(False)
+        return model.to(place).eval().requires_grad_(False)
 
     def load_checkpoint(self, state: dict[str, torch.Tensor]) -> None:
         """Copy the released checkpoint's tensors in (see :func:`load_plan`)."""

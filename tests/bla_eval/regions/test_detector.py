@@ -270,6 +270,8 @@ def test_a_folder_without_the_checkpoint_is_refused_in_one_line_naming_it(tiny, 
         BottomUpDetector.from_pretrained(str(tmp_path))
     with pytest.raises(ValueError, match="'./no-such' is not a local folder and not a Hub id"):
         BottomUpDetector.from_pretrained("./no-such")
+    with pytest.raises(ValueError, match="unknown --device 'gpu'"):
+        BottomUpDetector.from_pretrained(str(tiny), device="gpu")
     (folder / WEIGHTS).write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match=f"{folder / WEIGHTS}: not a readable PyTorch"):
         BottomUpDetector.from_pretrained(str(folder))
