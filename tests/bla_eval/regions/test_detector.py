@@ -168,6 +168,14 @@ def test_every_image_gives_exactly_36_finite_regions_inside_it(tiny, size):
     _check(regions, size)
 
 
+def test_grey_palette_and_transparent_images_are_read_as_their_rgb(tiny):
+    detector = BottomUpDetector.from_pretrained(str(tiny), **SMALL)
+    grey = random_image(4, 120, 160).convert("L")
+    for image in (grey, grey.convert("P"), grey.convert("RGBA")):
+        (got,), (want,) = detector.detect([image]), detector.detect([image.convert("RGB")])
+        assert np.array_equal(got.features, want.features) and got.count == 36
+
+
 def test_too_few_proposals_after_their_nms_are_filled_up_with_the_best_suppressed(tiny):
     """With 10 proposals kept by the RPN's NMS, the next 26 are the best it suppressed."""
     import dataclasses
