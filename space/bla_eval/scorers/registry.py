@@ -46,6 +46,14 @@ BUILTIN_KINDS = (
         example_params=2.2e8,
     ),
     KindInfo(
+        "region-itm",
+        f"{PACKAGE}.region_itm",
+        "image-text matching on region features (LXMERT, VOLTA's ViLBERT and LXMERT; "
+        "--regions): match probability",
+        "unc-nlp/lxmert-base-uncased",
+        example_params=2.1e8,
+    ),
+    KindInfo(
         "generative",
         f"{PACKAGE}.generative",
         "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
