@@ -99,10 +99,11 @@ class RegionMatchingScorer(LocalScorer):
         )
         return first.volta_view() if self.volta else (first.features, first.normalised_boxes())
 
-    @torch.inference_mode()
-    def match(self, visual: Sequence[tuple[np.ndarray, np.ndarray]], texts: Sequence[str]):
-        """The match probability of each (visual tokens, text) pair."""
-        self.truncation.count(texts)
+    def logits(
+        self, visual: Sequence[tuple[np.ndarray, np.ndarray]], texts: Sequence[str]
+    ) -> torch.Tensor:
+        """The matching head's two logits of each (visual tokens, text) pair (with gradients
+        where the model trains: ``bla-finetune``)."""
         tokens = self.tokenizer(
             list(texts),
             padding=True,
@@ -120,11 +121,18 @@ class RegionMatchingScorer(LocalScorer):
         boxes = boxes.to(self.device, self.dtype)
         mask = mask.to(self.device)
         if self.volta:
-            logits = self.model(**inputs, features=features, boxes=boxes, region_mask=mask)
-        else:
-            logits = self.model(
-                **inputs, visual_feats=features, visual_pos=boxes, visual_attention_mask=mask
-            ).cross_relationship_score
+            return self.model(**inputs, features=features, boxes=boxes, region_mask=mask)
+        return self.model(
+            **inputs, visual_feats=features, visual_pos=boxes, visual_attention_mask=mask
+        ).cross_relationship_score
+
+    @torch.inference_mode()
+    def match(
+        self, visual: Sequence[tuple[np.ndarray, np.ndarray]], texts: Sequence[str]
+    ) -> list[float]:
+        """The match probability of each (visual tokens, text) pair."""
+        self.truncation.count(texts)
+        logits = self.logits(visual, texts)
         return logits.float().softmax(dim=-1)[:, self.match_index].tolist()
 
     def score(self, images: Sequence[Any], queries: Sequence[Sequence[Query]]) -> Scored:

@@ -455,6 +455,18 @@ def convert(doc: dict[str, Any], checkpoint: dict[str, torch.Tensor]) -> dict[st
     return state
 
 
+def checkpoint(doc: dict[str, Any], model: nn.Module) -> dict[str, torch.Tensor]:
+    """``model``'s weights in VOLTA's key names (:func:`convert` reversed; a shared weight
+    under each of its names), without the pre-training heads."""
+    state = model.state_dict()
+    out = {}
+    for stem, target in key_map(doc).items():
+        for leaf in ("weight", "bias"):
+            if f"{target}.{leaf}" in state:
+                out[f"{stem}.{leaf}"] = state[f"{target}.{leaf}"].detach().cpu().clone()
+    return out
+
+
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether two aliases hold one weight (tensors without data, on the meta device: by shape)."""
     if a.is_meta or b.is_meta:

@@ -118,12 +118,7 @@ def volta_checkpoint(doc: dict[str, Any], model: torch.nn.Module) -> dict[str, t
     """``model``'s weights in VOLTA's key names (shared weights under each of their names),
     with VOLTA's pre-training heads (masked words, tied to the word embeddings; region
     classes) drawn at random."""
-    state = model.state_dict()
-    out = {}
-    for stem, target in volta.key_map(doc).items():
-        for leaf in ("weight", "bias"):
-            if f"{target}.{leaf}" in state:
-                out[f"{stem}.{leaf}"] = state[f"{target}.{leaf}"].clone()
+    out = volta.checkpoint(doc, model)
     hidden, v_hidden = doc["hidden_size"], doc["v_hidden_size"]
     heads = {
         "cls.predictions.bias": (doc["vocab_size"],),
@@ -219,10 +214,14 @@ def region_rows(
 
 
 def write_region_tsv(
-    path: Path, image_ids: Iterable[tuple[str, tuple[int, int]]], seed: int = 0
+    path: Path,
+    image_ids: Iterable[tuple[str, tuple[int, int]]],
+    seed: int = 0,
+    features: int = FEATURES,
 ) -> Path:
     """A TSV of region features for ``image_ids`` (:func:`region_rows`) at ``path``."""
-    path.write_text("\n".join(region_rows(image_ids, seed)) + "\n", encoding="utf-8")
+    rows = region_rows(image_ids, seed, features=features)
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return path
 
 
