@@ -317,3 +317,21 @@ def test_compare_export_and_the_space_read_the_runs(runs, tmp_path, capsys) -> N
     assert {r.results["kind"] for r in listed} == {"region-itm"}
     assert "region-itm" not in space_kinds() and "--regions" in CLI_ONLY_NOTE
     assert np.isfinite([r.results["tasks"]["active_passive"]["n"] for r in listed]).all()
+
+
+def test_reproduce_runs_the_vilbert_row_given_a_volta_folder_and_regions(
+    models, tsv, built_dataset, tmp_path, capsys
+) -> None:
+    out = tmp_path / "row"
+    base = ["reproduce", "vilbert", "--output", out, "--data", built_dataset, "--device", "cpu"]
+    base += ["--limit", LIMIT, "--resamples", "0"]
+    refused(bla_eval, [*base, "--model", models["volta-vilbert"]], capsys, "needs --regions: ")
+    capsys.readouterr()
+    assert bla_eval([str(a) for a in [*base, "--regions", tsv]]) == 0  # says what is missing
+    assert "missing here: the checkpoint" in capsys.readouterr().out
+    assert not out.exists()
+    code, err = call(
+        bla_eval, [*base, "--model", models["volta-vilbert"], "--regions", tsv], capsys
+    )
+    assert code in (0, 1), err
+    assert json.loads((out / "results.json").read_text())["kind"] == "region-itm"
