@@ -316,6 +316,13 @@ def test_compare_export_and_the_space_read_the_runs(runs, tmp_path, capsys) -> N
     assert sorted(r.path.name for r in listed) == sorted(runs)
     assert {r.results["kind"] for r in listed} == {"region-itm"}
     assert "region-itm" not in space_kinds() and "--regions" in CLI_ONLY_NOTE
+    from bla_space.config import SpaceConfig
+    from bla_space.runner import AUTO, resolve_model
+
+    space = SpaceConfig.from_env({"BLA_ALLOW_LOCAL_MODELS": "1", "BLA_RESULTS_DIR": str(root)})
+    model = Path(json.loads((runs["volta-lxmert"] / "results.json").read_text())["model"])
+    with pytest.raises(ValueError, match="is of kind region-itm. LXMERT and VOLTA"):
+        resolve_model(space, str(model), AUTO)  # the Space says to score it from the CLI
     assert np.isfinite([r.results["tasks"]["active_passive"]["n"] for r in listed]).all()
 
 
