@@ -52,6 +52,7 @@ def models(built_dataset: Path, tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["vilbert", "lxmert"])
 def test_volta_models_fine_tune_and_start_from_bla_evals_scores(
     name, models, tsv, built_dataset, tmp_path, capsys

@@ -173,6 +173,7 @@ def expected(model_dir: Path, name: str, regions, sentence: str) -> float:
 
 
 @pytest.mark.parametrize("name", ROWS)
+@pytest.mark.slow
 def test_scores_are_the_models_forward_on_the_tsvs_regions(name, runs, models, tsv, built_dataset):
     bench = get_benchmark("bla")
     items = {
@@ -205,6 +206,7 @@ def test_scores_are_the_models_forward_on_the_tsvs_regions(name, runs, models, t
     assert table.sha256 in json.dumps(recorded)
 
 
+@pytest.mark.slow
 def test_regions_are_needed_by_the_kind_and_refused_by_others(
     models, tiny_clip, tsv, built_dataset, tmp_path, capsys
 ) -> None:
@@ -220,6 +222,7 @@ def test_regions_are_needed_by_the_kind_and_refused_by_others(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_an_image_the_tsv_lacks_is_named(models, built_dataset, tmp_path, capsys) -> None:
     tsv = write_region_tsv(tmp_path / "few.tsv", dataset_images(str(built_dataset), ["ap"], 1))
     argv = eval_args(models["volta-lxmert"], built_dataset, tmp_path / "run", "--tasks", "co")
@@ -227,6 +230,7 @@ def test_an_image_the_tsv_lacks_is_named(models, built_dataset, tmp_path, capsys
 
 
 # ----------------------------------------------------------------------------- resume
+@pytest.mark.slow
 def test_a_resume_with_other_regions_is_refused_and_keeps_the_scores(
     runs, models, built_dataset, tsv, tmp_path, capsys
 ) -> None:
@@ -278,6 +282,7 @@ def test_a_killed_run_resumed_equals_an_uninterrupted_one(models, tsv, built_dat
 
 
 # ----------------------------------------------------------------------------- readers
+@pytest.mark.slow
 def test_a_sweep_cell_with_regions_scores_as_bla_eval(models, tsv, built_dataset, tmp_path):
     plan = tmp_path / "plan.yaml"
     plan.write_text(
@@ -298,6 +303,7 @@ options: {{device: cpu, limit: 2}}
     assert bla_eval(["sweep", str(plan), "--output", str(tmp_path / "sweep")]) == 0  # done
 
 
+@pytest.mark.slow
 def test_compare_export_and_the_space_read_the_runs(runs, tmp_path, capsys) -> None:
     from bla_space import results_store
     from bla_space.runner import CLI_ONLY_NOTE, space_kinds
@@ -326,6 +332,7 @@ def test_compare_export_and_the_space_read_the_runs(runs, tmp_path, capsys) -> N
     assert np.isfinite([r.results["tasks"]["active_passive"]["n"] for r in listed]).all()
 
 
+@pytest.mark.slow
 def test_reproduce_runs_the_vilbert_row_given_a_volta_folder_and_regions(
     models, tsv, built_dataset, tmp_path, capsys
 ) -> None:
