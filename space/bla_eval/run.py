@@ -190,9 +190,9 @@ def _prepare(config: RunConfig) -> _Run:
     if config.control is not None:  # drawn over every item of the run, resumed or not
         made = control_items(items, config.control, config.control_seed)
         twins = {(i.task, i.id): twin for i, twin in zip(items, made, strict=True)}
-    run = _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock, twins)
-    run.regions = regions
-    return run
+    return _Run(
+        config, folder, bench, data, tasks, items, model, plan, procs, clock, twins, regions=regions
+    )
 
 
 def open_run_regions(config: RunConfig, kind: str) -> Any:
