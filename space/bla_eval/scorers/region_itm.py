@@ -26,12 +26,12 @@ from ..batching import map_batches
 from ..items import ImageHandle
 from ..queries import Query
 from ..regions import RegionFeatures
+from . import volta
 from .base import Scored, regroup
 from .local import LocalScorer
 from .registry import register_kind
 from .resolved_model import ResolvedModel
 from .truncation import Truncation
-from .volta import MATCH_INDEX, volta_config
 
 TEXT_TOKENS = 38
 """The longest sentence in tokens, [CLS] and [SEP] included (the authors' ``max_seq_length``)."""
@@ -54,7 +54,7 @@ class RegionMatchingScorer(LocalScorer):
     def matches_name(cls, model: str) -> bool:
         """A local folder with VOLTA's config (its sublayer fields)."""
         try:
-            return volta_config(model) is not None
+            return volta.volta_config(model) is not None
         except ValueError:
             return False
 
@@ -72,14 +72,12 @@ class RegionMatchingScorer(LocalScorer):
                 f"model kind {self.kind!r} reads region features: pass --regions (a .tsv file "
                 "in the authors' layout, a region store or a detector)"
             )
-        self.doc = volta_config(model.path)
+        self.doc = volta.volta_config(model.path)
         if self.doc is not None:
-            from . import volta
-
             self.model = volta.load(model.path, self.doc)
             lower = bool(self.doc.get("do_lower_case", True))
             self.tokenizer = BertTokenizer.from_pretrained(model.path, do_lower_case=lower)
-            self.match_index, self.volta = MATCH_INDEX, True
+            self.match_index, self.volta = volta.MATCH_INDEX, True
         else:
             from transformers import AutoTokenizer, LxmertForPreTraining
 
