@@ -240,6 +240,13 @@ class RunConfig:
         resume=True,
         type=bounded_float(0, MAX_PMI_ALPHA),
     )
+    regions: str | None = option(
+        help="region-itm kind (LXMERT, VOLTA's ViLBERT and LXMERT): the region features read, "
+        "a .tsv file in the authors' layout (img_id = the dataset's image_id), a region store "
+        "folder, or the bottom-up-attention detector's folder or Hub id (run once per image, "
+        "kept in the cache)",
+        resume=Recorded.BY_KIND,
+    )
     device_map: str | None = option(
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
         "the GPUs of one machine"

@@ -119,6 +119,33 @@ def encoded_image(item: Item, ref: ImageRef) -> bytes:
         ) from err
 
 
+@dataclass(frozen=True)
+class ImageHandle:
+    """One image of an item as a scorer that looks images up takes it (``wants_handle``): its
+    key, the dataset's image id where the key is one, its bytes or decoded image on demand."""
+
+    item: Item
+    ref: ImageRef
+
+    @property
+    def key(self) -> str:
+        """The image's key (shared by every item that shows it)."""
+        return self.ref.key
+
+    @property
+    def image_id(self) -> str | None:
+        """The dataset's ``image_id`` of the image (None: the key is a hash or a control's)."""
+        return self.ref.key[3:] if self.ref.key.startswith("id:") else None
+
+    def encoded(self) -> bytes:
+        """The image's bytes as stored (:func:`encoded_image`)."""
+        return encoded_image(self.item, self.ref)
+
+    def decoded(self) -> Image.Image:
+        """The image as RGB (:func:`decode_image`)."""
+        return decode_image(self.item, self.ref)
+
+
 def as_record_value(matrix: Sequence[Sequence[Any]]) -> list[Any]:
     """A matrix as stored in ``scores.jsonl``: the single row of a one-image item, else rows."""
     rows = [list(row) for row in matrix]

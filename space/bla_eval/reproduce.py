@@ -301,6 +301,7 @@ def _run_config(setup: Setup, args: argparse.Namespace, protocol: str, out: Path
         similarity=settings.get("similarity", "cosine"),
         protocol=protocol,
         icl_seed=args.seed,
+        regions=args.regions,
     )
 
 
@@ -313,6 +314,9 @@ def run_setup(setup: Setup, args: argparse.Namespace) -> tuple[Run, Run | None]:
 
     if not setup.runnable and not args.model:
         raise ValueError(f"row {setup.name!r} cannot run here: {setup.reason}")
+    missing = missing_inputs(setup, args)
+    if missing:
+        raise ValueError(f"row {setup.name!r} needs {missing}: {setup.reason}")
     if not args.output:
         raise ValueError("running a row needs --output DIR (or --run DIR to check a finished run)")
     out = Path(args.output)
@@ -328,6 +332,20 @@ def run_setup(setup: Setup, args: argparse.Namespace) -> tuple[Run, Run | None]:
     base = out / setup.baseline
     evaluate(_run_config(setup, args, setup.baseline, base, configs))
     return Run.read(learned), Run.read(base)
+
+
+def missing_inputs(setup: Setup, args: argparse.Namespace) -> str:
+    """What a row of a kind that reads region features lacks to run ('' when nothing): a
+    local model and ``--regions`` (VOLTA's checkpoints are not on the Hub, the authors' region
+    features not published)."""
+    from .scorers import KIND_INFO
+
+    info = KIND_INFO.get(setup.kind)
+    if info is None or not info.reads_regions:
+        return ""
+    missing = [] if args.model else ["--model (a VOLTA folder)"]
+    missing += [] if args.regions else ["--regions"]
+    return " and ".join(missing)
 
 
 # ----------------------------------------------------------------------------- command line
@@ -351,6 +369,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="run this model instead of the row's Hub id")
     p.add_argument("--output", help="folder for the run (improvement rows: one subfolder each)")
     p.add_argument("--data", help="Hub dataset id or local dataset folder (default: the bla one)")
+    p.add_argument(
+        "--regions",
+        help="ViLBERT and LXMERT rows: the region features, as bla-eval --regions (a .tsv in the "
+        "authors' layout, a region store, or the detector)",
+    )
     p.add_argument(
         "--limit",
         type=bounded_int(1, MAX_LIMIT),

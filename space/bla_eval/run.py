@@ -66,6 +66,8 @@ class _Run:
     recorded: dict[str, Any] | None = None
     """A resumed run's ``results.json`` as it was, when it agreed with its scores: kept as the
     run's record (timings, model revision, provenance) when nothing is left to score."""
+    regions: Any = None
+    """Where the region features come from (``--regions``: ``bla_eval.regions.source``)."""
 
     @property
     def out(self) -> Path:
@@ -97,7 +99,9 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
         settings, refusal = {}, None
         if run.procs.main:
             try:
-                settings = resume_settings(config, run.kind, run.data, run.tasks, run.model)
+                settings = resume_settings(
+                    config, run.kind, run.data, run.tasks, run.model, _record(run.regions)
+                )
                 folder.remove_stale()  # temporary files of a killed run
                 folder.check_parts()  # a part file the marker does not list is refused
                 folder.check_resume(settings, config.resume, config.overwrite)
@@ -181,11 +185,36 @@ def _prepare(config: RunConfig) -> _Run:
             "control image changes none of its scores (an image gain of 0 by construction); "
             "run it without --control"
         )
+    regions = open_run_regions(config, model.kind)
     twins = None
     if config.control is not None:  # drawn over every item of the run, resumed or not
         made = control_items(items, config.control, config.control_seed)
         twins = {(i.task, i.id): twin for i, twin in zip(items, made, strict=True)}
-    return _Run(config, folder, bench, data, tasks, items, model, plan, procs, clock, twins)
+    return _Run(
+        config, folder, bench, data, tasks, items, model, plan, procs, clock, twins, regions=regions
+    )
+
+
+def open_run_regions(config: RunConfig, kind: str) -> Any:
+    """The run's region source (``--regions``) for a kind that reads regions; a kind that reads
+    them without one, or ``--regions`` for a kind that does not, is refused in one line."""
+    takes = scorer_class(kind).takes_regions
+    if config.regions is None:
+        if takes:
+            raise ValueError(
+                f"model kind {kind!r} reads region features: pass --regions (a .tsv file in "
+                "the authors' layout, a region store, or the detector's folder or Hub id)"
+            )
+        return None
+    if not takes:
+        raise ValueError(f"--regions: model kind {kind!r} reads images, not region features")
+    from .regions.source import open_regions
+
+    return open_regions(config.regions)
+
+
+def _record(regions: Any) -> dict[str, Any] | None:
+    return None if regions is None else regions.record()
 
 
 def _check_one_image_per_datapoint(config: RunConfig, benchmark: str, items: list[Item]) -> None:
@@ -280,6 +309,7 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
                 enforce_eager=config.enforce_eager,
                 score=config.score,
                 pmi_alpha=config.pmi_alpha,
+                regions=run.regions,
             )
             scorer = load_scorer(run.model, batch_size=config.batch_size, options=options)
             if config.score == "caption-pmi" and config.pmi_alpha is None:

@@ -16,7 +16,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from .batching import chunks, prefetch_map
-from .items import ImageRef, Item, decode_image, encoded_image
+from .items import ImageHandle, ImageRef, Item, decode_image, encoded_image
 from .queries import Query
 from .scorers.base import Scorer, raised_by_engine, scoring_failure
 
@@ -101,10 +101,12 @@ def distinct(items: Sequence[Any]) -> list[Any]:
 
 def prepared_image(scorer: Scorer, item: Item, ref: ImageRef) -> Any:
     """An image of ``item`` as ``scorer`` takes it: its ``prepare_image`` of the decoded image,
-    or of the bytes as stored (``wants_encoded``, e.g. sent on to an API); None for a scorer
-    that needs no images."""
+    of the bytes as stored (``wants_encoded``, e.g. sent on to an API) or of the image's handle
+    (``wants_handle``: looked up by its key); None for a scorer that needs no images."""
     if not scorer.needs_images:
         return None
+    if scorer.wants_handle:
+        return scorer.prepare_image(ImageHandle(item, ref))
     if scorer.wants_encoded:
         return scorer.prepare_image(encoded_image(item, ref))
     return scorer.prepare_image(decode_image(item, ref))

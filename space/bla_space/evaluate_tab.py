@@ -17,6 +17,7 @@ from .config import SpaceConfig
 from .explore_data import task_labels
 from .runner import (
     AUTO,
+    CLI_ONLY_NOTE,
     count_datapoints,
     kind_examples,
     kind_help,
@@ -135,7 +136,8 @@ def build(config: SpaceConfig) -> EvaluateTab:
                 quota_limit = gr.Button("Use that limit", size="sm", visible=False)
                 button = gr.Button("Evaluate", variant="primary", elem_id="run-button")
                 gr.Markdown(
-                    "One evaluation runs at a time (queued). Models load without remote code.",
+                    "One evaluation runs at a time (queued). Models load without remote code. "
+                    + CLI_ONLY_NOTE,
                     elem_id="queue-note",
                 )
     status = gr.Markdown(WAITING, container=True, min_height=90, elem_id="run-status")

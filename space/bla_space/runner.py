@@ -28,8 +28,16 @@ AUTO = "auto"
 def space_kinds() -> list[str]:
     """The kinds the Space's GPU runs: every registered kind except those whose models run
     behind an API endpoint (those run on Inference Providers with the signed-in visitor's
-    token: ``providers.py``)."""
-    return [k for k, c in KIND_INFO.items() if not c.remote]
+    token: ``providers.py``) and those that read region features (scored with ``bla-eval
+    --regions``: :data:`CLI_ONLY_NOTE`)."""
+    return [k for k, c in KIND_INFO.items() if not c.remote and not c.reads_regions]
+
+
+CLI_ONLY_NOTE = (
+    "LXMERT and VOLTA's ViLBERT / LXMERT (kind region-itm) read region features: score them with "
+    "`bla-eval --model MODEL --regions FEATURES.tsv`; their runs are listed here."
+)
+"""What the Evaluate tab says of the kinds it lists but does not score."""
 
 
 def kind_menu() -> list[tuple[str, str]]:
@@ -79,7 +87,10 @@ def resolve_model(config: SpaceConfig, text: str, kind_choice: str | None) -> tu
             offered = ", ".join(space_kinds())
             raise ValueError(f"unknown model kind {kind_choice!r}: use one of {offered}")
         return model, kind_choice, n_params
-    return model, detect_kind(model, trust_remote_code=False), n_params
+    kind = detect_kind(model, trust_remote_code=False)
+    if KIND_INFO[kind].reads_regions:
+        raise ValueError(f"{model} is of kind {kind}. {CLI_ONLY_NOTE}")
+    return model, kind, n_params
 
 
 def count_datapoints(config: SpaceConfig, tasks: Sequence[str], limit: int | None) -> int:

@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"{MAX_LIMIT})",
     )
     p.add_argument(
+        "--regions",
+        default=None,
+        help="region-itm models (LXMERT, VOLTA's ViLBERT and LXMERT): the region features, as "
+        "bla-eval --regions (a .tsv in the authors' layout, a region store, or the detector)",
+    )
+    p.add_argument(
         "--overwrite",
         action="store_true",
         help="replace an earlier bla-finetune output in --output (nothing else is replaced)",
@@ -100,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             eval_tasks=tuple(args.eval_tasks or ()),
             limit=args.limit,
             overwrite=args.overwrite,
+            regions=args.regions,
         )
         document = finetune(config, progress=lambda line: print(line, file=sys.stderr))
         print(summary_table(document))

@@ -7,6 +7,10 @@
   negative (NegCLIP-style): softmax cross-entropy image -> text over the batch's true and false
   sentences plus text -> image over the true sentences (CLIP); SigLIP models use their sigmoid
   loss over the same pairs. Score = cosine similarity (the engine's default).
+- ``region-itm`` (transformers' LXMERT, VOLTA's controlled ViLBERT and LXMERT on region
+  features, ``--regions``): the paper's ITM objective, cross-entropy on the matching head's two
+  logits, match = the model's own class; score = P(match). A VOLTA model is saved as VOLTA's
+  release folder again.
 
 Models are loaded by the scorer class of their kind (``bla_eval.scorers``, float32), so training
 starts from exactly the model, processor and text padding (SigLIP's fixed length) that bla-eval
@@ -22,13 +26,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 import torch.nn.functional as F
-from PIL import Image
 
+from ..items import ImageRef, Item
 from ..outputs import read_json
 from ..scorers import LoadOptions, ResolvedModel, resolve, scorer_class
 from ..scorers.dual import DualEncoderScorer
+from ..scorers.region_itm import REGIONS
+from ..scoring import prepared_image
 
 
 class Trainable:
@@ -38,16 +45,17 @@ class Trainable:
 
     kind: ClassVar[str]
 
-    def __init__(self, model: ResolvedModel, device: torch.device) -> None:
-        options = LoadOptions(device=str(device), dtype="float32")
+    def __init__(self, model: ResolvedModel, device: torch.device, regions: Any = None) -> None:
+        options = LoadOptions(device=str(device), dtype="float32", regions=regions)
         self.scorer = scorer_class(self.kind)(model, options=options)
         self.model_id = model.name
         self.model: torch.nn.Module = self.scorer.model
         self.device = self.scorer.device
         self.probabilistic = self.scorer.probabilistic
 
-    def prepare_image(self, image: Image.Image) -> torch.Tensor:
-        return self.scorer.prepare_image(image)
+    def prepare(self, item: Item, ref: ImageRef) -> torch.Tensor:
+        """An image of a row as the model trains on it: as ``bla-eval``'s scorer prepares it."""
+        return prepared_image(self.scorer, item, ref)
 
     def loss(self, pixels: torch.Tensor, true: Sequence[str], false: Sequence[str]) -> torch.Tensor:
         """Loss of a batch: image i with its true sentence ``true[i]`` and false ``false[i]``."""
@@ -203,14 +211,92 @@ class OpenClipModel(DualModel):
         save_file(state, out / "open_clip_model.safetensors")
 
 
+class RegionModel(Trainable):
+    """LXMERT and VOLTA's controlled models on region features (kind ``region-itm``): the
+    paper's ITM objective (Appendix D), cross-entropy on the matching head's two logits, match
+    = the model's own class (VOLTA 0, transformers' LXMERT 1); score = P(match), computed as
+    ``bla-eval`` computes it. A row's image is its visual tokens packed in one tensor
+    ``[tokens, features + boxes + mask]`` (padded to the image's most tokens)."""
+
+    kind = "region-itm"
+
+    def prepare(self, item: Item, ref: ImageRef) -> torch.Tensor:
+        prepared = prepared_image(self.scorer, item, ref)
+        features, boxes = self.scorer.visual(self.scorer.regions.complete([prepared])[0])
+        tokens = REGIONS + int(self.scorer.volta)
+        packed = torch.zeros(tokens, features.shape[1] + boxes.shape[1] + 1)
+        packed[: len(features), : features.shape[1]] = torch.from_numpy(features)
+        packed[: len(boxes), features.shape[1] : -1] = torch.from_numpy(boxes)
+        packed[: len(features), -1] = 1
+        return packed
+
+    def visual(self, pixels: torch.Tensor) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The (features, boxes) of each packed row, without its padding."""
+        width = 5 if self.scorer.volta else 4
+        out = []
+        for row in pixels:
+            kept = row[row[:, -1] > 0].numpy()
+            out.append((kept[:, : -width - 1], kept[:, -width - 1 : -1]))
+        return out
+
+    def loss(self, pixels, true, false):
+        n = len(true)
+        visual = self.visual(pixels)
+        match = self.scorer.match_index
+        labels = torch.tensor([match] * n + [1 - match] * n, device=self.device)
+        logits = self.scorer.logits(visual + visual, [*true, *false])
+        return F.cross_entropy(logits.float(), labels)
+
+    @torch.no_grad()
+    def scores(self, pixels, texts):
+        visual = self.visual(pixels)
+        pairs = [(visual[i], t) for i, group in enumerate(texts) for t in group]
+        probs = self.scorer.match([v for v, _ in pairs], [t for _, t in pairs])
+        out, start = [], 0
+        for group in texts:
+            out.append(probs[start : start + len(group)])
+            start += len(group)
+        return out
+
+    def save(self, out: Path) -> None:
+        """transformers' LXMERT: ``save_pretrained``; a VOLTA model: VOLTA's release folder
+        again (its config, the weights in VOLTA's key names with the original's pre-training
+        heads, its vocabulary)."""
+        import shutil
+
+        from ..scorers import volta
+
+        if not self.scorer.volta:
+            self.model.save_pretrained(out)
+            self.scorer.tokenizer.save_pretrained(out)
+            return
+        source = Path(self.scorer.model_id)
+        out.mkdir(parents=True, exist_ok=True)
+        original = torch.load(source / volta.WEIGHTS, map_location="cpu", weights_only=True)
+        heads = {k: v for k, v in original.items() if k.startswith(volta.DROPPED)}
+        torch.save({**volta.checkpoint(self.scorer.doc, self.model), **heads}, out / volta.WEIGHTS)
+        for name in ("config.json", "vocab.txt"):
+            shutil.copyfile(source / name, out / name)
+
+    def describe(self) -> dict[str, Any]:
+        index = self.scorer.match_index
+        return {
+            "loss": f"cross-entropy on the ITM logits, match = class {index}",
+            "score": "P(match)",
+        }
+
+
 TRAINABLE: dict[str, type[Trainable]] = {
-    cls.kind: cls for cls in (ItmModel, HFDualModel, OpenClipModel)
+    cls.kind: cls for cls in (ItmModel, HFDualModel, OpenClipModel, RegionModel)
 }
 """Kind -> trainable wrapper: the kinds bla-finetune trains."""
 
 
-def load_trainable(model_id: str, device: torch.device, kind: str | None = None) -> Trainable:
-    """The trainable wrapper of ``model_id`` (resolved and its kind detected as bla-eval does)."""
+def load_trainable(
+    model_id: str, device: torch.device, kind: str | None = None, regions: Any = None
+) -> Trainable:
+    """The trainable wrapper of ``model_id`` (resolved and its kind detected as bla-eval does;
+    ``regions``: the region source of a kind that reads region features)."""
     model = resolve(model_id, kind)
     if model.kind not in TRAINABLE:
         raise ValueError(
@@ -219,6 +305,10 @@ def load_trainable(model_id: str, device: torch.device, kind: str | None = None)
             "generative ones)"
         )
     try:
+        if model.kind == RegionModel.kind:
+            return RegionModel(model, device, regions)
+        if regions is not None:
+            raise ValueError(f"--regions: model kind {model.kind!r} reads images, not regions")
         return TRAINABLE[model.kind](model, device)
     except OSError as err:
         raise ValueError(f"cannot load model {model_id!r}: {err}") from err

@@ -63,6 +63,8 @@ class FinetuneConfig:
     limit: int | None = None
     """Score only the first N validation and test datapoints (quick runs; training uses all)."""
     overwrite: bool = False
+    regions: str | None = None
+    """The region features of a model that reads them (``bla-eval --regions``)."""
 
 
 @dataclass
@@ -98,7 +100,6 @@ def read_rows(
     """Rows of one learning split (the first ``limit``), read by the BLA benchmark spec, with
     their images prepared once."""
     from ..benchmarks.bla import BENCHMARK
-    from ..items import decode_image
 
     rows = []
     for item in BENCHMARK.read_items(data, config, split, limit):
@@ -109,7 +110,7 @@ def read_rows(
             Row(
                 id=item.id,
                 image_key=image.key,
-                pixels=model.prepare_image(decode_image(item, image)),
+                pixels=model.prepare(item, image),
                 captions=list(item.captions),
                 labels=list(item.labels[0]),
                 caption_types=list(item.caption_types),
@@ -183,7 +184,7 @@ def train_one_seed(
     """Fine-tune with one seed; the kept checkpoint is saved into ``out``."""
     set_seed(seed)
     device = resolve_device(config.device)
-    model = load_trainable(config.model, device)
+    model = load_trainable(config.model, device, regions=open_regions_of(config))
     data = config.data or _default_data()
     task = get_task(config.task)
     learning = task.learning_config
@@ -328,8 +329,21 @@ def finetune(
             "runs": [asdict(r) for r in results],
             "summary": summarise(results),
         }
+        if config.regions is not None:
+            from ..regions.source import regions_record
+
+            document["regions"] = regions_record(config.regions)
         (stage / FINETUNE_FILE).write_text(json.dumps(document, indent=2), encoding="utf-8")
     return document
+
+
+def open_regions_of(config: FinetuneConfig) -> Any:
+    """The region source of ``--regions`` (None without it)."""
+    if config.regions is None:
+        return None
+    from ..regions.source import open_regions
+
+    return open_regions(config.regions)
 
 
 def check(config: FinetuneConfig) -> None:

@@ -37,10 +37,12 @@ def resume_settings(
     data: str,
     tasks: list[str] | None = None,
     model: ResolvedModel | None = None,
+    regions: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The settings that decide which datapoints are scored and how: a resumed run must have
     the same (``kind``, ``data``, ``tasks``: as the run resolved them; with the resolved
-    ``model``, the content hash of a model on this machine)."""
+    ``model``, the content hash of a model on this machine; ``regions``: what made the region
+    features, ``bla_eval.regions.source``'s record, read from ``--regions`` when not given)."""
     scorer = scorer_class(kind)
     by_protocol = get_protocol(config.protocol).resume_settings
     resolved = {"kind": kind, "data": data, "tasks": tasks if tasks is not None else config.tasks}
@@ -52,6 +54,10 @@ def resume_settings(
         value = resolved.get(f.name, getattr(config, f.name))
         if rule is Recorded.BY_KIND and not getattr(scorer, f"takes_{f.name}"):
             value = None
+        if f.name == "regions" and value is not None:
+            from ..regions.source import regions_record
+
+            value = regions if regions is not None else regions_record(value)
         settings[f.name] = list(value) if isinstance(value, (tuple, list)) else value
     if model is not None and model.content_hash is not None:
         settings[MODEL_HASH] = model.content_hash

@@ -54,6 +54,9 @@ class LoadOptions:
     """What a generative model is asked (``--score``: ``bla_metric.likelihood.SCORES``)."""
     pmi_alpha: float | None = None
     """``caption-pmi``: the prior's weight (None: chosen on the learning split by the run)."""
+    regions: Any = None
+    """``bla_eval.regions.source.RegionSource`` of a kind that reads region features
+    (``--regions``)."""
 
 
 class Scored(NamedTuple):
@@ -92,6 +95,11 @@ class Scorer(ABC):
     needs_images: ClassVar[bool] = True
     wants_encoded: ClassVar[bool] = False
     """True when ``prepare_image`` takes the image's encoded bytes as stored, not decoded RGB."""
+    wants_handle: ClassVar[bool] = False
+    """True when ``prepare_image`` takes the image's ``bla_eval.items.ImageHandle`` (its key
+    and dataset id, its bytes or pixels on demand), e.g. to look its regions up by its id."""
+    takes_regions: ClassVar[bool] = False
+    """True when the kind reads region features (``--regions``)."""
     remote: ClassVar[bool] = False
     """True when the model runs behind an API endpoint (``--endpoint``): chosen by the endpoint,
     never detected from a model name, and not offered by the Space."""

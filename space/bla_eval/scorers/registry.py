@@ -32,6 +32,9 @@ class KindInfo:
     """The model runs behind an API endpoint (``--endpoint``); the Space does not offer it."""
     example_params: float | None = None
     """The example's parameter count, roughly (the Space offers only examples under its cap)."""
+    reads_regions: bool = False
+    """The kind reads region features (``--regions``), which the Space has no way to give: it
+    is scored from the command line, and the Space lists its runs."""
     more_examples: tuple[tuple[str, float], ...] = ()
     """Hub models of other architecture families of this kind, with their parameter counts
     (the Space's examples; ``docs/models.md`` lists the architectures the tests cover)."""
@@ -44,6 +47,15 @@ BUILTIN_KINDS = (
         "image-text matching head: match probability",
         "Salesforce/blip-itm-base-coco",
         example_params=2.2e8,
+    ),
+    KindInfo(
+        "region-itm",
+        f"{PACKAGE}.region_itm",
+        "image-text matching on region features (LXMERT, VOLTA's ViLBERT and LXMERT; "
+        "--regions): match probability",
+        "unc-nlp/lxmert-base-uncased",
+        example_params=2.1e8,
+        reads_regions=True,
     ),
     KindInfo(
         "generative",

@@ -27,7 +27,7 @@ KEY_FIELD = {"models": "model", "benchmarks": "benchmark", "protocols": "protoco
 NOT_IN_PLAN = ("output_dir", "resume", "overwrite", "table_format", "plot")
 """Settings the sweep itself decides (the cell's folder, resuming, never discarding a cell's scores)
 or that print (the report)."""
-PATH_SETTINGS = ("data", "model")
+PATH_SETTINGS = ("data", "model", "regions")
 """Settings that may name a path on the driver (resolved to absolute ones: ``absolute_paths``)."""
 ONLY = "protocols"
 """A model entry's key: the protocol entries it runs (default: all)."""

@@ -47,6 +47,7 @@ from . import (
     phi,
     processors,
     qwen,
+    region_models,
     remote_code,
     sizes,
     video_llava,
@@ -263,6 +264,29 @@ register(
     path=PAIR,
 )
 register("flava-itm", "itm", flava.build_flava_itm, "pre-training model's ITM head", path=PAIR)
+REGIONS = "region features (--regions)"
+"""The path of the kinds that read region features, not pixels."""
+register(
+    "lxmert-itm",
+    "region-itm",
+    region_models.build_lxmert_itm,
+    "LxmertForPreTraining, cross_relationship_score[1]",
+    path=REGIONS,
+)
+register(
+    "volta-lxmert",
+    "region-itm",
+    region_models.build_volta_lxmert,
+    "VOLTA ctrl_lxmert files: LxmertModel + VOLTA head, vil_logit[0]",
+    path=REGIONS,
+)
+register(
+    "volta-vilbert",
+    "region-itm",
+    region_models.build_volta_vilbert,
+    "VOLTA ctrl_vilbert files: BERT blocks, co-attention, vil_logit[0]",
+    path=REGIONS,
+)
 register(
     "butd",
     "regions",

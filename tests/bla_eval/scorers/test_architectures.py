@@ -21,7 +21,7 @@ import pytest
 from bla_eval.cli import main as bla_eval
 from bla_eval.items import decode_image
 from bla_eval.protocols import get_template
-from bla_eval.testing.architectures import ARCHITECTURES, build_cached
+from bla_eval.testing.architectures import ARCHITECTURES, REGIONS, build_cached
 
 from tests.bla_eval.commands import call, eval_args, refused
 
@@ -60,12 +60,25 @@ def doc_row(name: str) -> list[str]:
     raise AssertionError(f"docs/models.md has no row for {name}")
 
 
+@pytest.fixture(scope="module")
+def region_tsv(built_dataset: Path, tmp_path_factory) -> Path:
+    """Region features of the scored AP images, in the authors' TSV layout."""
+    from bla_eval.testing.region_models import dataset_images, write_region_tsv
+
+    images = dataset_images(str(built_dataset), ["ap"], LIMIT)
+    return write_region_tsv(tmp_path_factory.mktemp("regions") / "regions.tsv", images)
+
+
 @pytest.mark.parametrize("name", list(ARCHITECTURES))
-def test_architecture_scores_end_to_end(name, models, built_dataset, tmp_path, capsys, ap_points):
+def test_architecture_scores_end_to_end(
+    name, models, built_dataset, tmp_path, capsys, ap_points, request
+):
     arch = ARCHITECTURES[name]
     out = tmp_path / "run"
     argv = eval_args(models[name], built_dataset, out, "--tasks", "ap", "--limit", LIMIT)
     argv += list(arch.flags)
+    if arch.path == REGIONS:  # the model reads region features, not pixels
+        argv += ["--regions", str(request.getfixturevalue("region_tsv"))]
     cells = doc_row(name)
     assert cells[1] == arch.kind and cells[2] == arch.path, cells
     if arch.kind == "regions":  # a detector: --regions takes it, it extracts what others read
