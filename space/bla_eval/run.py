@@ -23,8 +23,9 @@ from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
 from .benchmarks import TEXT_SIMILARITIES, Benchmark, get_benchmark, load_items
 from .conditions import RESAMPLES, SEED, Conditions, results_fields, sweep_queries
-from .config import RunConfig
+from .config import RunConfig, check_kind_reads
 from .controls import control_items
+from .data import content_hash
 from .distributed import Processes
 from .items import Item, as_record_value
 from .outputs import read_json
@@ -97,7 +98,9 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
         settings, refusal = {}, None
         if run.procs.main:
             try:
-                settings = resume_settings(config, run.kind, run.data, run.tasks, run.model)
+                settings = resume_settings(
+                    config, run.kind, run.data, run.tasks, run.model, content_hash(run.data)
+                )
                 folder.remove_stale()  # temporary files of a killed run
                 folder.check_parts()  # a part file the marker does not list is refused
                 folder.check_resume(settings, config.resume, config.overwrite)
@@ -161,14 +164,7 @@ def _prepare(config: RunConfig) -> _Run:
         config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
     )  # an unknown or unfit --kind is named before the folder is made
     protocol.check_kind(model.kind)
-    if config.score != "yes-no" and not scorer_class(model.kind).scores_captions:
-        raise ValueError(
-            f"--score {config.score}: model kind {model.kind!r} has no sentence likelihood "
-            "(the generative kind scores it)"
-        )
-    if (config.prompt is not None or config.prompts) and not scorer_class(model.kind).asks_question:
-        option = "--prompt" if config.prompt is not None else "--prompts"
-        raise ValueError(f"{option}: model kind {model.kind!r} asks no question")
+    check_kind_reads(config, scorer_class(model.kind))  # an option the kind does not read
     api = api_settings(config)
     if api is not None:
         api.api_key()  # a malformed key is named before the folder is made

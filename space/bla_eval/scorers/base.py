@@ -103,6 +103,11 @@ class Scorer(ABC):
     """True when the kind asks the yes/no question of a prompt template (``--prompt``)."""
     scores_captions: ClassVar[bool] = False
     """The kind can score a sentence by its likelihood (``--score caption``, ``caption-pmi``)."""
+    engine_options: ClassVar[bool] = False
+    """The kind runs an inference engine of its own and reads its options
+    (``--tensor-parallel-size``, ``--max-model-len``, ...: the vllm kind)."""
+    takes_device_map: ClassVar[bool] = False
+    """The kind places its model with ``from_pretrained(device_map=...)`` (``--device-map``)."""
     one_batch: ClassVar[bool] = False
     """True when the kind schedules its own batches (an engine such as vLLM): ``score`` then
     receives every image of the run in one call."""
