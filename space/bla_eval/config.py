@@ -467,10 +467,10 @@ EVERY_KIND = frozenset(
 against the kind by their own rules: ``Protocol.check_kind``, ``run._prepare``, the loader)."""
 
 
-def _every_setting_in_one_table() -> None:
-    """Each ``RunConfig`` field is in :data:`KIND_READS` or :data:`EVERY_KIND` (a new setting
-    without its row fails at import)."""
-    names = {f.name for f in fields(RunConfig)}
+def check_kind_table(config_class: type = RunConfig) -> None:
+    """Each field of ``config_class`` is in :data:`KIND_READS` or :data:`EVERY_KIND`, and
+    nothing else is (a TypeError: a new setting without its row fails when this module loads)."""
+    names = {f.name for f in fields(config_class)}
     missing = names - KIND_READS.keys() - EVERY_KIND
     unknown = (KIND_READS.keys() | EVERY_KIND) - names
     if missing or unknown:
@@ -480,7 +480,7 @@ def _every_setting_in_one_table() -> None:
         )
 
 
-_every_setting_in_one_table()
+check_kind_table()
 
 
 def flag_of(name: str) -> str:

@@ -142,8 +142,8 @@ class SweepFolder:
 
     def _check_run_settings(self, cell: Cell) -> None:
         """The cell's ``run.json`` against the settings its run would record for the plan's
-                (``bla_eval.runs.settings``: the rule a resume applies; the model's kind, when the plan
-                names none, and the model's and the data's content hashes are taken as recorded: the
+        (``bla_eval.runs.settings``: the rule a resume applies; the model's kind, when the plan
+        names none, and the model's and the data's content hashes are taken as recorded: the
         run's own resume checks them)."""
         from ..runs.settings import DATA_HASH, MODEL_HASH, changed_settings
 
