@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from bla_eval.cli import main as bla_eval
-from bla_eval.config import EVERY_KIND, KIND_READS, RunConfig, check_kind_table, option
+from bla_eval.config import RunConfig, option
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 
 from tests.bla_eval.commands import call, eval_args, refused, snapshot
@@ -112,6 +112,7 @@ def test_every_setting_says_which_kinds_read_it():
     attribute names; a setting added without its row is refused when the module loads."""
     from dataclasses import dataclass, fields
 
+    from bla_eval.config import EVERY_KIND, KIND_READS, check_kind_table
     from bla_eval.scorers.base import Scorer
 
     names = {f.name for f in fields(RunConfig)}
