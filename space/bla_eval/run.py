@@ -226,7 +226,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         "dataset_revision": _dataset_revision(run.data),
         "split": config.split,
         "protocol": _protocol(run, scorer),
-        "score": score_record(config, scorer),
+        "score": score_record(config, scorer, _score_name(run)),
         "tasks": _task_results(run.bench, run.tasks, run.items, records, probabilistic),
         **_condition_results(run, records, probabilistic),
         "timings": _timings(clock, run.items),
@@ -367,10 +367,19 @@ def choose_pmi_alpha(
     say(f"caption-pmi: alpha {alpha:g} {scorer.alpha_source}")
 
 
-def score_record(config: RunConfig, scorer: Scorer | None) -> dict[str, Any]:
-    """``results.json``'s ``score``: what the scores are (``--score``) and, for caption-pmi,
-    its alpha and where the alpha came from (every printed table names them)."""
-    record: dict[str, Any] = {"name": config.score}
+def _score_name(run: _Run) -> str:
+    """What the run's scores are, by its kind (``Scorer.score_name``)."""
+    config = run.config
+    prompted = config.prompt is not None or bool(config.prompts)
+    return scorer_class(run.kind).score_name(run.model, config.score, config.similarity, prompted)
+
+
+def score_record(config: RunConfig, scorer: Scorer | None, name: str) -> dict[str, Any]:
+    """``results.json``'s ``score``: what the scores are (``name``: by the kind, e.g. cosine,
+    match probability, mean log-probability, yes-no, caption) and, for caption-pmi, its alpha
+    and where the alpha came from (every printed table names them). ``protocol.score`` keeps
+    the ``--score`` asked, which readers group likelihood runs by."""
+    record: dict[str, Any] = {"name": name}
     if config.score == "caption-pmi":
         record["alpha"] = getattr(scorer, "alpha", config.pmi_alpha)
         given = "given (--pmi-alpha)" if config.pmi_alpha is not None else None

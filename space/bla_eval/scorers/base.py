@@ -130,6 +130,25 @@ class Scorer(ABC):
         ``--prompts`` given)."""
         return cls.probabilistic
 
+    probability_name: ClassVar[str] = "yes-no"
+    """What the kind's probabilities are (``results.json``'s ``score.name``): P(yes)."""
+    value_name: ClassVar[str] = "mean log-probability"
+    """What the kind's other scores are: a sentence's mean token log-probability."""
+
+    @classmethod
+    def score_name(
+        cls, model: ResolvedModel, score: str, similarity: str, prompted: bool = False
+    ) -> str:
+        """What a run's scores of ``model`` are (``results.json``'s ``score.name``, the report's
+        "Score:" line): a dual encoder's ``similarity``, a likelihood ``score`` (caption,
+        caption-pmi), else :attr:`probability_name` or :attr:`value_name` as
+        :meth:`probabilistic_for` says."""
+        if cls.takes_similarity:
+            return similarity
+        if score != "yes-no":
+            return score
+        return cls.probability_name if cls.probabilistic_for(model, prompted) else cls.value_name
+
     @classmethod
     def needs_images_for(cls, model: ResolvedModel) -> bool:
         """Whether this kind shows ``model`` the image (``needs_images``; a kind that serves

@@ -109,6 +109,8 @@ class MatchingScorer(LocalScorer):
 
     kind = "itm"
     probabilistic = True
+    probability_name = "match probability"
+    value_name = "cosine"  # a pair model's contrastive head
 
     @classmethod
     def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:
