@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import MISSING, asdict, dataclass, field, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -125,8 +125,10 @@ class RunConfig:
 
     model: str = option(
         MISSING,
-        "Hub id, local folder, open_clip name, .gguf file or a bundled short name (smollm2)",
+        "Hub id, local folder, open_clip name, .gguf file, a bundled short name (smollm2) or "
+        "the name an endpoint knows; printable characters only",
         resume=True,
+        type=display_text,
     )
     output_dir: Path = option(
         MISSING, "folder for results.json, scores.jsonl and run.json", flag="--output"
@@ -365,8 +367,10 @@ class RunConfig:
         ):
             raise ValueError(f"gpu_memory_utilization must be a fraction in (0, 1], got {share!r}")
         check_device(self.device)
-        if isinstance(self.name, str) and (problem := text_problem(self.name)) is not None:
-            raise ValueError(f"name {self.name!r} {problem}")
+        for shown in ("model", "name"):  # names of every table and record
+            value = getattr(self, shown)
+            if isinstance(value, str) and (problem := text_problem(value)) is not None:
+                raise ValueError(f"{shown} {value!r} {problem}")
         if self.icl_order not in ORDERS:
             raise ValueError(
                 f"unknown icl_order {self.icl_order!r}: use one of {', '.join(ORDERS)}"
@@ -379,6 +383,11 @@ class RunConfig:
             )
         check_api_fields(self)
         check_score(self, protocol)
+        if self.resume and self.overwrite:
+            raise ValueError(
+                "--resume and --overwrite: give one (--resume keeps the scored datapoints, "
+                "--overwrite discards them)"
+            )
 
     def with_(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed."""
@@ -390,3 +399,112 @@ class RunConfig:
         doc["output_dir"] = str(self.output_dir)
         doc["tasks"] = list(self.tasks)
         return doc
+
+
+LIKELIHOOD = ("scores_captions", "has no sentence likelihood (the generative kind scores it)")
+QUESTION = ("asks_question", "asks no question")
+ENGINE = ("engine_options", "runs no engine of its own (an option of the vllm kind)")
+ENDPOINT = ("remote", "is served behind no endpoint (an option of the openai-api kind)")
+KIND_READS: dict[str, tuple[str, str]] = {
+    "similarity": ("takes_similarity", "compares no embeddings (dual encoders do)"),
+    "score": LIKELIHOOD,
+    "pmi_alpha": LIKELIHOOD,
+    "prompt": QUESTION,
+    "prompts": QUESTION,
+    "regions": ("takes_regions", "reads images, not region features (the region-itm kind does)"),
+    "device_map": ("takes_device_map", "places no model by device_map (the generative kind does)"),
+    **dict.fromkeys(
+        (
+            "tensor_parallel_size",
+            "data_parallel_size",
+            "max_model_len",
+            "gpu_memory_utilization",
+            "enforce_eager",
+        ),
+        ENGINE,
+    ),
+    **dict.fromkeys(
+        (
+            "endpoint",
+            "api_key_env",
+            "concurrency",
+            "request_timeout",
+            "max_retries",
+            "top_logprobs",
+            "max_answer_tokens",
+            "api_scoring",
+            "text_only",
+            "price_input",
+            "price_output",
+        ),
+        ENDPOINT,
+    ),
+}
+"""The settings only some kinds read: field -> (the scorer class attribute that is True for a kind
+that reads it, what a kind that does not lacks). A run that gives one (a value other than the
+default) to a kind that does not read it is refused (:func:`check_kind_reads`)."""
+EVERY_KIND = frozenset(
+    {
+        "model",
+        "output_dir",
+        "benchmark",
+        "data",
+        "tasks",
+        "split",
+        "limit",
+        "batch_size",
+        "images_per_batch",
+        "device",
+        "dtype",
+        "kind",
+        "resume",
+        "overwrite",
+        "trust_remote_code",
+        "gguf_file",
+        "protocol",
+        "icl_order",
+        "icl_seed",
+        "control",
+        "control_seed",
+        "name",
+        "table_format",
+        "plot",
+    }
+)
+"""The settings every kind's run reads (the protocol, the control and the gguf file are checked
+against the kind by their own rules: ``Protocol.check_kind``, ``run._prepare``, the loader)."""
+
+
+def check_kind_table(config_class: type = RunConfig) -> None:
+    """Each field of ``config_class`` is in :data:`KIND_READS` or :data:`EVERY_KIND`, and
+    nothing else is (a TypeError: a new setting without its row fails when this module loads)."""
+    names = {f.name for f in fields(config_class)}
+    missing = names - KIND_READS.keys() - EVERY_KIND
+    unknown = (KIND_READS.keys() | EVERY_KIND) - names
+    if missing or unknown:
+        raise TypeError(
+            f"bla_eval.config: say which kinds read {sorted(missing)} (KIND_READS or "
+            f"EVERY_KIND); no such settings: {sorted(unknown)}"
+        )
+
+
+check_kind_table()
+
+
+def flag_of(name: str) -> str:
+    """The command-line flag of a ``RunConfig`` field."""
+    f = next(f for f in fields(RunConfig) if f.name == name)
+    return f.metadata.get("flag") or "--" + name.replace("_", "-")
+
+
+def check_kind_reads(config: RunConfig, scorer: Any) -> None:
+    """ValueError naming the first setting of :data:`KIND_READS` that ``config`` gives and the
+    kind of ``scorer`` (its class) does not read."""
+    for f in fields(config):
+        if f.name not in KIND_READS:
+            continue
+        value, (reads, lacks) = getattr(config, f.name), KIND_READS[f.name]
+        if value == f.default or getattr(scorer, reads):
+            continue
+        shown = "" if isinstance(value, (bool, tuple)) else f" {value}"
+        raise ValueError(f"{flag_of(f.name)}{shown}: model kind {scorer.kind!r} {lacks}")

@@ -6,9 +6,12 @@ Images stay encoded (``datasets.Image(decode=False)``); benchmarks turn rows int
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from .outputs import content_hash as hash_files
 
 DATASET_ENV = "BLA_DATASET"
 """Environment variable naming the default BLA dataset (a Hub id or a local folder)."""
@@ -48,6 +51,28 @@ def check_dataset(data: str) -> None:
         raise ValueError(
             f"dataset folder {data} does not exist (give a folder, or a Hub id as org/name)"
         )
+
+
+def content_hash(data: str) -> str | None:
+    """SHA-256 over every parquet file of a local dataset folder (names relative to it, hidden
+    entries left out): what a run reads from it, so that a resume after the folder was rebuilt
+    in place is refused (``run.json``'s ``data_sha256``). None for a Hub id (its revision
+    identifies it). Computed once per process for files of the same sizes and times."""
+    if not Path(data).is_dir():
+        return None
+    root = Path(data).resolve()
+    files = sorted(
+        p
+        for p in root.rglob("*.parquet")
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    stamp = tuple((f.as_posix(), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    return _hash_of(root, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _hash_of(root: Path, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    return hash_files([Path(name) for name, _, _ in stamp], root)
 
 
 def load_split(data: str, config: str, split: str = "test", columns: Sequence[str] = ()):

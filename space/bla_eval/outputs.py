@@ -27,6 +27,7 @@ this module.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -70,6 +71,24 @@ def not_regular(path: Path | str, mode: int) -> ValueError:
     kinds |= {stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
     kind = kinds.get(stat.S_IFMT(mode), "no file")
     return ValueError(f"{path} is {kind}, not a regular file: remove it or name a file")
+
+
+HASH_CHUNK = 1 << 20
+"""Bytes read at a time when files are hashed (:func:`content_hash`)."""
+
+
+def content_hash(files: list[Path], root: Path) -> str:
+    """SHA-256 over each file's name (relative to ``root``) and bytes, read in chunks (a FIFO
+    or device is refused, not read)."""
+    digest = hashlib.sha256()
+    for file in files:
+        name = file.name if file == root else file.relative_to(root).as_posix()
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        with os.fdopen(open_regular(file), "rb") as handle:
+            while chunk := handle.read(HASH_CHUNK):
+                digest.update(chunk)
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def open_regular(path: Path | str, follow: bool = True) -> int:

@@ -174,8 +174,10 @@ def display_name(results: dict[str, Any]) -> str:
 
 
 def score_line(results: Mapping[str, Any]) -> str:
-    """What the tables' numbers are made of: results.json's ``score`` (``--score``; for
-    caption-pmi its alpha and where it came from), one line without control characters."""
+    """What the tables' numbers are made of: results.json's ``score`` (what the kind computes:
+    cosine, match probability, mean log-probability, yes-no, caption; for caption-pmi its alpha
+    and where it came from), one line without control characters. A run of an earlier version
+    recorded ``--score`` there (yes-no for every kind) and is shown as it recorded."""
     score = results.get("score") or {"name": "yes-no"}
     line = f"Score: {score.get('name', 'yes-no')}"
     if score.get("name") == "caption-pmi":

@@ -23,8 +23,9 @@ from .api.cache import CACHE_FOLDER
 from .api.settings import api_settings
 from .benchmarks import TEXT_SIMILARITIES, Benchmark, get_benchmark, load_items
 from .conditions import RESAMPLES, SEED, Conditions, results_fields, sweep_queries
-from .config import RunConfig
+from .config import RunConfig, check_kind_reads
 from .controls import control_items
+from .data import content_hash
 from .distributed import Processes
 from .items import Item, as_record_value
 from .outputs import read_json
@@ -100,7 +101,13 @@ def evaluate(config: RunConfig, progress: Progress | None = None) -> dict[str, A
         if run.procs.main:
             try:
                 settings = resume_settings(
-                    config, run.kind, run.data, run.tasks, run.model, _record(run.regions)
+                    config,
+                    run.kind,
+                    run.data,
+                    run.tasks,
+                    run.model,
+                    _record(run.regions),
+                    content_hash(run.data),
                 )
                 folder.remove_stale()  # temporary files of a killed run
                 folder.check_parts()  # a part file the marker does not list is refused
@@ -165,14 +172,7 @@ def _prepare(config: RunConfig) -> _Run:
         config.model, config.kind, config.trust_remote_code, config.endpoint, config.gguf_file
     )  # an unknown or unfit --kind is named before the folder is made
     protocol.check_kind(model.kind)
-    if config.score != "yes-no" and not scorer_class(model.kind).scores_captions:
-        raise ValueError(
-            f"--score {config.score}: model kind {model.kind!r} has no sentence likelihood "
-            "(the generative kind scores it)"
-        )
-    if (config.prompt is not None or config.prompts) and not scorer_class(model.kind).asks_question:
-        option = "--prompt" if config.prompt is not None else "--prompts"
-        raise ValueError(f"{option}: model kind {model.kind!r} asks no question")
+    check_kind_reads(config, scorer_class(model.kind))  # an option the kind does not read
     api = api_settings(config)
     if api is not None:
         api.api_key()  # a malformed key is named before the folder is made
@@ -196,18 +196,16 @@ def _prepare(config: RunConfig) -> _Run:
 
 
 def open_run_regions(config: RunConfig, kind: str) -> Any:
-    """The run's region source (``--regions``) for a kind that reads regions; a kind that reads
-    them without one, or ``--regions`` for a kind that does not, is refused in one line."""
-    takes = scorer_class(kind).takes_regions
+    """The run's region source (``--regions``) for a kind that reads regions (a kind that reads
+    them without one is refused in one line; ``--regions`` for a kind that does not is refused
+    with the other options a kind does not read: ``config.check_kind_reads``)."""
     if config.regions is None:
-        if takes:
+        if scorer_class(kind).takes_regions:
             raise ValueError(
                 f"model kind {kind!r} reads region features: pass --regions (a .tsv file in "
                 "the authors' layout, a region store, or the detector's folder or Hub id)"
             )
         return None
-    if not takes:
-        raise ValueError(f"--regions: model kind {kind!r} reads images, not region features")
     from .regions.source import open_regions
 
     return open_regions(config.regions)
@@ -259,7 +257,7 @@ def _evaluate(run: _Run, progress: Progress | None) -> dict[str, Any]:
         "dataset_revision": _dataset_revision(run.data),
         "split": config.split,
         "protocol": _protocol(run, scorer),
-        "score": score_record(config, scorer),
+        "score": score_record(config, scorer, _score_name(run)),
         "tasks": _task_results(run.bench, run.tasks, run.items, records, probabilistic),
         **_condition_results(run, records, probabilistic),
         "timings": _timings(clock, run.items),
@@ -401,10 +399,19 @@ def choose_pmi_alpha(
     say(f"caption-pmi: alpha {alpha:g} {scorer.alpha_source}")
 
 
-def score_record(config: RunConfig, scorer: Scorer | None) -> dict[str, Any]:
-    """``results.json``'s ``score``: what the scores are (``--score``) and, for caption-pmi,
-    its alpha and where the alpha came from (every printed table names them)."""
-    record: dict[str, Any] = {"name": config.score}
+def _score_name(run: _Run) -> str:
+    """What the run's scores are, by its kind (``Scorer.score_name``)."""
+    config = run.config
+    prompted = config.prompt is not None or bool(config.prompts)
+    return scorer_class(run.kind).score_name(run.model, config.score, config.similarity, prompted)
+
+
+def score_record(config: RunConfig, scorer: Scorer | None, name: str) -> dict[str, Any]:
+    """``results.json``'s ``score``: what the scores are (``name``: by the kind, e.g. cosine,
+    match probability, mean log-probability, yes-no, caption) and, for caption-pmi, its alpha
+    and where the alpha came from (every printed table names them). ``protocol.score`` keeps
+    the ``--score`` asked, which readers group likelihood runs by."""
+    record: dict[str, Any] = {"name": name}
     if config.score == "caption-pmi":
         record["alpha"] = getattr(scorer, "alpha", config.pmi_alpha)
         given = "given (--pmi-alpha)" if config.pmi_alpha is not None else None

@@ -17,10 +17,12 @@ import csv
 import io
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .cli_common import HIDDEN_CATEGORIES
 from .redact import CONTROL_RE
 
 TABLE_FORMATS = ("markdown", "latex", "csv")
@@ -68,10 +70,18 @@ def cell(value: Any, digits: int = 2, p_value: bool = False) -> str:
     return plain(str(value))
 
 
+def _hidden(char: str) -> bool:
+    return unicodedata.category(char) in HIDDEN_CATEGORIES
+
+
 def plain(text: str) -> str:
-    """``text`` on one line: control characters and terminal escape sequences removed, line
-    breaks and runs of whitespace made single spaces."""
-    return " ".join(CONTROL_RE.sub("", text).split())
+    """``text`` on one line: control characters and terminal escape sequences removed, and so
+    is every character a display name may not hold (``cli_common.HIDDEN_CATEGORIES``: a bidi
+    override such as U+202E would reorder the row); line breaks and runs of whitespace made
+    single spaces."""
+    words = CONTROL_RE.sub("", text).split()  # line breaks and separators are whitespace
+    kept = ("".join(c for c in w if not _hidden(c)) for w in words)
+    return " ".join(w for w in kept if w)
 
 
 def markdown_cell(text: str) -> str:

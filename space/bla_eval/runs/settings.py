@@ -18,17 +18,23 @@ from ..scorers import ResolvedModel, scorer_class
 MODEL_HASH = "model_sha256"
 """The ``run.json`` key of a local model's content hash (``ResolvedModel.content_hash``)."""
 
+DATA_HASH = "data_sha256"
+"""The ``run.json`` key of a local dataset folder's content hash (``data.content_hash``)."""
+
 RECORDED_LATER = {
     "benchmark": "bla",
     "protocol": DEFAULT_PROTOCOL,
     "tasks": None,
     "limit": None,
     MODEL_HASH: None,
+    DATA_HASH: None,
     "prompts": [],
     "control_seed": 0,
 }
 """Settings that the ``run.json`` of older runs lacks: the value they had (None: unknown, then
-the records of ``scores.jsonl`` are checked against the run's items instead)."""
+the records of ``scores.jsonl`` are checked against the run's items instead: a run of an
+earlier version resumes on a dataset folder rebuilt since only where its kept records' labels
+and caption types agree with the items)."""
 
 
 def resume_settings(
@@ -38,11 +44,13 @@ def resume_settings(
     tasks: list[str] | None = None,
     model: ResolvedModel | None = None,
     regions: dict[str, Any] | None = None,
+    data_hash: str | None = None,
 ) -> dict[str, Any]:
     """The settings that decide which datapoints are scored and how: a resumed run must have
     the same (``kind``, ``data``, ``tasks``: as the run resolved them; with the resolved
     ``model``, the content hash of a model on this machine; ``regions``: what made the region
-    features, ``bla_eval.regions.source``'s record, read from ``--regions`` when not given)."""
+    features, ``bla_eval.regions.source``'s record, read from ``--regions`` when not given;
+    ``data_hash``, the dataset folder's)."""
     scorer = scorer_class(kind)
     by_protocol = get_protocol(config.protocol).resume_settings
     resolved = {"kind": kind, "data": data, "tasks": tasks if tasks is not None else config.tasks}
@@ -61,6 +69,8 @@ def resume_settings(
         settings[f.name] = list(value) if isinstance(value, (tuple, list)) else value
     if model is not None and model.content_hash is not None:
         settings[MODEL_HASH] = model.content_hash
+    if data_hash is not None:
+        settings[DATA_HASH] = data_hash
     if scorer.remote:  # the endpoint and how it is asked
         settings |= api_settings(config).scoring_record()
     return settings

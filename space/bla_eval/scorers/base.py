@@ -111,6 +111,11 @@ class Scorer(ABC):
     """True when the kind asks the yes/no question of a prompt template (``--prompt``)."""
     scores_captions: ClassVar[bool] = False
     """The kind can score a sentence by its likelihood (``--score caption``, ``caption-pmi``)."""
+    engine_options: ClassVar[bool] = False
+    """The kind runs an inference engine of its own and reads its options
+    (``--tensor-parallel-size``, ``--max-model-len``, ...: the vllm kind)."""
+    takes_device_map: ClassVar[bool] = False
+    """The kind places its model with ``from_pretrained(device_map=...)`` (``--device-map``)."""
     one_batch: ClassVar[bool] = False
     """True when the kind schedules its own batches (an engine such as vLLM): ``score`` then
     receives every image of the run in one call."""
@@ -132,6 +137,25 @@ class Scorer(ABC):
         only when the run names a prompt template by ``prompted``: ``--prompt`` or
         ``--prompts`` given)."""
         return cls.probabilistic
+
+    probability_name: ClassVar[str] = "yes-no"
+    """What the kind's probabilities are (``results.json``'s ``score.name``): P(yes)."""
+    value_name: ClassVar[str] = "mean log-probability"
+    """What the kind's other scores are: a sentence's mean token log-probability."""
+
+    @classmethod
+    def score_name(
+        cls, model: ResolvedModel, score: str, similarity: str, prompted: bool = False
+    ) -> str:
+        """What a run's scores of ``model`` are (``results.json``'s ``score.name``, the report's
+        "Score:" line): a dual encoder's ``similarity``, a likelihood ``score`` (caption,
+        caption-pmi), else :attr:`probability_name` or :attr:`value_name` as
+        :meth:`probabilistic_for` says."""
+        if cls.takes_similarity:
+            return similarity
+        if score != "yes-no":
+            return score
+        return cls.probability_name if cls.probabilistic_for(model, prompted) else cls.value_name
 
     @classmethod
     def needs_images_for(cls, model: ResolvedModel) -> bool:

@@ -40,6 +40,7 @@ from .prefix_cache import (
     PLAIN,
     Span,
     UnsupportedPrefix,
+    own_specials,
     sentence_log_prob,
     sentence_span,
     trailing_specials,
@@ -106,18 +107,26 @@ def sentence_spans(scorer: Any, lead: str, head: str, texts: Sequence[str]) -> l
     """The span of each text in the tokenizer's ids of ``lead + head + text``."""
     head_ids = scorer.tokenizer(lead + head)["input_ids"]
     rows = scorer.tokenizer([lead + head + t for t in texts])["input_ids"]
-    return [sentence_span(scorer.tokenizer, row, head_ids) for row in rows]
+    owns = own_specials(scorer.tokenizer, texts)
+    return [
+        sentence_span(scorer.tokenizer, row, head_ids, own)
+        for row, own in zip(rows, owns, strict=True)
+    ]
 
 
-def suffix_spans(tokenizer: Any, labels: torch.Tensor, mask: torch.Tensor) -> list[Span]:
-    """The span of each suffix: the tokens the processor labels (the ``suffix``), less the
-    special tokens it appends (EOS), counted back from the end of the row's tokens."""
+def suffix_spans(
+    tokenizer: Any, labels: torch.Tensor, mask: torch.Tensor, texts: Sequence[str]
+) -> list[Span]:
+    """The span of each suffix ``texts[i]``: the tokens the processor labels (the ``suffix``),
+    less the special tokens it appends (EOS), counted back from the end of the row's tokens."""
     spans = []
-    for row, real in zip(labels.tolist(), mask.sum(-1).tolist(), strict=True):
+    owns = own_specials(tokenizer, texts)
+    rows = zip(labels.tolist(), mask.sum(-1).tolist(), owns, strict=True)
+    for row, real, own in rows:
         marked = [k for k, label in enumerate(row) if label != NOT_PREDICTED]
         if not marked:
             raise ValueError("the processor labels no token of the suffix")
-        tail = trailing_specials(tokenizer, row[marked[0] : marked[-1] + 1])
+        tail = trailing_specials(tokenizer, row[marked[0] : marked[-1] + 1], own)
         spans.append(Span(len(marked) - tail, real - marked[-1] - 1 + tail))
     return spans
 
@@ -143,7 +152,7 @@ def encoded(
             padding_side="right",
             return_tensors="pt",
         )
-        return enc, suffix_spans(scorer.tokenizer, enc["labels"], enc["attention_mask"])
+        return enc, suffix_spans(scorer.tokenizer, enc["labels"], enc["attention_mask"], texts)
     if images is None:
         enc = scorer.tokenizer(
             [head + t for t in texts], padding=True, padding_side="right", return_tensors="pt"

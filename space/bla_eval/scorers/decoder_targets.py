@@ -7,7 +7,8 @@ token and the tokenizer's ids of the sentence (teacher forcing: the ``decoder_in
 transformers makes from ``labels`` by shifting them right). The sentence's tokens are counted;
 the decoder start is not, nor are the special tokens the tokenizer puts before the sentence
 (BART's ``<s>``: the decoder reads it, as a decoder-only model reads its BOS) or after it (T5's
-and BART's ``</s>``, as trailing specials are left out for decoder-only models). Rows are padded
+and BART's ``</s>``, as trailing specials are left out for decoder-only models; a sentence's own
+trailing ``[UNK]`` is counted). Rows are padded
 on the right, with the decoder's attention mask, so no padding comes before a token of a row.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 import torch
 
-from .prefix_cache import Span, padded, sentence_log_prob, sentence_span
+from .prefix_cache import Span, own_specials, padded, sentence_log_prob, sentence_span
 
 DECODER_INPUTS = frozenset({"decoder_input_ids", "decoder_attention_mask"})
 """A processor's outputs for the decoder (Pix2Struct's processor sends its text there)."""
@@ -53,7 +54,11 @@ def decoder_targets(tokenizer: Any, start: int, head: str, texts: Sequence[str])
     it adds, as a ``labels`` row has them."""
     head_ids = tokenizer(head)["input_ids"]
     rows = [[start, *row] for row in tokenizer([head + t for t in texts])["input_ids"]]
-    spans = [sentence_span(tokenizer, row, [start, *head_ids]) for row in rows]
+    owns = own_specials(tokenizer, texts)
+    spans = [
+        sentence_span(tokenizer, row, [start, *head_ids], own)
+        for row, own in zip(rows, owns, strict=True)
+    ]
     pad = tokenizer.pad_token_id
     return DecoderTargets(rows, spans, pad if pad is not None else start)
 

@@ -122,11 +122,18 @@ def architectures(config: Any) -> set[str]:
 
 def is_dual_encoder(config: Any) -> bool:
     """True when the config's base model class has image and text feature methods."""
+    return base_is_dual_encoder(getattr(config, "model_type", ""))
+
+
+def base_is_dual_encoder(model_type: str) -> bool:
+    """True when the base model class of ``model_type`` (``AutoModel``'s) has image and text
+    feature methods: a head class of that type (OWL-ViT's detector, CLIPSeg's segmenter) holds
+    the dual encoder and loads as it."""
     import transformers
     from transformers.models.auto import modeling_auto as auto
 
-    name = auto.MODEL_MAPPING_NAMES.get(getattr(config, "model_type", ""), "")
-    base = getattr(transformers, name, None) if name else None
+    name = auto.MODEL_MAPPING_NAMES.get(model_type or "", "")
+    base = getattr(transformers, name, None) if isinstance(name, str) and name else None
     return base is not None and all(
         hasattr(base, m) for m in ("get_image_features", "get_text_features")
     )

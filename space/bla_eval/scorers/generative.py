@@ -132,6 +132,7 @@ class GenerativeScorer(LocalScorer):
     probabilistic = True
     asks_question = True
     scores_captions = True
+    takes_device_map = True
     default_batch_size = 8
 
     @classmethod

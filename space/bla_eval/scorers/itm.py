@@ -20,7 +20,7 @@ from PIL import Image
 from ..batching import map_batches
 from ..queries import Query
 from .base import Scored, regroup
-from .detect import architectures
+from .detect import architectures, base_is_dual_encoder
 from .local import LocalScorer
 from .processor_inputs import forward_parameters
 from .registry import register_kind
@@ -41,7 +41,8 @@ def head_field(cls: Any) -> str | None:
     """The output field of ``cls``'s image-text matching head: the one its forward's output
     class names (``HEAD_FIELDS``), else ``logits`` for a retrieval class, else ``text_embeds``
     for a pair model (no feature methods of its own) whose output holds text and image
-    embeddings; None: no such head."""
+    embeddings; None: no such head. A class whose base model is a dual encoder (OWL-ViT's
+    and OWLv2's detectors: their output holds both embeddings) is the contrastive kind's."""
     import dataclasses
     import typing
 
@@ -59,7 +60,8 @@ def head_field(cls: Any) -> str | None:
             return field
     if cls.__name__.endswith(RETRIEVAL_SUFFIXES):
         return "logits"
-    dual = hasattr(cls, "get_image_features")  # a dual encoder: the contrastive kind's
+    model_type = getattr(getattr(cls, "config_class", None), "model_type", "")
+    dual = hasattr(cls, "get_image_features") or base_is_dual_encoder(model_type)
     if not dual and any({PAIR_EMBEDS, "image_embeds"} <= names for names in outputs):
         return PAIR_EMBEDS
     return None
@@ -107,6 +109,8 @@ class MatchingScorer(LocalScorer):
 
     kind = "itm"
     probabilistic = True
+    probability_name = "match probability"
+    value_name = "cosine"  # a pair model's contrastive head
 
     @classmethod
     def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:

@@ -199,16 +199,15 @@ def appended_specials(
     answer): the ids of ``expanded`` after its last run of ``tail`` (the tokenizer's end of the
     prompt), where only special tokens follow it; None where ``expanded`` does not end so."""
     expanded, tail = list(expanded), list(tail)
-    for extra in range(trailing_specials(tokenizer, expanded) + 1):
+    for extra in range(special_run(tokenizer, expanded) + 1):
         end = len(expanded) - extra
         if tail and end >= len(tail) and expanded[end - len(tail) : end] == tail:
             return expanded[end:]
     return None
 
 
-def trailing_specials(tokenizer: Any, ids: Sequence[int]) -> int:
-    """How many of the last ``ids`` are special tokens (a tokenizer's ``[SEP]`` or EOS after
-    the text: they follow a sentence and are not its tokens)."""
+def special_run(tokenizer: Any, ids: Sequence[int]) -> int:
+    """How many of the last ``ids`` are special tokens (``[UNK]`` included)."""
     special = set(tokenizer.all_special_ids)
     n = 0
     while n < len(ids) and ids[len(ids) - 1 - n] in special:
@@ -216,11 +215,28 @@ def trailing_specials(tokenizer: Any, ids: Sequence[int]) -> int:
     return n
 
 
-def sentence_span(tokenizer: Any, prompt_ids: Sequence[int], head_ids: Sequence[int]) -> Span:
+def own_specials(tokenizer: Any, texts: Sequence[str]) -> list[int]:
+    """How many special tokens end each text's own ids (``[UNK]`` for characters the
+    vocabulary lacks; a special token's string written in the text): they are the text's."""
+    rows = tokenizer(list(texts), add_special_tokens=False)["input_ids"] if texts else []
+    return [special_run(tokenizer, row) for row in rows]
+
+
+def trailing_specials(tokenizer: Any, ids: Sequence[int], own: int = 0) -> int:
+    """How many of the last ``ids`` are special tokens appended after a text (a tokenizer's
+    post-processor's ``[SEP]`` or EOS, a processor's EOS): the run of special tokens that ends
+    ``ids`` less the ``own`` that end the text's own ids (:func:`own_specials`), which are
+    scored as the text's."""
+    return max(special_run(tokenizer, ids) - own, 0)
+
+
+def sentence_span(
+    tokenizer: Any, prompt_ids: Sequence[int], head_ids: Sequence[int], own: int = 0
+) -> Span:
     """The text's tokens in the tokenizer's ids of ``head + text`` (``prompt_ids``): those after
     the longest common prefix with the head's ids (a token merged across the boundary is the
-    text's), before the special tokens the tokenizer appends."""
-    tail = trailing_specials(tokenizer, prompt_ids)
+    text's), before the special tokens appended after it (``own``: :func:`trailing_specials`)."""
+    tail = trailing_specials(tokenizer, prompt_ids, own)
     start = common_prefix_length([prompt_ids, head_ids])
     end = len(prompt_ids) - tail
     return Span(end - start, tail, tuple(prompt_ids[start:end]))
@@ -479,7 +495,8 @@ class PrefixCachedForward:
         starts = [common_prefix_length([row, head_ids]) for row in rows]
         if min(starts) > 0:
             rows = self._with_appended(expanded, rows, min(starts) - 1)
-        tails = [trailing_specials(self.tokenizer, row) for row in rows]
+        owns = own_specials(self.tokenizer, texts)
+        tails = [trailing_specials(self.tokenizer, r, o) for r, o in zip(rows, owns, strict=True)]
         if any(b + t >= len(row) for b, t, row in zip(starts, tails, rows, strict=True)):
             raise UnsupportedPrefix("a text has no tokens of its own after the prompt")
         start, shift = min(starts) - 1, len(expanded) - len(rows[0])

@@ -51,43 +51,77 @@ def check_findable(model: str, path: str) -> None:
     """Refuse at once, before any model is loaded, a ``model`` that is no existing path, no
     ``org/name`` Hub id, no canonical Hub model (a bare name the Hub holds: :func:`on_the_hub`)
     and no name a kind's rules claim (an open_clip name): a mistyped local folder
-    (``./runs/tiny-lava``, ``tiny-lava``) or bundled name (``smollm3``)."""
+    (``./runs/tiny-lava``, ``tiny-lava``) or bundled name (``smollm3``). A Hub id the local Hub
+    cache lacks while the Hub is offline or cannot be reached is named so, at once (no retries
+    of the loader)."""
     if Path(path).exists() or path.startswith(OPEN_CLIP_PREFIXES):
         return
     looks_like_path = (
         path.startswith(("/", ".", "~")) or "\\" in path or path.count("/") > 1 or is_gguf(path)
     )
-    if not looks_like_path and HUB_ID_RE.match(path):
-        return
     if not looks_like_path and any(c.matches_name(path) for c in scorer_classes().values()):
         return
-    if not looks_like_path and CANONICAL_RE.match(path) and on_the_hub(path):
+    if not looks_like_path and HUB_ID_RE.match(path):
+        on_the_hub(path, model)  # the Hub's answer is the loader's to give
         return
-    names = ", ".join(bundled.BUNDLED_MODELS)
+    if not looks_like_path and CANONICAL_RE.match(path) and on_the_hub(path, model):
+        return
     raise ValueError(
-        f"model {model!r} is not a local folder, not a bundled name ({names}) and not a Hub "
-        "id (org/name, or a model the Hub holds under its name alone): check its spelling"
+        f"{not_found(model)} and not a Hub id (org/name, or a model the Hub holds under its "
+        "name alone): check its spelling"
     )
 
 
-def on_the_hub(name: str) -> bool:
-    """Whether the Hub holds a model named ``name``: its config in the local Hub cache, else
-    (unless ``HF_HUB_OFFLINE``) the Hub asked; a Hub that cannot be reached is a ValueError
-    naming the model."""
-    import huggingface_hub
+def not_found(model: str) -> str:
+    """The start of the line that refuses ``model``: what it is not."""
+    return (
+        f"model {model!r} is not a local folder, not a bundled name "
+        f"({', '.join(bundled.BUNDLED_MODELS)})"
+    )
+
+
+def in_hub_cache(name: str) -> bool:
+    """The local Hub cache holds a download of model ``name`` (a snapshot of it)."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    folder = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=name, repo_type="model")
+    snapshots = folder / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE`` is set (now, or when huggingface_hub was imported)."""
     from huggingface_hub import constants
 
-    if isinstance(huggingface_hub.try_to_load_from_cache(name, "config.json"), str):
-        return True
     offline = os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
-    if offline or constants.HF_HUB_OFFLINE:
-        return False
+    return offline or bool(constants.HF_HUB_OFFLINE)
+
+
+def on_the_hub(name: str, model: str | None = None) -> bool:
+    """Whether the Hub holds a model named ``name``: in the local Hub cache, else the Hub asked
+    once. A ValueError naming ``model`` (default ``name``) when it is not cached and the Hub is
+    offline (``HF_HUB_OFFLINE``) or cannot be reached; an error the Hub answers with counts as
+    held (the loader names it)."""
+    import huggingface_hub
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if in_hub_cache(name):
+        return True
+    missing = f"{not_found(model or name)} and not in the local Hub cache"
+    if hub_offline():
+        raise ValueError(
+            f"{missing}, and the Hub is offline (HF_HUB_OFFLINE is set): download it while "
+            "online, or give a local folder"
+        )
     try:
         return huggingface_hub.HfApi().repo_exists(name)
-    except Exception as err:  # noqa: BLE001 (a connection, proxy or server error)
+    except HfHubHTTPError:
+        return True
+    except Exception as err:  # noqa: BLE001 (a connection, proxy or DNS error)
         raise ValueError(
-            f"model {name!r} is no local folder, and the Hub cannot be reached to look it up "
-            f"({type(err).__name__}): check the connection, or give a local folder"
+            f"{missing}, and the Hub cannot be reached to look it up ({type(err).__name__}): "
+            "check the connection, or give a local folder"
         ) from None
 
 

@@ -3,17 +3,12 @@ transformers config (``bla_eval.scorers.resolve`` builds it; the scorers load fr
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..outputs import open_regular
-
-CHUNK = 1 << 20
-"""Bytes read at a time when a local model's files are hashed."""
+from ..outputs import content_hash
 
 
 def is_gguf(model: str) -> bool:
@@ -78,16 +73,3 @@ class ResolvedModel:
         if self.config is None or self.weights[1] is not None:
             return {}
         return {"config": self.config}
-
-
-def content_hash(files: list[Path], root: Path) -> str:
-    """SHA-256 over each file's name (relative to ``root``) and bytes, read in chunks."""
-    digest = hashlib.sha256()
-    for file in files:
-        name = file.name if file == root else file.relative_to(root).as_posix()
-        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
-        with os.fdopen(open_regular(file), "rb") as handle:  # a FIFO: refused, not read
-            while chunk := handle.read(CHUNK):
-                digest.update(chunk)
-        digest.update(b"\0")
-    return digest.hexdigest()

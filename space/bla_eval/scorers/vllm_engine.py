@@ -128,6 +128,7 @@ class VllmScorer(Scorer):
     one_batch = True
     asks_question = True
     scores_captions = True
+    engine_options = True
     default_batch_size = 1
 
     @classmethod

@@ -143,8 +143,9 @@ class SweepFolder:
     def _check_run_settings(self, cell: Cell) -> None:
         """The cell's ``run.json`` against the settings its run would record for the plan's
         (``bla_eval.runs.settings``: the rule a resume applies; the model's kind, when the plan
-        names none, and its content hash are taken as recorded)."""
-        from ..runs.settings import MODEL_HASH, changed_settings
+        names none, and the model's and the data's content hashes are taken as recorded: the
+        run's own resume checks them)."""
+        from ..runs.settings import DATA_HASH, MODEL_HASH, changed_settings
 
         path = self.cell_path(cell) / RUN_FILE
         if not path.is_file():
@@ -157,6 +158,7 @@ class SweepFolder:
             return
         before = read_json(path)
         before.pop(MODEL_HASH, None)
+        before.pop(DATA_HASH, None)
         try:
             now = run_settings(cell, self.path, before.get("kind"))
         except (ValueError, TypeError) as err:

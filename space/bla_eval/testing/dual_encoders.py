@@ -159,12 +159,15 @@ def build_chinese_clip(out: Path, texts: list[str]) -> None:
 
 
 def build_clipseg(out: Path, texts: list[str]) -> None:
-    """A tiny CLIPSeg (its CLIP towers; the segmentation decoder is not used)."""
+    """A tiny CLIPSeg saved as the class its released repos declare
+    (``CLIPSegForImageSegmentation``; its CLIP towers score, the decoder is not used)."""
     tokenizer = train_clip_tokenizer(texts, 2000)
     text = dict(TWO_LAYERS, vocab_size=2000, eos_token_id=tokenizer.eos_token_id)
     vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
-    config = tf.CLIPSegConfig(text_config=text, vision_config=vision, projection_dim=16)
-    tf.CLIPSegModel(config).save_pretrained(out)
+    config = tf.CLIPSegConfig(
+        text_config=text, vision_config=vision, projection_dim=16, extract_layers=[1, 2]
+    )
+    tf.CLIPSegForImageSegmentation(config).save_pretrained(out)
     images = tf.ViTImageProcessor(size={"height": 32, "width": 32})
     tf.CLIPSegProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(out)
 

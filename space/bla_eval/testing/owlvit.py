@@ -1,5 +1,6 @@
 """Random-weight OWL-ViT and OWLv2: open-vocabulary detectors whose CLIP-style towers are dual
-encoders, the text tower 16 positions long (BLA's longer sentences are cut to it)."""
+encoders, the text tower 16 positions long (BLA's longer sentences are cut to it). Saved as the
+detection classes the released repos declare (``google/owlvit-*``, ``google/owlv2-*``)."""
 
 from __future__ import annotations
 
@@ -36,10 +37,24 @@ def _save(out: Path, texts: list[str], config_class, model_class, images_class, 
 
 
 def build_owlvit(out: Path, texts: list[str]) -> None:
-    """OWL-ViT's CLIP-style towers (``OwlViTModel``), a CLIP tokenizer of 16 positions."""
-    _save(out, texts, tf.OwlViTConfig, tf.OwlViTModel, tf.OwlViTImageProcessor, tf.OwlViTProcessor)
+    """OWL-ViT's detector (``OwlViTForObjectDetection``), a CLIP tokenizer of 16 positions."""
+    _save(
+        out,
+        texts,
+        tf.OwlViTConfig,
+        tf.OwlViTForObjectDetection,
+        tf.OwlViTImageProcessor,
+        tf.OwlViTProcessor,
+    )
 
 
 def build_owlv2(out: Path, texts: list[str]) -> None:
-    """OWLv2's towers (``Owlv2Model``), its padding image processor."""
-    _save(out, texts, tf.Owlv2Config, tf.Owlv2Model, tf.Owlv2ImageProcessor, tf.Owlv2Processor)
+    """OWLv2's detector (``Owlv2ForObjectDetection``), its padding image processor."""
+    _save(
+        out,
+        texts,
+        tf.Owlv2Config,
+        tf.Owlv2ForObjectDetection,
+        tf.Owlv2ImageProcessor,
+        tf.Owlv2Processor,
+    )

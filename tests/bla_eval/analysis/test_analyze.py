@@ -216,3 +216,26 @@ def test_labels_that_differ_from_the_datasets_are_named(co_run: Path, built_data
     message = str(error.value)
     assert f"datapoint coordination/{record['id']} has labels {record['labels']}" in message
     assert "analyses use the dataset's labels only" in message
+
+
+def test_a_fit_the_datapoints_cannot_identify_is_said_not_made(
+    tiny_clip: Path, built_dataset: Path, tmp_path: Path, capsys
+) -> None:
+    """One datapoint per task: four sentences for more coefficients. The report says so in
+    one line per task; no fit is made, so no statsmodels warning and no R²."""
+    import warnings
+
+    from bla_eval.cli import main as bla_eval
+
+    run = tmp_path / "run"
+    argv = ["--model", tiny_clip, "--data", built_dataset, "--output", run, "--device", "cpu"]
+    assert bla_eval([str(a) for a in [*argv, "--tasks", "ap", "co", "--limit", "1"]]) == 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert analyze_main([str(run), "--data", str(built_dataset)]) == 0
+    assert not [w for w in caught if "statsmodels" in w.filename], [str(w) for w in caught]
+    report = (run / "analysis" / "report.md").read_text(encoding="utf-8")
+    for task in ("AP", "CO"):
+        assert f"### {task}: too few datapoints for the fit: 4 sentences for" in report
+    assert "R² =" not in report and not list((run / "analysis").glob("regression_*.csv"))
+    assert "Warning" not in capsys.readouterr().err

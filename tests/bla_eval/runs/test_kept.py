@@ -1,7 +1,8 @@
 """A resumed run's truth comes from the dataset: every kept record is checked (fields, types,
 finite numbers, labels and caption types against the dataset) before the model is loaded or
 anything is removed; part files count only when the run's marker lists them; a local model's
-content hash is recorded and a resume after its weights changed is refused. Each refusal is one
+content hash is recorded and a resume after its weights changed is refused, and so is the data
+folder's. Each refusal is one
 line naming the file (and the line), exit 2, and changes no file. Runs are scored by the tiny
 random CLIP on the built dataset, through the real ``bla-eval`` command."""
 
@@ -171,6 +172,50 @@ def test_a_resume_after_the_weights_changed_in_place_is_refused(
     weights.write_bytes(bytes(data[:-1]) + bytes([data[-1] ^ 1]))  # as it was: resumes
     assert call(bla_eval, argv, capsys)[0] == 0
     assert json.loads((run / RUN_FILE).read_text(encoding="utf-8"))["model_sha256"] == recorded
+
+
+# ----------------------------------------------------------------------------- the data's content
+def rewrite_sentences(folder: Path) -> None:
+    """The CO parquet file of ``folder`` rebuilt in place with other sentences (labels, caption
+    types and ids kept: what the kept-records check compares)."""
+    import pyarrow.parquet as pq
+
+    path = next((folder / "data" / "coordination").glob("test-*.parquet"))
+    table = pq.read_table(path)
+    captions = [[f"{c} again" for c in row] for row in table.column("captions").to_pylist()]
+    index = table.schema.get_field_index("captions")
+    table = table.set_column(index, table.schema.field(index), [captions])
+    pq.write_table(table, path)
+
+
+def test_a_resume_after_the_data_was_rebuilt_in_place_is_refused(
+    tiny_clip, built_dataset, tmp_path, capsys
+):
+    data = tmp_path / "data"
+    shutil.copytree(built_dataset / "data" / "coordination", data / "data" / "coordination")
+    run = tmp_path / "run"
+    argv = eval_args(tiny_clip, data, run, "--tasks", "co", "--limit", "2")
+    assert bla_eval(argv) == 0
+    recorded = json.loads((run / RUN_FILE).read_text(encoding="utf-8"))
+    assert len(recorded["data_sha256"]) == 64
+    write_lines(run / SCORES_FILE, lines_of(run / SCORES_FILE)[:1])
+    rewrite_sentences(data)
+    assert_refused_unchanged(tmp_path, [*argv, "--resume"], capsys, "data_sha256")
+
+
+def test_a_run_of_an_earlier_version_without_a_data_hash_still_resumes(
+    co_run, tiny_clip, built_dataset, tmp_path, capsys
+):
+    """``run.json`` written before the data hash was recorded: its kept records are checked
+    against the dataset's items, as then, and the resumed run records the hash."""
+    run = copy_run(co_run, tmp_path)
+    settings = json.loads((run / RUN_FILE).read_text(encoding="utf-8"))
+    del settings["data_sha256"]
+    (run / RUN_FILE).write_text(json.dumps(settings), encoding="utf-8")
+    write_lines(run / SCORES_FILE, lines_of(run / SCORES_FILE)[:1])
+    assert call(bla_eval, resume_args(tiny_clip, built_dataset, run), capsys)[0] == 0
+    assert len(lines_of(run / SCORES_FILE)) == LIMIT
+    assert len(json.loads((run / RUN_FILE).read_text(encoding="utf-8"))["data_sha256"]) == 64
 
 
 # ----------------------------------------------------------------------------- fuzz

@@ -105,6 +105,32 @@ def test_sentences_past_the_text_towers_length_are_counted_and_announced(tmp_pat
     assert "longer than the model's 16 text tokens" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("name", "declared"),
+    [
+        ("owlvit", "OwlViTForObjectDetection"),
+        ("owlv2", "Owlv2ForObjectDetection"),
+        ("clipseg", "CLIPSegForImageSegmentation"),
+    ],
+)
+def test_a_released_head_class_holding_a_dual_encoder_is_scored_as_one(name, declared, tmp_path):
+    """The class the released repos declare (a detector's output holds text and image
+    embeddings): detected as the contrastive kind, loaded as its dual encoder, one image's
+    sentences scored by cosine."""
+    import json
+
+    folder = build_cached(name, TEXTS, tmp_path)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert config["architectures"] == [declared]
+    assert detect_kind(str(folder)) == "contrastive"
+    scorer = load_scorer(str(folder), "contrastive", 2, LoadOptions(device="cpu"))
+    image = scorer.prepare_image(Image.new("RGB", (40, 30), (90, 120, 150)))
+    from bla_eval.scorers import Query
+
+    scores = scorer.score([image], [[Query(TEXTS[0]), Query(TEXTS[1])]]).scores
+    assert len(scores[0]) == 2 and all(-1 <= s <= 1 for s in scores[0])
+
+
 def test_a_pair_models_contrastive_head_scores_by_its_own_embeddings(tmp_path):
     """BridgeTower's contrastive model: the cosine of its own unit-norm text and image
     embeddings of each pair, not a probability."""

@@ -33,7 +33,7 @@ from bla_eval.testing.generative import (
     build_qwen2_vl,
 )
 from bla_eval.testing.itm import build_blip_itm
-from bla_eval.testing.processors import CHAT_TEMPLATE, word_tokenizer
+from bla_eval.testing.processors import CHAT_TEMPLATE, bert_tokenizer, word_tokenizer
 from bla_eval.testing.sizes import TINY_VISION, TWO_LAYERS
 from PIL import Image
 
@@ -184,6 +184,29 @@ def test_special_tokens_the_processor_adds_after_the_prompt_end_every_row():
     assert appended_specials(tok, [9, 5, 6, 3], [5, 6]) == [3]
     assert appended_specials(tok, [9, 5, 6], [5, 6]) == []
     assert appended_specials(tok, [9, 5, 6, 6], [5, 6]) is None
+
+
+def test_a_sentences_own_trailing_unknown_tokens_are_scored_as_its_tokens():
+    """A BERT vocabulary lacks the sentence's last characters: their ``[UNK]`` is the
+    sentence's (counted), the ``[SEP]`` the tokenizer's post-processor appends is not; the
+    same in a decoder's targets and in a decoder-only row."""
+    from types import SimpleNamespace
+
+    from bla_eval.scorers.caption import sentence_spans
+    from bla_eval.scorers.decoder_targets import decoder_targets
+
+    tok = bert_tokenizer(["the man feeds the woman", "is it right"])
+    texts = ["the man feeds the woman", "the man feeds the woman \u2603 \u2603"]
+    own = [len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts]
+    assert own == [5, 7] and tok.convert_ids_to_tokens(tok(texts[1])["input_ids"])[-3:] == [
+        "[UNK]",
+        "[UNK]",
+        "[SEP]",
+    ]
+    targets = decoder_targets(tok, tok.cls_token_id, "", texts)
+    assert [(span.count, span.tail) for span in targets.spans] == [(5, 1), (7, 1)]
+    spans = sentence_spans(SimpleNamespace(tokenizer=tok), "", "is it right? ", texts)
+    assert [(span.count, span.tail) for span in spans] == [(5, 1), (7, 1)]
 
 
 def test_tokens_the_processor_adds_after_the_prompt_are_the_reason():

@@ -215,7 +215,7 @@ def test_regions_are_needed_by_the_kind_and_refused_by_others(
     refused(bla_eval, argv, capsys, "model kind 'region-itm' reads region features: pass --regions")
     assert not out.exists()
     argv = eval_args(tiny_clip, built_dataset, out, "--limit", 1, "--regions", tsv)
-    refused(bla_eval, argv, capsys, "--regions: model kind 'contrastive' reads images")
+    refused(bla_eval, argv, capsys, "model kind 'contrastive' reads images, not region features")
     assert not out.exists()
     argv = eval_args(models["volta-vilbert"], built_dataset, out, "--limit", 1)
     refused(bla_eval, [*argv, "--regions", tmp_path / "none.tsv"], capsys, "none.tsv: no such file")

@@ -126,5 +126,56 @@ def test_a_canonical_hub_id_without_an_organisation_is_a_hub_id(
     for name in ("gpt2", "bert-base-uncased"):
         _cached_hub_model(tmp_path, name, {"model_type": name.split("-")[0]})
         check_findable(name, name)
-    with pytest.raises(ValueError, match="'gpt3' is not a local folder.*org/name, or a model"):
+    with pytest.raises(ValueError, match="'gpt3' is not a local folder.*Hub is offline"):
         check_findable("gpt3", "gpt3")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "openai-community/gpt2"])
+def test_offline_a_hub_id_missing_from_the_cache_is_named_so_at_once(
+    name: str, built_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    """Not a typo: a Hub id the cache lacks while HF_HUB_OFFLINE is set, refused in one line
+    before anything is loaded (no retries)."""
+    import time
+
+    from bla_eval.cli import main as bla_eval
+    from huggingface_hub import constants
+
+    from tests.bla_eval.commands import refused
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    started = time.monotonic()
+    line = refused(
+        bla_eval,
+        ["--model", name, "--output", str(tmp_path / "run"), "--data", str(built_dataset)]
+        + ["--tasks", "co", "--limit", "1"],
+        capsys,
+        f"model {name!r}",
+        "not in the local Hub cache, and the Hub is offline",
+    )
+    assert "spelling" not in line and time.monotonic() - started < 30
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_hub_that_cannot_be_reached_is_named_at_once(built_dataset: Path, tmp_path: Path):
+    """The Hub's address refuses connections: a Hub id the cache lacks is named with the
+    unreachable Hub, in one line, within seconds (no retries of the loader)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    env |= {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_CACHE": str(tmp_path / "hub")}
+    argv = ["--model", "openai-community/gpt2", "--output", str(tmp_path / "run")]
+    argv += ["--data", str(built_dataset), "--tasks", "co", "--limit", "1"]
+    code = "import sys; from bla_eval.cli import main; sys.exit(main(sys.argv[1:]))"
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=120
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "not in the local Hub cache, and the Hub cannot be reached" in lines[0]
+    assert time.monotonic() - started < 30 and not (tmp_path / "run").exists()

@@ -257,14 +257,20 @@ def _alive(pid: int) -> bool:
     return status.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_a_rerun_never_starts_a_cell_that_a_live_process_holds(tmp_path, capsys):
+def test_a_rerun_never_starts_a_cell_that_a_live_process_holds(tmp_path, capsys, monkeypatch):
     """A cell whose run folder's lock a live process holds (a worker of a killed sweep that
     still runs it) is reported, not started; its folder is left as it is."""
     from bla_eval.runs import RunFolder
     from bla_eval.sweep.folder import SweepFolder
     from bla_eval.sweep.plan import parse_plan
+    from huggingface_hub import constants
 
     from tests.bla_eval.commands import snapshot
+
+    cache = tmp_path / "hub"  # the plan's Hub id as the local Hub cache holds it: found offline
+    (cache / "models--org--clip-a" / "snapshots" / ("0" * 40)).mkdir(parents=True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
 
     text = "models: [{model: org/clip-a, kind: clip}]\nbenchmarks: [bla]\n"
     plan, out = tmp_path / "plan.yaml", tmp_path / "sweep"

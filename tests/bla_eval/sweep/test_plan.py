@@ -75,9 +75,22 @@ def test_a_bad_plan_is_one_line_naming_the_key(change: tuple[str, str], fragment
     assert fragment in str(err.value) and "\n" not in str(err.value)
 
 
+def in_the_hub_cache(cache: Path, *names: str) -> None:
+    """Each Hub id ``names`` as the local Hub cache holds a download (a snapshot folder): the
+    plan's models are then found without asking the Hub."""
+    for name in names:
+        (cache / f"models--{name.replace('/', '--')}" / "snapshots" / ("0" * 40)).mkdir(
+            parents=True
+        )
+
+
 def test_the_command_refuses_a_bad_plan_a_foreign_folder_and_a_changed_cell(
-    tmp_path: Path, capsys
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    in_the_hub_cache(tmp_path / "hub", "org/clip-a", "org/clip-b")
     plan = tmp_path / "plan.yaml"
     plan.write_text(PLAN.replace("limit: 4", "limit: -1"), encoding="utf-8")
     out = tmp_path / "sweep"
