@@ -18,6 +18,7 @@ from .explore_data import task_labels
 from .runner import (
     AUTO,
     count_datapoints,
+    datapoint_limit,
     kind_examples,
     kind_help,
     kind_menu,
@@ -188,7 +189,7 @@ def build(config: SpaceConfig) -> EvaluateTab:
         return evaluate_in_page(config, model, kind, tasks, limit, view, progress, protocol, score)
 
     def rerender(name: str, view_choice: str):
-        found = results_store.find_run(config.results_dir, name)
+        found = results_store.find_run(config.folders, name)
         return render(found, view_choice)[1:6] if found else [gr.skip()] * 5
 
     model.submit(detect, model, detected, concurrency_limit=4, api_name="detect_kind")
@@ -284,9 +285,9 @@ def evaluate_on_provider(
         if not tasks:
             raise ValueError("Select at least one task.")
         name = providers.model_id(model, provider or providers.AUTO)
-        limit = int(limit or 0) or None
+        limit = datapoint_limit(limit)
         settings = {"model": name, "tasks": sorted(tasks), "limit": limit, "data": config.dataset}
-        out = providers.run_folder(config.results_dir, settings)
+        out = providers.run_folder(config.runs_dir, settings)
         run_config = providers.run_config(config.router, name, out, config.dataset, tasks, limit)
 
         def report(done: int, total: int, desc: str) -> None:
@@ -316,8 +317,8 @@ def quota_text(config, kind, tasks, limit):
     if not on_zero_gpu() or not tasks:
         return "", gr.Button(visible=False)
     try:
-        n = count_datapoints(config, tasks, int(limit or 0) or None)
-    except Exception:  # dataset unreachable: the run says so
+        n = count_datapoints(config, tasks, datapoint_limit(limit))
+    except Exception:  # a bad limit or the dataset unreachable: the run says so
         return "", gr.Button(visible=False)
     kind = None if kind in (None, "", AUTO) else kind
     fits = ", ".join(f"{who} {quota_fit(seconds, kind)}" for who, seconds in QUOTAS.items())
@@ -367,7 +368,7 @@ def evaluate_in_page(
         progress(0, desc="checking the model")
         model, kind, n_params = resolve_model(config, text, kind_choice)
         run = run_evaluation(
-            config, model, kind, tasks, int(limit or 0) or None, progress, protocol, score
+            config, model, kind, tasks, datapoint_limit(limit), progress, protocol, score
         )
     except ModelRejected as err:
         raise gr.Error(str(err), title="Model not accepted") from None

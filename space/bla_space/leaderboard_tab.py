@@ -64,7 +64,7 @@ def same_datapoint_runs(config: SpaceConfig, benchmark: str = "bla") -> list:
     from bla_eval.analysis.rundata import load_run
 
     groups: dict[tuple, list] = {}
-    for found in results_store.list_runs(config.results_dir):
+    for found in results_store.list_runs(config.folders):
         if found.results.get("benchmark", "bla") != benchmark:
             continue
         try:
@@ -271,6 +271,6 @@ def leaderboard(config: SpaceConfig, view: str, benchmark: str = "bla"):
     results folder."""
     runs = [
         views.board_document(run.results, run.cell)
-        for run in results_store.list_runs(config.results_dir, benchmark)
+        for run in results_store.list_runs(config.folders, benchmark)
     ]
     return views.leaderboard_table(runs, view, benchmark)
