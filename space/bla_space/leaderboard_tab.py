@@ -58,9 +58,10 @@ def metric_menu(benchmark: str) -> list[tuple[str, str]]:
 def same_datapoint_runs(config: SpaceConfig, benchmark: str = "bla") -> list:
     """The largest group (two or more) of this Space's runs of ``benchmark`` that scored the
     same datapoints under the same condition (protocol, prompts and control:
-    :func:`views.condition_label`), newest first; [] when no two runs did. Like is ranked with
-    like: one model's zero-shot and control cells, or a sweep's cells of two protocols, are
-    never ranked against each other."""
+    :func:`views.ranking_label`; models of every kind together, as ``bla-eval compare`` ranks
+    them), newest first; [] when no two runs did. Like is ranked with like: one model's
+    zero-shot and control cells, or a sweep's cells of two protocols, are never ranked against
+    each other."""
     from bla_eval.analysis.rundata import load_run
 
     groups: dict[tuple, list] = {}
@@ -72,7 +73,7 @@ def same_datapoint_runs(config: SpaceConfig, benchmark: str = "bla") -> list:
         except (ValueError, OSError):
             continue
         ids = tuple((t, tuple(str(r["id"]) for r in recs)) for t, recs in run.records.items())
-        groups.setdefault((views.condition_label(found.results), ids), []).append(run)
+        groups.setdefault((views.ranking_label(found.results), ids), []).append(run)
     best = max(groups.values(), key=len, default=[])
     return best if len(best) > 1 else []
 
@@ -106,7 +107,7 @@ def statistics(config: SpaceConfig, metric: str | None = None, benchmark: str = 
     rank = table.columns.index("rank")
     rows = sorted(table.rows, key=lambda row: (tasks[row[0]], row[rank]))  # stable: best first
     frame = views.rendered(replace(table, rows=rows))
-    condition = views.condition_label(runs[0].results)
+    condition = views.ranking_label(runs[0].results)
     lines = [intro, "", f"Ranked: {len(runs)} runs of **{condition}** on the same datapoints.", ""]
     for task, stats in result.items():
         lines.append(

@@ -100,6 +100,14 @@ def condition_label(results: dict) -> str:
     return f"{results.get('benchmark', 'bla')} · {protocol_label(results)}"
 
 
+def ranking_label(results: dict) -> str:
+    """``benchmark · protocol`` of a run with its control and prompts, without how its kind
+    scores (cosine, top-k, P(yes)): the condition the runs ranked together share, as
+    ``bla-eval compare`` ranks any runs of one condition on the same datapoints."""
+    parts = [protocol_name(results), *conditions(results)]
+    return f"{results.get('benchmark', 'bla')} · {', '.join(str(p) for p in parts if p)}"
+
+
 def display_name(results: dict) -> str:
     """The run's display name (``--name``), else its model id, on one line
     (``bla_eval.report.display_name``): how every table, menu and plot names a run."""
