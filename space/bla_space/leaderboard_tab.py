@@ -37,6 +37,10 @@ STATS_INTRO = (
     "... --metric {name}`."
 )
 STATS_RESAMPLES = 1000
+STATS_MAX_RUNS = 20
+"""The most runs the rank intervals rank at once (the newest): the rank sets' work grows with
+the square of the runs (every ordered pair is a hypothesis), so 300 sweep cells would hold the
+page's worker for minutes; ``bla-eval compare`` ranks any number."""
 STATS_HEADERS = table_columns()
 """The rank-interval table's columns before a metric is picked (sentence accuracy)."""
 
@@ -92,6 +96,7 @@ def statistics(config: SpaceConfig, metric: str | None = None, benchmark: str = 
     bench = get_benchmark(benchmark)
     metric = metric if metric in bench.ranked_metrics else bench.ranked_metrics[0]
     runs = same_datapoint_runs(config, benchmark)
+    total, runs = len(runs), runs[:STATS_MAX_RUNS]
     intro = STATS_INTRO.format(
         benchmark=bench.label,
         metric=metric.replace("_", " "),
@@ -109,6 +114,12 @@ def statistics(config: SpaceConfig, metric: str | None = None, benchmark: str = 
     frame = views.rendered(replace(table, rows=rows))
     condition = views.ranking_label(runs[0].results)
     lines = [intro, "", f"Ranked: {len(runs)} runs of **{condition}** on the same datapoints.", ""]
+    if total > len(runs):
+        lines[2] = (
+            f"Ranked: the {len(runs)} newest of {total} runs of **{condition}** on the same "
+            f"datapoints (at most {STATS_MAX_RUNS} at once here: the rank sets' work grows with "
+            "the square of the runs; `bla-eval compare` ranks them all)."
+        )
     for task, stats in result.items():
         lines.append(
             f"- **{bench.task_label(task)}** (n = {stats['n']}): "
