@@ -66,7 +66,9 @@ class EvaluateTab:
 def build(config: SpaceConfig) -> EvaluateTab:
     """Lay out the tab and its events (call inside ``gr.Blocks``)."""
     run_name = gr.State("")
-    run_on = gr.Radio(RUN_ON, value=GPU, label="Run on", elem_id="run-on")
+    run_on = gr.Radio(RUN_ON, value=GPU, label="Run on", elem_id="run-on", visible=config.providers)
+    if not config.providers:  # the choice is not offered; said once
+        gr.Markdown(provider_section.NOT_OFFERED, elem_id="providers-not-offered")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3) as gpu_box:
             model = gr.Textbox(
@@ -190,7 +192,11 @@ def build(config: SpaceConfig) -> EvaluateTab:
 
     def rerender(name: str, view_choice: str):
         found = results_store.find_run(config.folders, name)
-        return render(found, view_choice)[1:6] if found else [gr.skip()] * 5
+        return (
+            render(found, view_choice, listing=listing(config, found))[1:6]
+            if found
+            else [gr.skip()] * 5
+        )
 
     model.submit(detect, model, detected, concurrency_limit=4, api_name="detect_kind")
     model.blur(detect, model, detected, concurrency_limit=4, api_name=False)
@@ -306,7 +312,8 @@ def evaluate_on_provider(
         message = shown(failure_message(str(model), err))
         log.warning("provider run of %r failed: %s", shown(str(model)), message)
         raise gr.Error(message, title="Evaluation failed") from None
-    return render(publish(config, results_store.Run(out, results)), view)
+    run = publish(config, results_store.Run(out, results))
+    return render(run, view, listing=listing(config, run))
 
 
 def quota_text(config, kind, tasks, limit):
@@ -375,7 +382,7 @@ def evaluate_in_page(
     except Exception as err:  # any engine failure: report it and keep serving
         log.exception("evaluation of %r failed", text)
         raise gr.Error(failure_message(text, err), title="Evaluation failed") from None
-    return render(run, view, kind_choice in (None, "", AUTO), n_params)
+    return render(run, view, kind_choice in (None, "", AUTO), n_params, listing(config, run))
 
 
 def failure_message(model: str, err: BaseException) -> str:
@@ -389,8 +396,21 @@ def failure_message(model: str, err: BaseException) -> str:
     return f"{type(err).__name__} while evaluating {model!r}: {err}"
 
 
-def render(run: results_store.Run, view: str, detected: bool = False, n_params: int | None = None):
-    """Outputs of the tab for a finished run: status, table, one plot per task, file, run name."""
+def listing(config: SpaceConfig, run: results_store.Run) -> str:
+    """Whether the Leaderboard lists ``run``, in one sentence (``views.listing_line``)."""
+    runs = results_store.list_runs(config.folders, run.benchmark)
+    return views.listing_line(run.results, [views.board_document(r.results, r.cell) for r in runs])
+
+
+def render(
+    run: results_store.Run,
+    view: str,
+    detected: bool = False,
+    n_params: int | None = None,
+    listing: str = "",
+):
+    """Outputs of the tab for a finished run: status (with ``listing``, where the Leaderboard
+    lists it), table, one plot per task, file, run name."""
     res = run.results
     configs = list(res.get("tasks", {}))
     size = f" · {human_count(n_params)} parameters" if n_params else ""
@@ -402,7 +422,7 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
         f"### {views.display_name(res)}\n"
         f"Kind **{res.get('kind')}**{' (auto-detected)' if detected else ''}{size} · "
         f"datapoints scored: {counts}{timing}. "
-        "Browse its answers in the **Explore** tab; it is listed on the **Leaderboard**."
+        f"Browse its answers in the **Explore** tab. {listing}"
     )
     hidden = gr.BarPlot(visible=False)
     plots = [_plot(res, view, c) if c in configs else hidden for c in task_labels()]

@@ -43,10 +43,8 @@ class ProviderSection:
 def build(config: SpaceConfig) -> ProviderSection:
     """Lay out the section (hidden until "Inference Providers" is picked)."""
     with gr.Column(visible=False, elem_id="providers") as box:
-        if config.providers:
+        if config.providers:  # else the section is never shown (evaluate_tab says why once)
             gr.LoginButton(elem_id="login")
-        else:
-            gr.Markdown(NOT_OFFERED, elem_id="providers-not-offered")
         with gr.Row():
             model = gr.Dropdown(
                 [],

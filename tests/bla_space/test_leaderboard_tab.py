@@ -52,7 +52,7 @@ def test_a_sweep_folders_cells_are_labelled_and_ranked_like_with_like(
     runs = table[table["source"].str.startswith("sweep cell")]
     protocols = ["zero-shot, top-k, cosine", "zero-shot, top-k, cosine, control blank"]
     assert sorted(runs["protocol"]) == protocols
-    blank = "sweep cell bla/zero-shot-blank/a; partial: the first 3 datapoints per task"
+    blank = "sweep cell bla/zero-shot-blank/a; first 3 per task"
     assert blank in set(runs["source"])
     assert not table["source"].str.startswith("Space run").any()
 

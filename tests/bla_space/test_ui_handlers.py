@@ -107,3 +107,16 @@ def test_the_provider_handlers_answer_hostile_inputs_with_a_message(built_datase
             config, value, value, value, value, value, token, gr.Request(), gr.Progress()
         )
     provider_section.list_providers(value)
+
+
+def test_outside_a_space_the_provider_choice_is_not_offered_and_said_once(handlers):
+    """Without sign-in (no Space, no ``BLA_INFERENCE_PROVIDERS``) the "Run on" choice is
+    hidden and the one line saying how to run on Inference Providers is in the page once."""
+    from bla_space.provider_section import NOT_OFFERED
+
+    demo, _ = handlers
+    blocks = list(demo.blocks.values())
+    (run_on,) = [b for b in blocks if getattr(b, "elem_id", None) == "run-on"]
+    assert run_on.visible is False
+    said = [b for b in blocks if isinstance(b, gr.Markdown) and NOT_OFFERED in str(b.value)]
+    assert len(said) == 1
