@@ -86,7 +86,7 @@ def test_every_tab_shows_every_run_it_lists(sweep, built_dataset, holder):
     assert {f"sweep cell {c}" for c in cell_ids("bla")} <= sources
     assert set(board[board["source"].str.startswith("sweep")]["model"]) == {"tiny-clip", "clip2"}
     text, frame, plot = leaderboard_tab.statistics(config)
-    assert "Ranked: 2 runs of **bla · zero-shot**" in text and plot is not None
+    assert "Ranked: 2 runs of **bla · zero-shot" in text and plot is not None
     for column in ("CI low", "CI high"):
         assert all(v == "no variation" or len(v.split(".")[-1]) == 2 for v in frame[column])
 
