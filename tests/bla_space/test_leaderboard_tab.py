@@ -38,7 +38,7 @@ def test_a_sweep_folders_cells_are_labelled_and_ranked_like_with_like(
     evaluate(control.with_(control="blank"))
     marker = {"command": SWEEP_COMMAND, "files": [], "cells": cells}
     (sweep / OWNER_FILE).write_text(json.dumps(marker), encoding="utf-8")
-    config = SpaceConfig(dataset=str(built_dataset), results_dir=sweep)
+    config = SpaceConfig(dataset=str(built_dataset), results_dir=sweep, space_runs=tmp_path / "own")
 
     ranked = leaderboard_tab.same_datapoint_runs(config)
     assert sorted(run.path for run in ranked) == [sweep / cells[0], sweep / cells[1]]

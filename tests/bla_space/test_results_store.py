@@ -139,7 +139,7 @@ def test_a_marker_listing_a_cell_as_no_name_skips_that_entry_only(co_run, tmp_pa
     good = sweep / "bla/zero-shot/good"
     assert [r.path for r in results_store.list_runs(sweep)] == [good]
     assert [r.path for r in results_store.list_runs(tmp_path)] == [good]
-    config = SpaceConfig(dataset="unused", results_dir=sweep)
+    config = SpaceConfig(dataset="unused", results_dir=sweep, space_runs=tmp_path / "own")
     assert [key for _, key in analysis_tab.run_choices(config)] == ["bla/zero-shot/good"]
     assert "bla/zero-shot/good" in [key for _, key in explore_tab.run_choices(config)]
     board = leaderboard_tab.leaderboard(config, "ranking")

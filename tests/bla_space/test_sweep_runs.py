@@ -35,7 +35,8 @@ def scored(run: Path) -> dict[str, list[float]]:
 def test_every_tab_shows_every_run_it_lists(sweep, built_dataset, holder):
     results_dir = sweep.parent if holder else sweep
     prefix = "sweep/" if holder else ""
-    config = SpaceConfig(dataset=str(built_dataset), results_dir=results_dir)
+    own = sweep.parent / "space-runs"  # the Space's own runs: none (not the working folder's)
+    config = SpaceConfig(dataset=str(built_dataset), results_dir=results_dir, space_runs=own)
     runs = results_store.list_runs(results_dir)
     assert {run.name for run in runs} == {prefix + c for c in cell_ids()}
     labels = [label for label, _ in results_store.menu(runs)]
@@ -106,7 +107,9 @@ def served(sweep, built_dataset):
 
     from bla_space.ui import build_demo, launch_kwargs
 
-    config = SpaceConfig(dataset=str(built_dataset), results_dir=sweep)
+    config = SpaceConfig(
+        dataset=str(built_dataset), results_dir=sweep, space_runs=sweep.parent / "space-runs"
+    )
     demo = build_demo(config)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
