@@ -401,13 +401,18 @@ def output_path(target: Path | str) -> Path:
 
 def owner(folder: Path) -> dict[str, Any] | None:
     """The marker of ``folder`` (``command`` and ``files``), or None when it has no valid one
-    (a symbolic link is no marker)."""
+    (a symbolic link is no marker). A marker's lists name paths (``files``, a sweep's
+    ``cells``): an entry that is no string names none and is left out, so every reader gets
+    names only."""
     marker = _read_marker(Path(folder) / OWNER_FILE)
     if marker is None or not isinstance(marker.get("command"), str):
         return None
     if not isinstance(marker.get("files"), list):
         return None
-    return marker
+    return {
+        key: [name for name in value if isinstance(name, str)] if isinstance(value, list) else value
+        for key, value in marker.items()
+    }
 
 
 def _read_marker(path: Path) -> dict[str, Any] | None:

@@ -36,14 +36,14 @@ _IMAGE_LINE = re.compile(r"^!\[[^\]]*\]\([^)]*\)\s*$", re.MULTILINE)
 def run_choices(config: SpaceConfig) -> list[tuple[str, str]]:
     """(label, key) of every finished BLA run (the analyses and the paired comparison are
     BLA's), newest first."""
-    return results_store.menu(results_store.list_runs(config.results_dir, "bla"))
+    return results_store.menu(results_store.list_runs(config.folders, "bla"))
 
 
 def compare_defaults(config: SpaceConfig) -> tuple[str | None, str | None]:
     """Runs A and B the comparison opens on: the newest BLA run and the newest other one that
     scored as many datapoints of each task under the same condition (protocol, control and
     prompts: ``views.condition_label``), else the next newest; None where there is none."""
-    runs = results_store.list_runs(config.results_dir, "bla")
+    runs = results_store.list_runs(config.folders, "bla")
     if not runs:
         return None, None
 
@@ -68,7 +68,7 @@ def analysis_outputs(config: SpaceConfig, name: str | None) -> tuple[str, list, 
     if not name:  # one message in the page, not an error on every output
         text = NO_RUN_MESSAGE if run_choices(config) else NO_RUNS_MESSAGE
         return text, [], {}, pd.DataFrame(columns=TABLE_HEADERS)
-    found = results_store.find_run(config.results_dir, name, "bla")
+    found = results_store.find_run(config.folders, name, "bla")
     if found is None:
         raise gr.Error(f"no finished BLA run named {name!r}: pick one from the list")
     try:
@@ -171,7 +171,7 @@ def compare_outputs(config: SpaceConfig, name_a: str | None, name_b: str | None)
     from bla_eval.analysis.compare import compare_runs, comparison_table, markdown_report
     from bla_eval.analysis.rundata import load_run
 
-    runs = [results_store.find_run(config.results_dir, n, "bla") for n in (name_a, name_b)]
+    runs = [results_store.find_run(config.folders, n, "bla") for n in (name_a, name_b)]
     if any(r is None for r in runs):
         raise gr.Error("pick two finished BLA runs")
     if runs[0].path == runs[1].path:

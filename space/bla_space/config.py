@@ -17,6 +17,9 @@ from .providers import ROUTER
 log = logging.getLogger(__name__)
 
 TRUE_WORDS = ("1", "true", "yes", "on")
+RUNS_VARIABLE = "BLA_SPACE_RUNS"
+DEFAULT_RUNS = Path("runs") / "space"
+"""The Space's results folder, and its runs' folder, when no variable names them."""
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,9 @@ class SpaceConfig:
 
     Environment variables: ``BLA_DATASET`` (Hub dataset id or local folder; default: the
     project's local build if there is one, else the Hub id), ``BLA_RESULTS_DIR``
-    (folder of finished runs), ``BLA_RESULTS_REPO`` (Hub dataset repo the folder is synced with),
+    (the folder of finished runs it shows: runs, a sweep folder or a folder holding one),
+    ``BLA_SPACE_RUNS`` (where its own runs go: :attr:`runs_dir`), ``BLA_RESULTS_REPO`` (Hub
+    dataset repo its own runs are synced with),
     ``BLA_MAX_PARAMS`` (model size cap, e.g. ``4e9``), ``BLA_ALLOW_LOCAL_MODELS`` (accept local
     folders as model ids), ``BLA_DEFAULT_LIMIT``, ``BLA_BATCH_SIZE``, ``BLA_DEVICE``,
     ``BLA_PUBLISHED_RESULTS`` (comma-separated Hub dataset repos of published per-datapoint
@@ -35,7 +40,7 @@ class SpaceConfig:
     """
 
     dataset: str = hub_ids.DATASET
-    results_dir: Path = field(default_factory=lambda: Path("runs") / "space")
+    results_dir: Path = DEFAULT_RUNS
     results_repo: str | None = None
     max_params: float = 4e9
     allow_local_models: bool = False
@@ -54,6 +59,37 @@ class SpaceConfig:
     cache_dir: Path = field(default_factory=lambda: user_cache({}))
     """The project's cache (``$BLA_CACHE_DIR``, else ``$XDG_CACHE_HOME/bla``, else
     ``~/.cache/bla``): published results repos are pulled under it, nowhere else."""
+    space_runs: Path | None = None
+    """Where the Space writes its own runs (``BLA_SPACE_RUNS``); unset: :attr:`runs_dir`."""
+
+    @property
+    def runs_dir(self) -> Path:
+        """The folder of the Space's own runs (evaluations, provider runs, runs pulled from
+        ``BLA_RESULTS_REPO``): ``BLA_SPACE_RUNS``, else ``results_dir`` when that is no other
+        command's output, else ``runs/space`` (a ``bla-eval sweep`` folder shown as
+        ``results_dir`` stays the sweep's: a later sweep on its plan still runs). A folder
+        another command's marker claims is a ValueError: the Space never writes into one."""
+        from bla_eval.outputs import owner
+
+        folder = self.space_runs
+        if folder is None:
+            folder = self.results_dir if owner(self.results_dir) is None else DEFAULT_RUNS
+        marker = owner(folder)
+        if marker is not None:
+            raise ValueError(
+                f"{folder} holds the output of `{marker['command']}`: the Space writes its runs "
+                f"into a folder of its own; set {RUNS_VARIABLE} to another folder"
+            )
+        return folder
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """Every folder whose runs the Space lists: ``results_dir``, then its own runs'."""
+        try:
+            own = self.runs_dir
+        except ValueError:  # no runs of its own to list; a run says why
+            return (self.results_dir,)
+        return tuple(dict.fromkeys((self.results_dir, own)))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SpaceConfig:
@@ -79,6 +115,7 @@ class SpaceConfig:
             router=env.get("BLA_INFERENCE_ROUTER") or base.router,
             providers=_flag(env, "BLA_INFERENCE_PROVIDERS", default=env.get("SYSTEM") == "spaces"),
             cache_dir=user_cache(env),
+            space_runs=Path(env[RUNS_VARIABLE]) if env.get(RUNS_VARIABLE) else None,
         )
 
 

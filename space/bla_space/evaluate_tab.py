@@ -19,6 +19,7 @@ from .runner import (
     AUTO,
     CLI_ONLY_NOTE,
     count_datapoints,
+    datapoint_limit,
     kind_examples,
     kind_help,
     kind_menu,
@@ -66,7 +67,9 @@ class EvaluateTab:
 def build(config: SpaceConfig) -> EvaluateTab:
     """Lay out the tab and its events (call inside ``gr.Blocks``)."""
     run_name = gr.State("")
-    run_on = gr.Radio(RUN_ON, value=GPU, label="Run on", elem_id="run-on")
+    run_on = gr.Radio(RUN_ON, value=GPU, label="Run on", elem_id="run-on", visible=config.providers)
+    if not config.providers:  # the choice is not offered; said once
+        gr.Markdown(provider_section.NOT_OFFERED, elem_id="providers-not-offered")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3) as gpu_box:
             model = gr.Textbox(
@@ -190,8 +193,12 @@ def build(config: SpaceConfig) -> EvaluateTab:
         return evaluate_in_page(config, model, kind, tasks, limit, view, progress, protocol, score)
 
     def rerender(name: str, view_choice: str):
-        found = results_store.find_run(config.results_dir, name)
-        return render(found, view_choice)[1:6] if found else [gr.skip()] * 5
+        found = results_store.find_run(config.folders, name)
+        return (
+            render(found, view_choice, listing=listing(config, found))[1:6]
+            if found
+            else [gr.skip()] * 5
+        )
 
     model.submit(detect, model, detected, concurrency_limit=4, api_name="detect_kind")
     model.blur(detect, model, detected, concurrency_limit=4, api_name=False)
@@ -286,9 +293,9 @@ def evaluate_on_provider(
         if not tasks:
             raise ValueError("Select at least one task.")
         name = providers.model_id(model, provider or providers.AUTO)
-        limit = int(limit or 0) or None
+        limit = datapoint_limit(limit)
         settings = {"model": name, "tasks": sorted(tasks), "limit": limit, "data": config.dataset}
-        out = providers.run_folder(config.results_dir, settings)
+        out = providers.run_folder(config.runs_dir, settings)
         run_config = providers.run_config(config.router, name, out, config.dataset, tasks, limit)
 
         def report(done: int, total: int, desc: str) -> None:
@@ -307,7 +314,8 @@ def evaluate_on_provider(
         message = shown(failure_message(str(model), err))
         log.warning("provider run of %r failed: %s", shown(str(model)), message)
         raise gr.Error(message, title="Evaluation failed") from None
-    return render(publish(config, results_store.Run(out, results)), view)
+    run = publish(config, results_store.Run(out, results))
+    return render(run, view, listing=listing(config, run))
 
 
 def quota_text(config, kind, tasks, limit):
@@ -318,8 +326,8 @@ def quota_text(config, kind, tasks, limit):
     if not on_zero_gpu() or not tasks:
         return "", gr.Button(visible=False)
     try:
-        n = count_datapoints(config, tasks, int(limit or 0) or None)
-    except Exception:  # dataset unreachable: the run says so
+        n = count_datapoints(config, tasks, datapoint_limit(limit))
+    except Exception:  # a bad limit or the dataset unreachable: the run says so
         return "", gr.Button(visible=False)
     kind = None if kind in (None, "", AUTO) else kind
     fits = ", ".join(f"{who} {quota_fit(seconds, kind)}" for who, seconds in QUOTAS.items())
@@ -369,14 +377,14 @@ def evaluate_in_page(
         progress(0, desc="checking the model")
         model, kind, n_params = resolve_model(config, text, kind_choice)
         run = run_evaluation(
-            config, model, kind, tasks, int(limit or 0) or None, progress, protocol, score
+            config, model, kind, tasks, datapoint_limit(limit), progress, protocol, score
         )
     except ModelRejected as err:
         raise gr.Error(str(err), title="Model not accepted") from None
     except Exception as err:  # any engine failure: report it and keep serving
         log.exception("evaluation of %r failed", text)
         raise gr.Error(failure_message(text, err), title="Evaluation failed") from None
-    return render(run, view, kind_choice in (None, "", AUTO), n_params)
+    return render(run, view, kind_choice in (None, "", AUTO), n_params, listing(config, run))
 
 
 def failure_message(model: str, err: BaseException) -> str:
@@ -390,8 +398,21 @@ def failure_message(model: str, err: BaseException) -> str:
     return f"{type(err).__name__} while evaluating {model!r}: {err}"
 
 
-def render(run: results_store.Run, view: str, detected: bool = False, n_params: int | None = None):
-    """Outputs of the tab for a finished run: status, table, one plot per task, file, run name."""
+def listing(config: SpaceConfig, run: results_store.Run) -> str:
+    """Whether the Leaderboard lists ``run``, in one sentence (``views.listing_line``)."""
+    runs = results_store.list_runs(config.folders, run.benchmark)
+    return views.listing_line(run.results, [views.board_document(r.results, r.cell) for r in runs])
+
+
+def render(
+    run: results_store.Run,
+    view: str,
+    detected: bool = False,
+    n_params: int | None = None,
+    listing: str = "",
+):
+    """Outputs of the tab for a finished run: status (with ``listing``, where the Leaderboard
+    lists it), table, one plot per task, file, run name."""
     res = run.results
     configs = list(res.get("tasks", {}))
     size = f" · {human_count(n_params)} parameters" if n_params else ""
@@ -403,7 +424,7 @@ def render(run: results_store.Run, view: str, detected: bool = False, n_params: 
         f"### {views.display_name(res)}\n"
         f"Kind **{res.get('kind')}**{' (auto-detected)' if detected else ''}{size} · "
         f"datapoints scored: {counts}{timing}. "
-        "Browse its answers in the **Explore** tab; it is listed on the **Leaderboard**."
+        f"Browse its answers in the **Explore** tab. {listing}"
     )
     hidden = gr.BarPlot(visible=False)
     plots = [_plot(res, view, c) if c in configs else hidden for c in task_labels()]

@@ -78,15 +78,15 @@ def select_ids(
     failures_only: bool = False,
     verb: str | None = None,
 ) -> list[str]:
-    """Datapoint ids of a task, in dataset order: scored ones first after a run, then filtered.
+    """Datapoint ids of a task, in dataset order (of a run that scored the task: the
+    datapoints it scored, so the slider counts the run's own), then filtered.
 
     ``failures_only`` keeps the run's set errors; ``verb`` keeps AP datapoints of one predicate.
     """
     index, predicates = _index_and_verbs(data, config)
     ids = list(index)
     scored = [i for i in ids if (config, i) in scores]
-    if scored:
-        ids = scored + [i for i in ids if (config, i) not in scores]
+    ids = scored or ids
     if verb and verb != ALL_VERBS:
         ids = [i for i in ids if predicates[i] == verb]
     if failures_only:
@@ -123,7 +123,17 @@ def sentence_table(row: dict[str, Any], record: dict | None) -> pd.DataFrame:
     predicted = top_k_labels([scores], [labels])[0]
     correct = ["yes" if p == y else "no" for p, y in zip(predicted, labels, strict=True)]
     return table.assign(
-        score=[f"{s:.4f}" for s in scores],
+        score=distinct_numbers(scores),
         rank=rank_positions(scores, labels),
         **{"ranked correctly": correct},
     )[SENTENCE_COLUMNS]
+
+
+def distinct_numbers(values: list[float], least: int = 4, most: int = 12) -> list[str]:
+    """``values`` with ``least`` decimals, more (up to ``most``) where two that differ would
+    print the same: scores that rank apart never look tied."""
+    for decimals in range(least, most + 1):
+        texts = [f"{v:.{decimals}f}" for v in values]
+        if len(set(texts)) == len(set(values)):
+            return texts
+    return [repr(float(v)) for v in values]

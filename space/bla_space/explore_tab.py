@@ -126,7 +126,7 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> ExploreTab:
 
 def run_choices(config: SpaceConfig) -> list[tuple[str, str]]:
     """Dropdown choices: no run, then every finished BLA run, newest first."""
-    runs = results_store.list_runs(config.results_dir, "bla")
+    runs = results_store.list_runs(config.folders, "bla")
     return [("none (dataset only)", NO_RUN), *results_store.menu(runs)]
 
 
@@ -185,5 +185,5 @@ def show_datapoint(config: SpaceConfig, task: str, run: str, ids: list[str], pos
 
 def _run_path(config: SpaceConfig, run: str) -> str | None:
     """The folder of the finished BLA run of key ``run`` (None for no run or an unknown key)."""
-    found = results_store.find_run(config.results_dir, run, "bla")
+    found = results_store.find_run(config.folders, run, "bla")
     return None if found is None else str(found.path)

@@ -37,6 +37,10 @@ STATS_INTRO = (
     "... --metric {name}`."
 )
 STATS_RESAMPLES = 1000
+STATS_MAX_RUNS = 20
+"""The most runs the rank intervals rank at once (the newest): the rank sets' work grows with
+the square of the runs (every ordered pair is a hypothesis), so 300 sweep cells would hold the
+page's worker for minutes; ``bla-eval compare`` ranks any number."""
 STATS_HEADERS = table_columns()
 """The rank-interval table's columns before a metric is picked (sentence accuracy)."""
 
@@ -58,13 +62,14 @@ def metric_menu(benchmark: str) -> list[tuple[str, str]]:
 def same_datapoint_runs(config: SpaceConfig, benchmark: str = "bla") -> list:
     """The largest group (two or more) of this Space's runs of ``benchmark`` that scored the
     same datapoints under the same condition (protocol, prompts and control:
-    :func:`views.condition_label`), newest first; [] when no two runs did. Like is ranked with
-    like: one model's zero-shot and control cells, or a sweep's cells of two protocols, are
-    never ranked against each other."""
+    :func:`views.ranking_label`; models of every kind together, as ``bla-eval compare`` ranks
+    them), newest first; [] when no two runs did. Like is ranked with like: one model's
+    zero-shot and control cells, or a sweep's cells of two protocols, are never ranked against
+    each other."""
     from bla_eval.analysis.rundata import load_run
 
     groups: dict[tuple, list] = {}
-    for found in results_store.list_runs(config.results_dir):
+    for found in results_store.list_runs(config.folders):
         if found.results.get("benchmark", "bla") != benchmark:
             continue
         try:
@@ -72,7 +77,7 @@ def same_datapoint_runs(config: SpaceConfig, benchmark: str = "bla") -> list:
         except (ValueError, OSError):
             continue
         ids = tuple((t, tuple(str(r["id"]) for r in recs)) for t, recs in run.records.items())
-        groups.setdefault((views.condition_label(found.results), ids), []).append(run)
+        groups.setdefault((views.ranking_label(found.results), ids), []).append(run)
     best = max(groups.values(), key=len, default=[])
     return best if len(best) > 1 else []
 
@@ -91,6 +96,7 @@ def statistics(config: SpaceConfig, metric: str | None = None, benchmark: str = 
     bench = get_benchmark(benchmark)
     metric = metric if metric in bench.ranked_metrics else bench.ranked_metrics[0]
     runs = same_datapoint_runs(config, benchmark)
+    total, runs = len(runs), runs[:STATS_MAX_RUNS]
     intro = STATS_INTRO.format(
         benchmark=bench.label,
         metric=metric.replace("_", " "),
@@ -106,8 +112,14 @@ def statistics(config: SpaceConfig, metric: str | None = None, benchmark: str = 
     rank = table.columns.index("rank")
     rows = sorted(table.rows, key=lambda row: (tasks[row[0]], row[rank]))  # stable: best first
     frame = views.rendered(replace(table, rows=rows))
-    condition = views.condition_label(runs[0].results)
+    condition = views.ranking_label(runs[0].results)
     lines = [intro, "", f"Ranked: {len(runs)} runs of **{condition}** on the same datapoints.", ""]
+    if total > len(runs):
+        lines[2] = (
+            f"Ranked: the {len(runs)} newest of {total} runs of **{condition}** on the same "
+            f"datapoints (at most {STATS_MAX_RUNS} at once here: the rank sets' work grows with "
+            "the square of the runs; `bla-eval compare` ranks them all)."
+        )
     for task, stats in result.items():
         lines.append(
             f"- **{bench.task_label(task)}** (n = {stats['n']}): "
@@ -271,6 +283,6 @@ def leaderboard(config: SpaceConfig, view: str, benchmark: str = "bla"):
     results folder."""
     runs = [
         views.board_document(run.results, run.cell)
-        for run in results_store.list_runs(config.results_dir, benchmark)
+        for run in results_store.list_runs(config.folders, benchmark)
     ]
     return views.leaderboard_table(runs, view, benchmark)

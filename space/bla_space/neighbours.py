@@ -56,7 +56,7 @@ def dataset_for(
 
 def runs_of(config: SpaceConfig, benchmark: str) -> list[results_store.Run]:
     """The finished runs of one benchmark, newest first."""
-    return results_store.list_runs(config.results_dir, benchmark)
+    return results_store.list_runs(config.folders, benchmark)
 
 
 def run_choices(config: SpaceConfig, benchmark: str) -> list[tuple[str, str]]:
@@ -146,7 +146,7 @@ def item_view(
 ) -> tuple[Any, Any, str, pd.DataFrame]:
     """What the item browser shows for the run ``key`` of ``benchmark`` (none: the dataset of
     ``BLA_<NAME>_DATASET``): :func:`show_item`'s images, header and table, or a message."""
-    run = results_store.find_run(config.results_dir, key, benchmark)
+    run = results_store.find_run(config.folders, key, benchmark)
     data = dataset_for(benchmark, run.results if run else None)
     if not task or data is None:
         variable = "BLA_" + benchmark.upper().replace("-", "_") + "_DATASET"
@@ -253,7 +253,7 @@ def build(config: SpaceConfig, demo: gr.Blocks) -> None:
     # VALSE has two views; VL-CheckList one view and its category averages; Winoground one
 
     def results_of(bench: str, key: str) -> dict | None:
-        run = results_store.find_run(config.results_dir, key, bench)
+        run = results_store.find_run(config.folders, key, bench)
         return run.results if run else None
 
     def pick_benchmark(name: str):

@@ -11,7 +11,7 @@ import gradio as gr
 
 from . import providers
 from .config import SpaceConfig
-from .runner import count_datapoints
+from .runner import count_datapoints, datapoint_limit
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,8 @@ class ProviderSection:
 def build(config: SpaceConfig) -> ProviderSection:
     """Lay out the section (hidden until "Inference Providers" is picked)."""
     with gr.Column(visible=False, elem_id="providers") as box:
-        if config.providers:
+        if config.providers:  # else the section is never shown (evaluate_tab says why once)
             gr.LoginButton(elem_id="login")
-        else:
-            gr.Markdown(NOT_OFFERED, elem_id="providers-not-offered")
         with gr.Row():
             model = gr.Dropdown(
                 [],
@@ -119,9 +117,16 @@ def estimate_text(
         return NEEDS_SIGN_IN
     if not model or not tasks:
         return "Pick a model and at least one task to see what the run asks for."
-    datapoints = count_datapoints(config, tasks, int(limit or 0) or None)
-    offers = providers.prices(config.router, model, oauth_token.token)
-    price = offers.get(provider) or (next(iter(offers.values())) if offers else None)
+    try:
+        datapoints = count_datapoints(config, tasks, datapoint_limit(limit))
+    except ValueError as err:  # a limit the run refuses too
+        return f"**No estimate**: {err}."
+    except Exception as err:  # the dataset unreachable: the run says so in full
+        log.warning("estimate of %r: %s", model, err)
+        return f"**No estimate**: the dataset cannot be read ({type(err).__name__})."
+    offers = providers.prices(config.router, str(model), oauth_token.token)
+    chosen = offers.get(provider) if isinstance(provider, str) else None
+    price = chosen or (next(iter(offers.values())) if offers else None)
     return providers.estimate(datapoints, price).text()
 
 

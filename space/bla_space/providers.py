@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import threading
@@ -21,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bla_eval.config import RunConfig
+from bla_eval.api.settings import MAX_PRICE_USD
+from bla_eval.cli_common import check_range
+from bla_eval.config import MAX_LIMIT, RunConfig
 from bla_eval.redact import register
 
 ROUTER = "https://router.huggingface.co/v1"
@@ -42,6 +45,8 @@ IMAGE_TOKENS = 800
 """Rough prompt tokens of one request: the question, and one image (model-dependent)."""
 SECONDS_PER_REQUEST = 2.0
 """Rough seconds one request takes at a provider."""
+MODELS_BYTES = 8 * 2**20
+"""The most bytes of the router's model list read (a longer answer states no price)."""
 NO_CAPTION = (
     "Sentence likelihood (--score caption) is not offered here: it reads the prompt's "
     "log-probabilities, which the router does not return (only the answer's top 5)."
@@ -88,30 +93,73 @@ def providers_of(model: str) -> list[str]:
 
 def prices(router: str, model: str, token: str | None) -> dict[str, tuple[float, float]]:
     """Provider -> (US dollars per million input tokens, per million output tokens) where the
-    router's model list (``GET <router>/models``) states them; {} when it states none."""
-    import httpx
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        listed = httpx.get(f"{router.rstrip('/')}/models", headers=headers, timeout=10).json()
-    except (httpx.HTTPError, ValueError):
-        return {}
+    router's model list (``GET <router>/models``) states them; {} when it states none. What the
+    router says is checked where it enters: the answer read up to :data:`MODELS_BYTES` and
+    parsed by ``bla_eval.outputs.parse_json`` (depth and numbers bounded), every list and
+    object of the expected type, every price a number from 0 to ``MAX_PRICE_USD`` (an offer
+    with any other price states none)."""
     out = {}
-    for entry in listed.get("data", []) if isinstance(listed, dict) else []:
+    for entry in _listed(router_models(router, token), "data"):
         if not isinstance(entry, dict) or entry.get("id") != model:
             continue
-        for offer in entry.get("providers") or []:
-            pricing = offer.get("pricing") if isinstance(offer, dict) else None
-            if isinstance(pricing, dict) and _numbers(pricing.get("input"), pricing.get("output")):
-                out[str(offer.get("provider"))] = (
-                    float(pricing["input"]),
-                    float(pricing["output"]),
-                )
+        for offer in _listed(entry, "providers"):
+            price = _offer_price(offer)
+            if price is not None:
+                out[offer["provider"]] = price
     return out
 
 
-def _numbers(*values: Any) -> bool:
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+def router_models(router: str, token: str | None) -> Any:
+    """The router's model list as parsed JSON, or None when it cannot be read (unreachable,
+    an error status, more than :data:`MODELS_BYTES`, no bounded JSON)."""
+    import httpx
+    from bla_eval.outputs import parse_json
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    data = bytearray()
+    try:
+        with httpx.stream(
+            "GET", f"{router.rstrip('/')}/models", headers=headers, timeout=10
+        ) as response:
+            if response.status_code != 200:
+                return None
+            for chunk in response.iter_bytes():
+                data += chunk
+                if len(data) > MODELS_BYTES:
+                    return None
+        return parse_json(data.decode("utf-8"))
+    except (httpx.HTTPError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+
+
+def _listed(document: Any, key: str) -> list:
+    """``document[key]`` when ``document`` is an object and that is a list, else []."""
+    value = document.get(key) if isinstance(document, dict) else None
+    return value if isinstance(value, list) else []
+
+
+def _offer_price(offer: Any) -> tuple[float, float] | None:
+    """(input, output) of one provider offer whose name is a string and whose two prices are
+    valid (:func:`valid_price`); else None."""
+    if not isinstance(offer, dict) or not isinstance(offer.get("provider"), str):
+        return None
+    pricing = offer.get("pricing")
+    if not isinstance(pricing, dict):
+        return None
+    pair = (valid_price(pricing.get("input")), valid_price(pricing.get("output")))
+    return None if None in pair else pair
+
+
+def valid_price(value: Any) -> float | None:
+    """``value`` as a price (US dollars per million tokens) when it is a finite number from 0
+    to ``MAX_PRICE_USD`` (the engine's bound of ``--price-input``), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond a float
+        return None
+    return number if math.isfinite(number) and 0 <= number <= MAX_PRICE_USD else None
 
 
 @dataclass(frozen=True)
@@ -152,7 +200,13 @@ class Estimate:
 def estimate(datapoints: int, price: tuple[float, float] | None) -> Estimate:
     """The requests, tokens, time and cost of scoring ``datapoints`` BLA datapoints (four
     sentences each, one request per sentence, and the first query asked once more to choose
-    the scoring path)."""
+    the scoring path); ValueError for datapoints that are no whole number from 0 to the most a
+    run may ask for, or a price that is not two valid prices (:func:`valid_price`)."""
+    check_range("datapoints", datapoints, 0, 4 * MAX_LIMIT)
+    if price is not None and (
+        not isinstance(price, tuple) or len(price) != 2 or None in map(valid_price, price)
+    ):
+        raise ValueError(f"a price must be two numbers from 0 to {MAX_PRICE_USD:g}, got {price!r}")
     requests = 4 * datapoints + 1
     return Estimate(
         datapoints=datapoints,

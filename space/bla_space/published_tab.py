@@ -47,7 +47,11 @@ def build(config: SpaceConfig, metric: gr.Radio) -> None:
         button = gr.Button("Read the published results", size="sm")
         text = gr.Markdown(elem_id="leaderboard-published-text")
         table = gr.Dataframe(
-            interactive=False, wrap=True, label="Published runs (%)", max_height=views.WHOLE_TABLE
+            interactive=False,
+            wrap=True,
+            label="Published runs (%)",
+            max_height=views.WHOLE_TABLE,
+            visible=False,  # no empty table before the results are read
         )
         plot = gr.Image(show_label=False, type="pil", interactive=False, visible=False)
 
@@ -57,6 +61,7 @@ def build(config: SpaceConfig, metric: gr.Radio) -> None:
         from bla_eval.analysis.leaderboard import METRICS
 
         text, frame, image = refresh(config, chosen if chosen in METRICS else METRICS[0])
-        return text, frame, gr.Image(image, visible=image is not None)
+        shown = gr.Dataframe(frame, visible=not frame.empty)
+        return text, shown, gr.Image(image, visible=image is not None)
 
     button.click(handler, metric, [text, table, plot], api_name=False)

@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,13 +19,12 @@ from bla_eval.hub_auth import require_token
 from bla_eval.outputs import (
     files_under,
     naming,
-    owner,
     remove_stale,
     temporary_folder,
     temporary_name,
 )
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
-from bla_eval.sweep.folder import SWEEP_COMMAND
+from bla_eval.sweep.folder import marked_cells
 
 log = logging.getLogger(__name__)
 
@@ -92,22 +92,34 @@ _CHECKED: dict[Path, tuple[tuple, dict]] = {}
 """Runs already checked: folder -> (sizes and times of its files, results document)."""
 
 
-def list_runs(results_dir: Path, benchmark: str | None = None) -> list[Run]:
-    """Every finished run under ``results_dir`` (of ``benchmark`` when given), newest first.
-    Each run is checked once (and again when its files change) by
-    ``bla_eval.runs.RunFolder.open``: a run whose results.json disagrees with its scores.jsonl,
-    hidden folders (runs being written) and unreadable runs are skipped with a warning."""
-    results_dir = Path(results_dir)
-    runs = []
-    for folder, cell in _run_folders(results_dir).items():
-        try:
-            key = folder.relative_to(results_dir).as_posix()
-            runs.append(Run(folder, _checked_results(folder), cell, key))
-        except (ValueError, OSError) as err:
-            log.warning("skipping run %s: %s", folder, err)
+def list_runs(folders: Path | Sequence[Path], benchmark: str | None = None) -> list[Run]:
+    """Every finished run under ``folders`` (one results folder or several, e.g.
+    ``SpaceConfig.folders``; of ``benchmark`` when given), newest first, each once (its key
+    relative to the first folder that holds it). Each run is checked once (and again when its
+    files change) by ``bla_eval.runs.RunFolder.open``: a run whose results.json disagrees with
+    its scores.jsonl, hidden folders (runs being written) and unreadable runs are skipped with
+    a warning."""
+    runs, seen = [], set()
+    for results_dir in _roots(folders):
+        for folder, cell in _run_folders(results_dir).items():
+            if folder.resolve() in seen:
+                continue
+            seen.add(folder.resolve())
+            try:
+                key = folder.relative_to(results_dir).as_posix()
+                runs.append(Run(folder, _checked_results(folder), cell, key))
+            except (ValueError, OSError) as err:
+                log.warning("skipping run %s: %s", folder, err)
     if benchmark is not None:
         runs = [run for run in runs if run.benchmark == benchmark]
     return sorted(runs, key=lambda r: str(r.results.get("created", "")), reverse=True)
+
+
+def _roots(folders: Path | Sequence[Path]) -> list[Path]:
+    """``folders`` as a list of paths (one path given: that one)."""
+    if isinstance(folders, (str, os.PathLike)):
+        return [Path(folders)]
+    return [Path(f) for f in folders]
 
 
 def _run_folders(results_dir: Path) -> dict[Path, str]:
@@ -149,11 +161,7 @@ def inside(folder: Path, name: object) -> Path | None:
 def _sweep_cells(folder: Path) -> dict[Path, str]:
     """The finished cells of the sweep folder ``folder`` (none when it is no sweep's): the
     relative cell paths its marker lists, each inside it and reached through no link."""
-    marker = owner(folder)
-    cells = marker.get("cells") if marker and marker["command"] == SWEEP_COMMAND else None
-    if not isinstance(cells, list):
-        return {}
-    found = {c: inside(folder, c) for c in cells}
+    found = {c: inside(folder, c) for c in marked_cells(folder) or []}
     return {
         path: cell
         for cell, path in found.items()
@@ -175,12 +183,15 @@ def _checked_results(folder: Path) -> dict:
     return copy.deepcopy(cached[1])
 
 
-def find_run(results_dir: Path, key: str | None, benchmark: str | None = None) -> Run | None:
-    """The finished run whose key (:attr:`Run.key`, its folder relative to ``results_dir``) is
-    ``key`` (and that scored ``benchmark``, when given), or None."""
-    if not key:
+def find_run(
+    folders: Path | Sequence[Path], key: str | None, benchmark: str | None = None
+) -> Run | None:
+    """The finished run of ``folders`` whose key (:attr:`Run.key`, its folder relative to the
+    results folder holding it) is ``key`` (and that scored ``benchmark``, when given), or
+    None."""
+    if not isinstance(key, str) or not key:
         return None
-    return next((r for r in list_runs(results_dir, benchmark) if r.name == key), None)
+    return next((r for r in list_runs(folders, benchmark) if r.name == key), None)
 
 
 def download(repo_id: str, folder: Path) -> None:

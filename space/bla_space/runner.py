@@ -6,10 +6,11 @@ No Gradio here: the Evaluate tab calls ``run_evaluation`` and turns its errors i
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
-from bla_eval.config import RunConfig
+from bla_eval.config import MAX_LIMIT, RunConfig
 from bla_eval.outputs import staged
 from bla_eval.protocols import DEFAULT_PROTOCOL, get_protocol
 from bla_eval.scorers import KIND_INFO, detect_kind
@@ -93,6 +94,22 @@ def resolve_model(config: SpaceConfig, text: str, kind_choice: str | None) -> tu
     return model, kind, n_params
 
 
+def datapoint_limit(value: Any) -> int | None:
+    """The page's "Datapoints per task" (0 or empty: all) as a run's ``limit``: a whole number
+    from 0 to ``MAX_LIMIT`` (a slider's float of one included); anything else (negative, NaN,
+    a fraction, text) is a ValueError that says so, as the run itself refuses it."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
+        raise ValueError(
+            f"Datapoints per task must be a whole number from 0 (all) to {MAX_LIMIT:,}, "
+            f"got {repr(value)[:40]}"
+        )
+    return value or None
+
+
 def count_datapoints(config: SpaceConfig, tasks: Sequence[str], limit: int | None) -> int:
     """How many datapoints a run of ``tasks`` with ``limit`` will score."""
     sizes = [len(load_task(config.dataset, task)) for task in tasks]
@@ -120,7 +137,7 @@ def run_evaluation(
     if not tasks:  # icl-dd with active-passive only
         raise ValueError("ICL DD runs on coordination and relative clauses only: select one.")
     n_points = count_datapoints(config, tasks, limit or None)
-    target = results_store.new_run_path(config.results_dir, model)
+    target = results_store.new_run_path(config.runs_dir, model)
     with staged(target) as staging:
         run_config = RunConfig(
             model,

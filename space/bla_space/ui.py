@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,7 @@ import gradio as gr
 from bla_eval.hub_auth import require_token
 
 from . import analysis_tab, evaluate_tab, explore_tab, leaderboard_tab, neighbours, results_store
-from .config import SpaceConfig
+from .config import RUNS_VARIABLE, SpaceConfig
 from .runner import preload_engine
 
 log = logging.getLogger(__name__)
@@ -38,10 +40,12 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
     config = config or SpaceConfig.from_env()
     if config.results_repo:  # every run is pushed there: no token, no start
         require_token(f"{results_store.RESULTS_REPO_VARIABLE}={config.results_repo}")
+    if config.runs_dir != config.results_dir:  # a ValueError for a folder another owns
+        log.info("runs of this Space go to %s (%s)", config.runs_dir, RUNS_VARIABLE)
     preload_engine()
     if config.results_repo:
         try:
-            results_store.pull_from_hub(config.results_repo, config.results_dir)
+            results_store.pull_from_hub(config.results_repo, config.runs_dir)
         except Exception as err:  # the Space still serves without the synced runs
             log.warning("could not pull runs from %s: %s", config.results_repo, err)
     with gr.Blocks(title="BLA benchmark") as demo:
@@ -71,8 +75,39 @@ def build_demo(config: SpaceConfig | None = None) -> gr.Blocks:
             board.statistics,
             api_name=False,
         )
+    guard_handlers(demo)
     demo.queue(default_concurrency_limit=1)
     return demo
+
+
+def guard_handlers(demo: gr.Blocks) -> None:
+    """Every handler of the page answers with a message: an exception other than ``gr.Error``
+    (a value an API caller sent that no menu offers, a bug) is logged and shown as one
+    ``gr.Error`` line, with every known secret masked, and the page keeps serving. Gradio's
+    own functions (examples) are left as they are."""
+    for block_fn in demo.fns.values():
+        fn = block_fn.fn
+        if fn is None or str(getattr(fn, "__module__", "")).startswith("gradio"):
+            continue
+        block_fn.fn = answered(fn)
+
+
+def answered(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` raising nothing but ``gr.Error`` (:func:`guard_handlers`)."""
+    from bla_eval.redact import shown
+
+    @functools.wraps(fn)
+    def handler(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as err:  # the page says it in one line and keeps serving
+            log.exception("%s failed", getattr(fn, "__qualname__", fn))
+            text = " ".join(shown(str(err)).split())[:300] or type(err).__name__
+            raise gr.Error(f"Could not do that: {text}", title="Not possible") from None
+
+    return handler
 
 
 def dataset_line(dataset: str) -> str:
@@ -83,10 +118,11 @@ def dataset_line(dataset: str) -> str:
 
 
 def launch_kwargs(config: SpaceConfig) -> dict[str, Any]:
-    """Keyword arguments of ``demo.launch``: theme, CSS, and the results folder as a file path."""
-    config.results_dir.mkdir(parents=True, exist_ok=True)
+    """Keyword arguments of ``demo.launch``: theme, CSS, and the folders of runs as file
+    paths (the Space's own runs folder made)."""
+    config.runs_dir.mkdir(parents=True, exist_ok=True)
     return {
         "theme": gr.themes.Soft(primary_hue="indigo", secondary_hue="sky"),
         "css": CSS,
-        "allowed_paths": [str(config.results_dir.resolve())],
+        "allowed_paths": [str(folder.resolve()) for folder in config.folders],
     }

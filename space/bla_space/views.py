@@ -7,7 +7,9 @@ reference rows of its benchmark. Tasks, views and headline metrics come from the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+from pathlib import Path
 
 import pandas as pd
 from bla_eval.benchmarks import Benchmark, get_benchmark
@@ -100,12 +102,24 @@ def condition_label(results: dict) -> str:
     return f"{results.get('benchmark', 'bla')} · {protocol_label(results)}"
 
 
+def ranking_label(results: dict) -> str:
+    """``benchmark · protocol`` of a run with its control and prompts, without how its kind
+    scores (cosine, top-k, P(yes)): the condition the runs ranked together share, as
+    ``bla-eval compare`` ranks any runs of one condition on the same datapoints."""
+    parts = [protocol_name(results), *conditions(results)]
+    return f"{results.get('benchmark', 'bla')} · {', '.join(str(p) for p in parts if p)}"
+
+
 def display_name(results: dict) -> str:
-    """The run's display name (``--name``), else its model id, on one line
+    """The run's display name (``--name``), else its model id (a local folder's by the
+    folder's name: the Space shows no path of its machine), on one line
     (``bla_eval.report.display_name``): how every table, menu and plot names a run."""
     from bla_eval.report import display_name as name
 
-    return name({"model": "?", **results})
+    model = str(results.get("model", "?"))
+    if not results.get("display_name") and Path(model).is_absolute():
+        model = short_name(model)
+    return name({**results, "model": model})
 
 
 def run_row(results: dict, view: str, source: str = THIS_RUN) -> dict:
@@ -290,31 +304,58 @@ def run_source(results: dict) -> str:
     protocol = results.get("protocol")
     limit = protocol.get("limit") if isinstance(protocol, dict) else None
     if limit:  # a quick run is no full-benchmark row: it says so beside them
-        source += f"; partial: the first {limit} datapoints per task"
+        source += f"; first {limit} per task"
     rows = reproduced_rows(results)
     return source + (f"; reproduces {', '.join(rows)}" if rows else "")
 
 
-def leaderboard_table(runs: Iterable[dict], view: str, benchmark: str = "bla") -> pd.DataFrame:
-    """References plus finished runs of one benchmark: one row per (model, protocol), the most
-    complete run kept."""
-    bench = get_benchmark(benchmark)
+def board_key(results: dict) -> tuple[str, str]:
+    """The leaderboard row a run competes for: its display name and protocol."""
+    return display_name(results), protocol_label(results)
+
+
+def kept_runs(runs: Iterable[dict], benchmark: str = "bla") -> dict[tuple[str, str], dict]:
+    """The run each leaderboard row of ``benchmark`` shows (:func:`board_key` -> results):
+    the most complete (most datapoints, then the newest)."""
     best: dict[tuple[str, str], tuple[tuple[int, str], dict]] = {}
-    for results in (r for r in runs if benchmark_of(r).name == bench.name):
-        created = str(results.get("created", ""))
-        row = run_row(results, view, source=run_source(results))
-        key = (str(results.get("model", "?")), str(row["protocol"]))
-        rank = (row["datapoints"], created)
+    for results in (r for r in runs if benchmark_of(r).name == get_benchmark(benchmark).name):
+        tasks = results.get("tasks") or {}
+        rank = (sum(int(t.get("n", 0)) for t in tasks.values()), str(results.get("created", "")))
+        key = board_key(results)
         if key not in best or rank > best[key][0]:
-            best[key] = (rank, row)
+            best[key] = (rank, results)
+    return {key: results for key, (_, results) in best.items()}
+
+
+def leaderboard_table(runs: Iterable[dict], view: str, benchmark: str = "bla") -> pd.DataFrame:
+    """References plus finished runs of one benchmark: one row per model and protocol
+    (:func:`kept_runs`), rows sorted by the headline metric's columns in task order (the
+    first task's best on top, a row without it below), in the page as in the CSV."""
+    bench = get_benchmark(benchmark)
+    kept = kept_runs(runs, benchmark).values()
+    rows = [run_row(results, view, source=run_source(results)) for results in kept]
     refs = [reference_row(bench, r, view) for r in reference_rows(bench.name)]
-    table = _frame([*refs, *(row for _, row in best.values())])
+    table = _frame([*refs, *rows])
     label = METRIC_LABELS.get(bench.headline[view], bench.headline[view])
     headline = [c for c in table.columns if c.endswith(label)]
     if headline:
-        order = table[headline].astype(float).mean(axis=1, skipna=True)
-        table = table.loc[order.sort_values(ascending=False, na_position="last").index]
+        keys = table[headline].astype(float).fillna(-math.inf)
+        table = table.loc[keys.sort_values(headline, ascending=False, kind="stable").index]
     return table.reset_index(drop=True)
+
+
+def listing_line(results: dict, runs: Iterable[dict]) -> str:
+    """Where a finished run is listed, truthfully: on the Leaderboard when its row shows it,
+    else which run of its model and protocol the row shows instead."""
+    shown = kept_runs(runs, benchmark_of(results).name).get(board_key(results))
+    if shown is None or shown.get("created") == results.get("created"):
+        return "It is listed on the **Leaderboard** (one row per model and protocol)."
+    n = sum(int(t.get("n", 0)) for t in (shown.get("tasks") or {}).values())
+    return (
+        "The **Leaderboard** shows one row per model and protocol, the most complete run: for "
+        f"this model it lists the run of {n} datapoints of {str(shown.get('created'))[:10]}, "
+        "not this one."
+    )
 
 
 def rendered(table: Table) -> pd.DataFrame:

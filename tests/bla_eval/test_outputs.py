@@ -458,3 +458,23 @@ def test_files_written_as_one_are_all_kept_or_none_when_a_write_fails(tmp_path: 
     assert not (tmp_path / "out").exists()
     outputs.write_texts_atomic({tmp_path / "out" / "a.txt": "a", tmp_path / "out" / "b.txt": "b"})
     assert listing(tmp_path / "out") == ["a.txt", "b.txt"]
+
+
+def test_a_markers_entries_that_are_no_names_are_left_out(tmp_path):
+    """A damaged marker (``files`` or a sweep's ``cells`` listing an object, a list, a number)
+    gives its readers names only: the folder is refused or replaced as its real names say,
+    never a TypeError."""
+    from bla_eval.outputs import OWNER_FILE, owner
+
+    with staged(tmp_path / "ours", "bla-eval compare") as stage:
+        (stage / "compare.md").write_text("c", encoding="utf-8")
+    path = tmp_path / "ours" / OWNER_FILE
+    marker = json.loads(path.read_text(encoding="utf-8"))
+    bad = [{"a": 1}, ["b"], 3, None]
+    path.write_text(json.dumps({**marker, "files": [*bad, "compare.md"], "cells": bad}))
+    assert owner(tmp_path / "ours") == {
+        "command": "bla-eval compare",
+        "files": ["compare.md"],
+        "cells": [],
+    }
+    check_replaceable(tmp_path / "ours", "bla-eval compare")

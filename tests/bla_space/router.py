@@ -40,6 +40,8 @@ class Router:
         self.throttled = 0
         self.completions = 0
         self.bad_auth = 0
+        self.models_body: bytes | None = None
+        """When set, the raw body ``/v1/models`` answers (a router gone wrong)."""
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -63,6 +65,8 @@ class Router:
             model = route.removeprefix("/api/models/")
             mapping = {"prov-a": {"status": "live", "providerId": model, "task": "conversational"}}
             return 200, {"id": model, "_id": model, "inferenceProviderMapping": mapping}
+        if route == "/v1/models" and self.models_body is not None:
+            return 200, self.models_body
         if route == "/v1/models":
             priced = {"provider": "prov-a", "status": "live", "pricing": PRICE}
             return 200, {
@@ -136,7 +140,7 @@ class Router:
                 self.send(*router.post(self.path, self.headers, body))
 
             def send(self, status: int, doc: Any) -> None:
-                data = json.dumps(doc).encode()
+                data = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

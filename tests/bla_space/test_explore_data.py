@@ -37,7 +37,7 @@ def test_explore_filters_set_errors_and_verbs(built_dataset, run_scores):
     run, lines = run_scores
     scores = explore_data.load_scores(str(run))
     ids = explore_data.select_ids(data, "active_passive", scores)
-    assert len(ids) == 613 and ids[:6] == list(lines)
+    assert ids == list(lines)  # the run's own datapoints: the slider counts them
     failures = explore_data.select_ids(data, "active_passive", scores, failures_only=True)
     expected = [
         i
@@ -68,3 +68,15 @@ def test_sentence_table_marks_each_sentence(built_dataset, run_scores):
     assert list(good["ranked correctly"]) == ["yes"] * 4
     bare = explore_data.sentence_table(row, None)
     assert list(bare["sentence"]) == row["captions"] and set(bare["score"]) == {""}
+
+
+def test_scores_that_rank_apart_never_look_tied(built_dataset, run_scores):
+    """Sentence scores equal to 4 decimals but not equal (a tiny model's near ties) are shown
+    with the decimals that tell them apart; equal ones stay equal."""
+    run, lines = run_scores
+    first = list(lines)[0]
+    row = explore_data.datapoint(str(built_dataset), "active_passive", first)
+    close = {**lines[first], "scores": [0.51234561, 0.51234549, 0.2, 0.2]}
+    shown = list(explore_data.sentence_table(row, close)["score"])
+    assert shown == ["0.512346", "0.512345", "0.200000", "0.200000"]
+    assert list(explore_data.sentence_table(row, lines[first])["score"])[0] == "0.9000"

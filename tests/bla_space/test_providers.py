@@ -209,3 +209,60 @@ def test_the_provider_section_in_a_browser_before_and_after_sign_in(space, brows
     page.screenshot(path=str(SHOT.with_name("providers-signed-in.png")), full_page=True)
     assert TOKEN not in page.content()
     page.close()
+
+
+DEEP = ("[" * 100_000 + "]" * 100_000).encode()
+
+
+def offer(pricing: object, provider: object = "prov-a") -> bytes:
+    """The router's model list with one offer of LOGPROBS_MODEL (NaN and Infinity as JSON
+    writers that allow them write them)."""
+    entry = {"id": LOGPROBS_MODEL, "providers": [{"provider": provider, "pricing": pricing}]}
+    return json.dumps({"data": [entry]}, allow_nan=True).encode()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        offer({"input": -0.0905, "output": 1.0}),
+        offer({"input": float("nan"), "output": 1.0}),
+        offer({"input": 0.25, "output": float("inf")}),
+        offer({"input": 2e6, "output": 1.0}),
+        offer({"input": True, "output": 1.0}),
+        offer({"input": "0.25", "output": 1.0}),
+        offer({"input": 0.25, "output": 1.0}, provider=["prov-a"]),
+        offer("free"),
+        offer({"input": 0.25, "output": 1.0}).replace(b"0.25", b"1" * 400),
+        b'{"data": 5}',
+        json.dumps({"data": [{"id": LOGPROBS_MODEL, "providers": 7}]}).encode(),
+        b"[1, 2, 3]",
+        b"not json",
+        DEEP,
+        b"\xff\xfe",
+    ],
+    ids=lambda b: b[:40].decode("utf-8", "replace"),
+)
+def test_a_price_the_router_states_is_checked_where_it_enters(router, body):
+    """Every number of the router's model list is checked where it enters (finite, from 0 to
+    the engine's ``--price-input`` bound, a number and not a boolean or text; the JSON within
+    the project's depth and size bounds; each list and object of its type): a bad one states
+    no price, and the estimate says so instead of "about $-0.0905", "$nan" or a crash."""
+    router.models_body = body
+    try:
+        found = providers.prices(router.url + "/v1", LOGPROBS_MODEL, TOKEN)
+    finally:
+        router.models_body = None
+    assert found == {}
+    assert "no price stated" in providers.estimate(3, found.get("prov-a")).text()
+    assert providers.prices(router.url + "/v1", LOGPROBS_MODEL, TOKEN) == {"prov-a": (0.25, 1.0)}
+
+
+@pytest.mark.parametrize(
+    "bad", [-19, float("nan"), 1.5, True, "7", 10**400], ids=lambda v: repr(v)[:12]
+)
+def test_an_estimate_of_a_datapoint_count_no_run_could_have_is_refused(bad):
+    with pytest.raises(ValueError, match="datapoints must be"):
+        providers.estimate(bad, None)
+    if bad != 1.5:  # a price may have cents
+        with pytest.raises(ValueError, match="a price must be two numbers"):
+            providers.estimate(3, (bad, 1.0))

@@ -120,3 +120,29 @@ def test_a_stored_markers_cells_are_read_only_inside_it_and_not_through_links(co
     assert [r.path for r in results_store.list_runs(repo)] == [repo / "bla/zero-shot/good"]
     assert [r.path for r in results_store.list_runs(store)] == [repo / "bla/zero-shot/good"]
     assert results_store.inside(repo, str(private)) is None
+
+
+@pytest.mark.parametrize("bad", [{"cell": "bla/zero-shot/good"}, ["bla"], 7, None])
+def test_a_marker_listing_a_cell_as_no_name_skips_that_entry_only(co_run, tmp_path, bad):
+    """A damaged sweep marker (a cell listed as an object, a list, a number, null) is read like
+    every other bad entry: that entry is left out, the folder's good cell is listed, and every
+    tab that lists runs still does; a marker whose ``cells`` is no list lists none."""
+    from bla_eval.outputs import OWNER_FILE
+    from bla_eval.sweep.folder import SWEEP_COMMAND
+    from bla_space import analysis_tab, explore_tab, leaderboard_tab
+    from bla_space.config import SpaceConfig
+
+    sweep = tmp_path / "sweep"
+    copy_run(co_run, sweep / "bla" / "zero-shot", "good")
+    marker = {"command": SWEEP_COMMAND, "files": [], "cells": [bad, "bla/zero-shot/good"]}
+    (sweep / OWNER_FILE).write_text(json.dumps(marker), encoding="utf-8")
+    good = sweep / "bla/zero-shot/good"
+    assert [r.path for r in results_store.list_runs(sweep)] == [good]
+    assert [r.path for r in results_store.list_runs(tmp_path)] == [good]
+    config = SpaceConfig(dataset="unused", results_dir=sweep, space_runs=tmp_path / "own")
+    assert [key for _, key in analysis_tab.run_choices(config)] == ["bla/zero-shot/good"]
+    assert "bla/zero-shot/good" in [key for _, key in explore_tab.run_choices(config)]
+    board = leaderboard_tab.leaderboard(config, "ranking")
+    assert board["source"].str.startswith("sweep cell bla/zero-shot/good").any()
+    (sweep / OWNER_FILE).write_text(json.dumps({**marker, "cells": bad}), encoding="utf-8")
+    assert results_store.list_runs(sweep) == []

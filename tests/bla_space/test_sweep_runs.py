@@ -35,7 +35,8 @@ def scored(run: Path) -> dict[str, list[float]]:
 def test_every_tab_shows_every_run_it_lists(sweep, built_dataset, holder):
     results_dir = sweep.parent if holder else sweep
     prefix = "sweep/" if holder else ""
-    config = SpaceConfig(dataset=str(built_dataset), results_dir=results_dir)
+    own = sweep.parent / "space-runs"  # the Space's own runs: none (not the working folder's)
+    config = SpaceConfig(dataset=str(built_dataset), results_dir=results_dir, space_runs=own)
     runs = results_store.list_runs(results_dir)
     assert {run.name for run in runs} == {prefix + c for c in cell_ids()}
     labels = [label for label, _ in results_store.menu(runs)]
@@ -86,7 +87,7 @@ def test_every_tab_shows_every_run_it_lists(sweep, built_dataset, holder):
     assert {f"sweep cell {c}" for c in cell_ids("bla")} <= sources
     assert set(board[board["source"].str.startswith("sweep")]["model"]) == {"tiny-clip", "clip2"}
     text, frame, plot = leaderboard_tab.statistics(config)
-    assert "Ranked: 2 runs of **bla · zero-shot, top-k, cosine" in text and plot is not None
+    assert "Ranked: 2 runs of **bla · zero-shot" in text and plot is not None
     for column in ("CI low", "CI high"):
         assert all(v == "no variation" or len(v.split(".")[-1]) == 2 for v in frame[column])
 
@@ -106,7 +107,9 @@ def served(sweep, built_dataset):
 
     from bla_space.ui import build_demo, launch_kwargs
 
-    config = SpaceConfig(dataset=str(built_dataset), results_dir=sweep)
+    config = SpaceConfig(
+        dataset=str(built_dataset), results_dir=sweep, space_runs=sweep.parent / "space-runs"
+    )
     demo = build_demo(config)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -169,3 +172,51 @@ def test_each_tab_on_the_sweep_folder_in_a_browser(served, browser):
     assert not page.locator("#neighbours-image-1").is_visible()
     assert page.locator("#neighbours-board-0").evaluate(SCROLLED) == 0
     page.close()
+
+
+def test_the_spaces_own_run_leaves_the_sweep_folder_to_the_sweep(
+    tiny_clip, tiny_llava, built_dataset, tmp_path, monkeypatch, capsys
+):
+    """The Space started on a sweep folder (``BLA_RESULTS_DIR`` the sweep's, as docs/sweeps.md
+    says, nothing else set) runs an evaluation through the page's own handler: the run goes
+    to the Space's own folder (``runs/space`` where it started), not into the sweep, so the
+    sweep's rerun on that folder still runs; the Leaderboard ranks the cells of both kinds (a
+    dual encoder and a generative model) with the Space's run on the same datapoints."""
+    from bla_eval.cli import main
+    from bla_space import evaluate_tab
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"""
+models:
+  - {{model: {tiny_clip}, name: tiny-clip}}
+  - {{model: {tiny_llava}, name: llava}}
+benchmarks:
+  - {{benchmark: bla, data: {built_dataset}, tasks: [ap]}}
+protocols:
+  - zero-shot
+  - {{name: shuffled, control: shuffled}}
+options: {{limit: 3, device: cpu}}
+""",
+        encoding="utf-8",
+    )
+    sweep = tmp_path / "sweep"
+    argv = ["sweep", str(plan), "--output", str(sweep), "--quiet", "--resamples", "50"]
+    assert main(argv) == 0
+    before = sorted(p.relative_to(sweep) for p in sweep.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    env = {"BLA_RESULTS_DIR": str(sweep), "BLA_DATASET": str(built_dataset)}
+    config = SpaceConfig.from_env({**env, "BLA_ALLOW_LOCAL_MODELS": "1", "BLA_DEVICE": "cpu"})
+    outputs = evaluate_tab.evaluate_in_page(
+        config, str(tiny_clip), "auto", ["active_passive"], 3, "ranking", lambda *a, **k: None
+    )
+    key = outputs[-2]
+    assert (tmp_path / "runs" / "space" / key / "results.json").is_file()
+    assert sorted(p.relative_to(sweep) for p in sweep.rglob("*")) == before
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "0 run now, 4 finished before, 0 failed" in capsys.readouterr().out
+    assert key in {run.name for run in results_store.list_runs(config.folders)}
+    text, frame, plot = leaderboard_tab.statistics(config)
+    assert "Ranked: 3 runs of **bla · zero-shot**" in text and plot is not None
+    assert {"tiny-clip", "llava"} <= set(frame["model"]), frame

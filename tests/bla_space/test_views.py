@@ -91,3 +91,28 @@ def test_metrics_table_gives_the_runs_intervals_below_it():
     low, high = (100 * v for v in formulas.share_interval(round(value * n), n))
     assert table.loc[1, "AP set acc"] == f"[{low:.2f}, {high:.2f}]"
     assert list(table.columns) == views.metrics_table_columns()
+
+
+def test_a_local_models_run_is_named_by_its_folder_not_its_path():
+    run = results_document("/home/someone/models/tiny-clip", 4, "2026")
+    assert views.display_name(run) == "tiny-clip"
+    assert views.display_name({**run, "display_name": "mine"}) == "mine"
+    assert views.display_name(results_document("org/a", 4, "2026")) == "org/a"
+
+
+def test_leaderboard_rows_follow_the_first_tasks_headline_and_a_run_knows_its_row():
+    """Rows sorted by the headline columns in task order (a visible order); one row per model
+    and protocol, the most complete run; a run the row does not show is told which it shows."""
+    small = results_document("org/a", 4, "2026-02-01T00:00:00")
+    large = results_document("org/a", 8, "2026-01-01T00:00:00")
+    other = results_document("org/b", 4, "2026-03-01T00:00:00")
+    for doc, value in ((small, 0.9), (large, 0.6), (other, 0.7)):
+        doc["tasks"]["active_passive"]["ranking"]["sentence_accuracy"] = value
+    board = views.leaderboard_table([small, large, other], "ranking")
+    column = [v for v in board["AP sent. acc"] if v is not None]
+    assert column == sorted(column, reverse=True) and len(column) == len(board)
+    assert list(board[board["model"] == "org/a"]["datapoints"]) == [8]
+    assert "lists the run of 8 datapoints of 2026-01-01, not this one" in views.listing_line(
+        small, [small, large, other]
+    )
+    assert "It is listed on the **Leaderboard**" in views.listing_line(large, [small, large])

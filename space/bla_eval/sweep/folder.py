@@ -41,6 +41,17 @@ LOGS = ".submitit"
 SWEEP_FILES = (PLAN_FILE, SWEEP_FILE)
 
 
+def marked_cells(folder: Path) -> list[str] | None:
+    """The cell ids the marker of the sweep folder ``folder`` lists (names only: ``owner``
+    leaves out any other entry; none when ``cells`` is no list), or None when ``folder`` is no
+    ``bla-eval sweep`` folder."""
+    marker = owner(folder)
+    if marker is None or marker["command"] != SWEEP_COMMAND:
+        return None
+    cells = marker.get("cells")
+    return cells if isinstance(cells, list) else []
+
+
 class SweepFolder:
     """The output folder of ``bla-eval sweep`` (``path`` as the user gave it; errors name it)."""
 
@@ -80,13 +91,13 @@ class SweepFolder:
         if not entries:
             return
         marker = owner(path)
-        if marker is None or marker["command"] != SWEEP_COMMAND:
+        cells = marked_cells(path)
+        if cells is None:
             what = f"the output of `{marker['command']}`" if marker else shown(entries)
             raise FileExistsError(
                 f"output {target} holds {what}, not a {SWEEP_COMMAND} folder: choose an empty "
                 "or new folder"
             )
-        cells = [str(c) for c in marker.get("cells", [])]
         tops = {c.split("/")[0] for c in cells} | {
             *SWEEP_FILES,
             OWNER_FILE,

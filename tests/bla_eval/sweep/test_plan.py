@@ -244,6 +244,29 @@ def test_a_link_or_a_foreign_folder_at_any_level_of_the_sweep_is_refused(
     assert snapshot(mine) == before
 
 
+@pytest.mark.parametrize("cells", [5, {"bla/zero-shot/clip-a": 1}, "bla/zero-shot/clip-a"])
+def test_a_damaged_markers_cells_are_read_as_names_only(tmp_path: Path, cells) -> None:
+    """A sweep marker whose ``cells`` is no list lists no cell (its folders are then foreign,
+    refused in one line); one listing a cell as an object leaves that entry out."""
+    import json
+
+    from bla_eval.outputs import OWNER_FILE
+
+    out = tmp_path / "sweep"
+    folder = SweepFolder(out)
+    folder.record(parse_plan(PLAN))
+    marker = json.loads((out / OWNER_FILE).read_text(encoding="utf-8"))
+    (out / "bla" / "zero-shot" / "clip-a").mkdir(parents=True)
+    (out / OWNER_FILE).write_text(json.dumps({**marker, "cells": cells}), encoding="utf-8")
+    with pytest.raises(
+        FileExistsError, match=r"holds entries bla-eval sweep did not write \(bla\)"
+    ):
+        folder.check_output()
+    listed = [{"cell": 1}, ["bla"], 3, "bla/zero-shot/clip-a"]
+    (out / OWNER_FILE).write_text(json.dumps({**marker, "cells": listed}), encoding="utf-8")
+    folder.check_output()
+
+
 # ----------------------------------------------------------------------------- finished cells
 def test_a_finished_cell_is_trusted_only_with_its_own_settings(
     tiny_clip, built_dataset, tmp_path: Path, capsys, monkeypatch
