@@ -24,7 +24,7 @@ from .demonstrations import dd_demonstrations, sd_demonstrations
 from .spec import Protocol, ProtocolPlan, partner_record
 from .templates import ANSWERS
 
-DEMONSTRATION_KINDS = ("generative", "vllm", "openai-api")
+DEMONSTRATION_KINDS = ("generative", "vllm", "openai-api", "flamingo")
 """The model kinds that read in-context demonstrations (chat turns before the question)."""
 
 ICL_KIND_ERROR = (
