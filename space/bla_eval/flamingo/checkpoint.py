@@ -109,9 +109,8 @@ def required_keys(model: nn.Module, keys: KeyMap) -> list[str]:
     """The model keys a released checkpoint holds (upstream's filter): the resampler, the
     cross-attention blocks, and every language-model parameter whose checkpoint name holds
     ``embed`` or that is its input embedding."""
-    embedding = model.lang_encoder.get_input_embeddings().weight
-    names = {id(p): n for n, p in model.named_parameters(remove_duplicate=False)}
-    input_key = names[id(embedding)]
+    embedding = model.lang_encoder.get_input_embeddings()
+    input_key = next(f"{n}.weight" for n, m in model.named_modules() if m is embedding)
     required = []
     for name, _ in model.named_parameters(remove_duplicate=False):
         legacy = keys.to_checkpoint(name)

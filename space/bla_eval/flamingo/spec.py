@@ -65,15 +65,15 @@ def releases() -> dict[str, dict[str, Any]]:
 
 
 def is_folder(path: str) -> bool:
-    """A folder holding ``checkpoint.pt`` and a ``config.json`` of upstream's arguments (the
-    folder's ``config.json`` is read only when both are there)."""
+    """A folder holding ``checkpoint.pt`` and a ``config.json`` that names any of upstream's
+    arguments (read only when both are there; :func:`spec_for` then checks it whole)."""
     folder = Path(path)
     if not ((folder / CHECKPOINT).is_file() and (folder / CONFIG).is_file()):
         return False
     try:
         from ..outputs import read_json
 
-        return set(ARGUMENTS) <= set(read_json(folder / CONFIG))
+        return bool(set(ARGUMENTS) & set(read_json(folder / CONFIG)))
     except ValueError:
         return False
 

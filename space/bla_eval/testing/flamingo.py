@@ -95,3 +95,66 @@ def build_openflamingo(out: Path, texts: list[str], family: str = "gpt_neox") ->
 def build_openflamingo_llama(out: Path, texts: list[str]) -> None:
     """:func:`build_openflamingo` with a LLaMA-style decoder."""
     build_openflamingo(out, texts, "llama")
+
+
+LM_CONFIGS = {"gpt_neox": tf.GPTNeoXConfig, "mpt": tf.MptConfig}
+"""The language models of the releases, by ``releases.yaml``'s ``lm_type`` (MPT-1B's own
+``mosaic_gpt`` code names its modules as transformers' MPT does: ``transformer.blocks``,
+``transformer.wte``)."""
+
+
+def released_on_meta(hub_id: str) -> torch.nn.Module:
+    """The released model ``hub_id`` at its real sizes on the meta device (no weights): its
+    language model from ``releases.yaml``'s sizes, the resampler and cross-attention blocks as
+    the project builds them (the vision tower, which no release's checkpoint holds, left out)."""
+    from ..flamingo.model import Flamingo
+    from ..flamingo.spec import releases
+
+    row = releases()[hub_id]
+    width, layers = row["lm_width"], row["lm_layers"]
+    if row["lm_type"] == "mpt":
+        config = tf.MptConfig(d_model=width, n_layers=layers, n_heads=16, vocab_size=row["tokens"])
+    else:
+        config = tf.GPTNeoXConfig(
+            hidden_size=width,
+            num_hidden_layers=layers,
+            num_attention_heads=32,
+            intermediate_size=4 * width,
+            vocab_size=row["tokens"],
+        )
+    with torch.device("meta"):
+        lm = tf.AutoModelForCausalLM.from_config(config)
+        return Flamingo(
+            torch.nn.Identity(),
+            lm,
+            eoc_token_id=row["tokens"] - 3,
+            media_token_id=row["tokens"] - 2,
+            vis_dim=row["vision_width"],
+            cross_attn_every_n_layers=row["cross_attn_every_n_layers"],
+        )
+
+
+def released_keys() -> dict[str, dict[str, list[int]]]:
+    """Hub id -> the key names and shapes of its released ``checkpoint.pt`` (what upstream's
+    training saved: ``bla_eval.flamingo.checkpoint.required_keys`` under upstream's names)."""
+    from ..flamingo.checkpoint import KeyMap, required_keys
+    from ..flamingo.spec import releases
+
+    found = {}
+    for hub_id in releases():
+        model = released_on_meta(hub_id)
+        keys, own = KeyMap(model), model.state_dict()
+        found[hub_id] = {
+            keys.to_checkpoint(k): list(own[k].shape) for k in required_keys(model, keys)
+        }
+    return found
+
+
+def main() -> None:
+    """``python -m bla_eval.testing.flamingo``: print :func:`released_keys` as JSON (the tests'
+    committed list)."""
+    print(json.dumps(released_keys(), indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
