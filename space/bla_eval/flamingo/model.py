@@ -82,7 +82,7 @@ class MediaState:
         ids = kwargs.get("input_ids", args[0] if args else None)
         if ids is None:
             raise ValueError("the Flamingo language model needs input_ids (its <image> tokens)")
-        cache = kwargs.get("past_key_values")
+        cache = kwargs.get("cache", kwargs.get("past_key_values"))  # transformers 5.x: cache
         cached = cache is not None and cache.get_seq_length() > 0
         time = (ids == self.media_token_id).long().cumsum(-1)
         if cached and self.last is not None:

@@ -42,8 +42,11 @@ def save_language_model(out: Path, texts: list[str], family: str) -> None:
     """A tiny causal LM of ``family`` with its tokenizer (GPT-NeoX's without a pad token, as
     the GPT-NeoX-20B tokenizer)."""
     tok = bpe_tokenizer(texts)
-    if family == "gpt_neox":
-        tok.pad_token = None
+    if family == "gpt_neox":  # no pad token: upstream adds <PAD>
+        tok = tf.PreTrainedTokenizerFast(
+            tokenizer_object=tok.backend_tokenizer, bos_token="<s>", eos_token="</s>",
+            unk_token="<unk>",
+        )
         config = tf.GPTNeoXConfig(vocab_size=len(tok), **LM_SIZES[family],
                                   bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
         model = tf.GPTNeoXForCausalLM(config)
