@@ -114,9 +114,12 @@ def required_keys(model: nn.Module, keys: KeyMap) -> list[str]:
     required = []
     for name, _ in model.named_parameters(remove_duplicate=False):
         legacy = keys.to_checkpoint(name)
-        if name.startswith(REQUIRED_PREFIXES) or ".gated_cross_attn_layer." in name:
-            required.append(name)
-        elif name.startswith(LM_PREFIX) and ("embed" in legacy or name == input_key):
+        if (
+            name.startswith(REQUIRED_PREFIXES)
+            or ".gated_cross_attn_layer." in name
+            or name.startswith(LM_PREFIX)
+            and ("embed" in legacy or name == input_key)
+        ):
             required.append(name)
     return sorted(set(required))
 

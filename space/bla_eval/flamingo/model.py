@@ -41,9 +41,7 @@ def decoder_layers_path(lm: nn.Module) -> str:
         if isinstance(module, nn.ModuleList) and len(module) == count and name
     ]
     if not found:
-        raise ValueError(
-            f"{type(lm).__name__}: no list of {count} decoder layers in its modules"
-        )
+        raise ValueError(f"{type(lm).__name__}: no list of {count} decoder layers in its modules")
     return min(found, key=lambda name: (name.count("."), name))
 
 

@@ -105,13 +105,17 @@ def spec_for(path: str) -> FlamingoSpec:
         raise ValueError(f"{folder / CONFIG} {what} (its keys: {', '.join(ARGUMENTS)})")
     every = data["cross_attn_every_n_layers"]
     if not isinstance(every, int) or isinstance(every, bool) or every < 1:
-        raise ValueError(f"{folder / CONFIG}: cross_attn_every_n_layers must be a whole number >= 1")
+        raise ValueError(
+            f"{folder / CONFIG}: cross_attn_every_n_layers must be a whole number >= 1"
+        )
     for key in ("clip_vision_encoder_path", "lang_encoder_path", "tokenizer_path"):
         if not isinstance(data[key], str) or not data[key]:
             raise ValueError(f"{folder / CONFIG}: {key} must be a non-empty string")
     pretrained = data["clip_vision_encoder_pretrained"]
     if pretrained is not None and not isinstance(pretrained, str):
-        raise ValueError(f"{folder / CONFIG}: clip_vision_encoder_pretrained must be a string or null")
+        raise ValueError(
+            f"{folder / CONFIG}: clip_vision_encoder_pretrained must be a string or null"
+        )
     return FlamingoSpec(
         str(folder),
         local_vision(folder, data["clip_vision_encoder_path"]),

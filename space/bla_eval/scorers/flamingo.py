@@ -259,8 +259,11 @@ class FlamingoScorer(LocalScorer):
                 **model,
             }
         if self.score_mode != "yes-no":
-            return {**caption.describe(self), "caption_prompt": "the sentence right after "
-                    "<image>", **model}
+            return {
+                **caption.describe(self),
+                "caption_prompt": "the sentence right after <image>",
+                **model,
+            }
         return {
             "prompt": self.template.question,
             "chat_template": False,

@@ -17,10 +17,16 @@ VISION = {"image_size": 32, "layers": 1, "width": 32, "patch_size": 8, "head_wid
 """The tiny open_clip ViT (its text tower is built and saved too, never used)."""
 TEXT = {"context_length": 16, "vocab_size": 100, "width": 16, "heads": 2, "layers": 1}
 LM_SIZES = {
-    "gpt_neox": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=4,
-                     num_attention_heads=2),
-    "llama": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=4,
-                  num_attention_heads=2, num_key_value_heads=1),
+    "gpt_neox": dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=2
+    ),
+    "llama": dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=4,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    ),
 }
 EVERY = 2
 """Cross-attention before every second decoder layer (as the 4B releases)."""
@@ -44,16 +50,26 @@ def save_language_model(out: Path, texts: list[str], family: str) -> None:
     tok = bpe_tokenizer(texts)
     if family == "gpt_neox":  # no pad token: upstream adds <PAD>
         tok = tf.PreTrainedTokenizerFast(
-            tokenizer_object=tok.backend_tokenizer, bos_token="<s>", eos_token="</s>",
+            tokenizer_object=tok.backend_tokenizer,
+            bos_token="<s>",
+            eos_token="</s>",
             unk_token="<unk>",
         )
-        config = tf.GPTNeoXConfig(vocab_size=len(tok), **LM_SIZES[family],
-                                  bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+        config = tf.GPTNeoXConfig(
+            vocab_size=len(tok),
+            **LM_SIZES[family],
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
         model = tf.GPTNeoXForCausalLM(config)
     else:
-        config = tf.LlamaConfig(vocab_size=len(tok), **LM_SIZES[family],
-                                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                                pad_token_id=tok.pad_token_id)
+        config = tf.LlamaConfig(
+            vocab_size=len(tok),
+            **LM_SIZES[family],
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+        )
         model = tf.LlamaForCausalLM(config)
     model.save_pretrained(out)
     tok.save_pretrained(out)

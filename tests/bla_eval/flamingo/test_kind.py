@@ -22,8 +22,10 @@ from tests.bla_eval.commands import call, eval_args, refused
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-AUTHORS_SOURCE = '''f"<image>Question: Is the sentence {caption} appropriate for this image? yes or no? \\
-            Short answer:{'<|endofchunk|>' if answer is not None else ''}"'''
+AUTHORS_SOURCE = (
+    'f"<image>Question: Is the sentence {caption} appropriate for this image? yes or no? \\\n'
+    "            Short answer:{'<|endofchunk|>' if answer is not None else ''}\""
+)
 """``prompt_question`` of the authors' evaluation_models/openflamingo/model_container.py
 (shin-ee-chen/BLA), its two source lines as written: a backslash continues the string literal."""
 
@@ -43,10 +45,11 @@ def folder(ap_points, tmp_path_factory) -> Path:
 
 
 def test_the_authors_template_is_their_string_byte_for_byte() -> None:
-    literal = ast.parse(AUTHORS_SOURCE, mode="eval").body
-    sent = eval(compile(ast.Expression(literal), "<authors>", "eval"), {"caption": "S", "answer": None})  # noqa: S307
+    literal = ast.Expression(ast.parse(AUTHORS_SOURCE, mode="eval").body)
+    values = {"caption": "S", "answer": None}
+    sent = eval(compile(literal, "<authors>", "eval"), values)  # noqa: S307 - a literal
     assert get_template("openflamingo-authors").plain("S") == sent
-    assert sent.count(" ") - "<image>Question: Is the sentence S appropriate for this image? yes or no? Short answer:".count(" ") == 12
+    assert "no?" + " " * 13 + "Short answer:" in sent
 
 
 def test_batched_scores_equal_one_at_a_time(folder, ap_points) -> None:
@@ -90,6 +93,7 @@ def test_generate_is_greedy_decoding_by_full_forwards(folder, ap_points) -> None
                 ids = torch.cat([ids, torch.tensor([[token]])], 1)
 
 
+@pytest.mark.slow  # up to the authors' 2000 new tokens per sentence
 def test_the_authors_protocol_generates_with_two_beams(folder, built_dataset, tmp_path, capsys):
     out = tmp_path / "run"
     argv = eval_args(folder, built_dataset, out, "--tasks", "ap", "--limit", 1)
@@ -108,8 +112,7 @@ def test_caption_pmi_runs_end_to_end(folder, built_dataset, tmp_path, capsys):
     code, err = call(bla_eval, [*argv, "--score", "caption-pmi", "--pmi-alpha", "1"], capsys)
     assert code == 0, err
     record = json.loads((out / "scores.jsonl").read_text().splitlines()[0])
-    terms = record["terms"] if "terms" in record else None
-    assert terms is None or all("log_p_prior" in t for t in terms)
+    assert len(record["log_p_prior"]) == 4 and record["log_p_prior"] != record["log_p_image"]
     protocol = json.loads((out / "results.json").read_text())["protocol"]
     assert protocol["prior_input"].startswith("the prompt with a blank grey image")
 

@@ -19,7 +19,6 @@ import open_clip
 import torch
 from PIL import Image
 
-
 LEGACY = {"lang_encoder.lm_head.weight": "lang_encoder.embed_out.weight"}
 """GPT-NeoX's head as transformers 4 named it when the checkpoints were released (5 renamed
 it ``lm_head``)."""
@@ -73,8 +72,9 @@ def main(work: Path) -> None:
             pixels = image_processor(images[index])
             vision_x = pixels[None, None, None].expand(1, turns, 1, *pixels.shape)
             enc = tokenizer([text], return_tensors="pt")
-            out = model(vision_x=vision_x, lang_x=enc["input_ids"],
-                        attention_mask=enc["attention_mask"])
+            out = model(
+                vision_x=vision_x, lang_x=enc["input_ids"], attention_mask=enc["attention_mask"]
+            )
             rows.append({"ids": enc["input_ids"][0].tolist(), "logits": out.logits[0].tolist()})
     ids = {t: tokenizer.encode(t)[-1] for t in ("<|endofchunk|>", "<image>")}
     ids["pad"] = tokenizer.pad_token_id
