@@ -193,6 +193,7 @@ OPENFLAMINGO_AUTHORS = PromptTemplate(
     answers=OPENFLAMINGO_ICL.answers,
     turn=OPENFLAMINGO_ICL.turn,
     separator="",
+    in_sweep=False,  # the openflamingo template with the script's spacing
 )
 MAGMA_FROMAGE = PromptTemplate(
     "magma-fromage",

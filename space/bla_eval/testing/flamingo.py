@@ -169,11 +169,22 @@ def released_keys() -> dict[str, dict[str, list[int]]]:
     return found
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     """``python -m bla_eval.testing.flamingo``: print :func:`released_keys` as JSON (the tests'
-    committed list)."""
+    committed list, ``tests/bla_eval/flamingo/released_keys.json``)."""
+    import sys
+
+    from ..cli_common import OneLineParser
+
+    parser = OneLineParser(
+        prog="python -m bla_eval.testing.flamingo",
+        description="Print the released OpenFlamingo checkpoints' key names and shapes (JSON), "
+        "derived from their sizes on the meta device.",
+    )
+    parser.parse_args(sys.argv[1:] if argv is None else argv)
     print(json.dumps(released_keys(), indent=1, sort_keys=True))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
