@@ -60,6 +60,7 @@ def test_the_locks_list_every_environment_and_pin_every_package_with_hashes() ->
         ".ci/envs/lmms-eval.lock",
         ".ci/envs/lowest.lock",
         ".ci/envs/newest.lock",
+        ".ci/envs/openflamingo.lock",
         ".ci/envs/vllm.lock",
     }
     for lock in lock_inputs.all_locks():
