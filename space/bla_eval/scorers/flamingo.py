@@ -80,6 +80,9 @@ class FlamingoScorer(LocalScorer):
             raise ValueError(f"model {model.path!r}: {err}") from err
         protocol = get_protocol(self.options.protocol)
         self.template = get_template(self.options.prompt or DEFAULT_TEMPLATE)
+        self.kind_template = None if self.options.prompt else self.template
+        """The template asked with where it is this kind's default, not the protocol's
+        (results.json's protocol record names it)."""
         self.paper = protocol.generates_answers
         self.score_mode = self.options.score
         self.alpha = self.options.pmi_alpha

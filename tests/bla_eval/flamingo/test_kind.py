@@ -125,3 +125,14 @@ def test_a_folder_with_a_bad_config_is_one_line(tmp_path, built_dataset, capsys)
     argv = eval_args(model, built_dataset, tmp_path / "run", "--tasks", "ap", "--limit", 1)
     refused(bla_eval, argv, capsys, "lacks 'clip_vision_encoder_path'")
     assert not (tmp_path / "run").exists()
+
+
+def test_in_context_shows_appendix_g_and_records_it(folder, built_dataset, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = eval_args(folder, built_dataset, out, "--tasks", "ap", "--limit", 1)
+    code, err = call(bla_eval, [*argv, "--protocol", "icl-sd"], capsys)
+    assert code == 0, err
+    protocol = json.loads((out / "results.json").read_text())["protocol"]
+    assert protocol["template"] == get_template("openflamingo-authors").question
+    assert protocol["prompt_example"].count("<image>") == 3
+    assert "Short Answer: yes.<|endofchunk|><image>Question:" in protocol["prompt_example"]
