@@ -35,8 +35,9 @@ def project_requirements() -> str:
 def input_files(lock: Path) -> list[Path]:
     """The files a lock is compiled from (the lock script included)."""
     files = [ROOT / ".ci" / "lock"]
-    if lock.parent == ENVS:
-        return [*files, ENVS / f"{lock.stem}.txt"]
+    if lock.parent == ENVS:  # its pins, and the overrides of its packages' own pins, if any
+        overrides = ENVS / f"{lock.stem}.overrides"
+        return [*files, ENVS / f"{lock.stem}.txt", *([overrides] if overrides.exists() else [])]
     name = lock.stem
     files += [LOCKS / f"{name}.in", LOCKS / "constraints.txt"]
     nodeps = LOCKS / f"{name}.nodeps.in"

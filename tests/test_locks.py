@@ -60,6 +60,7 @@ def test_the_locks_list_every_environment_and_pin_every_package_with_hashes() ->
         ".ci/envs/lmms-eval.lock",
         ".ci/envs/lowest.lock",
         ".ci/envs/newest.lock",
+        ".ci/envs/openflamingo.lock",
         ".ci/envs/vllm.lock",
     }
     for lock in lock_inputs.all_locks():
@@ -117,7 +118,9 @@ def test_the_test_environment_holds_exactly_its_lock() -> None:
     assert _installed(pairs, lock) == lock
 
 
-@pytest.mark.parametrize("name", ["inspect", "lmms-eval", "vllm", "lowest", "newest"])
+@pytest.mark.parametrize(
+    "name", ["inspect", "lmms-eval", "openflamingo", "vllm", "lowest", "newest"]
+)
 def test_each_separate_environment_holds_exactly_its_lock(name: str) -> None:
     lock = lock_inputs.locked_versions(REPO_ROOT / ".ci" / "envs" / f"{name}.lock")
     frozen = subprocess.run(

@@ -30,6 +30,7 @@ from .distributed import Processes
 from .items import Item, as_record_value
 from .outputs import read_json
 from .protocols import ProtocolPlan, get_protocol, get_template
+from .protocols.in_context import kind_template_fields
 from .provenance import provenance
 from .runs import SCORES_FILE, RunFolder
 from .runs.kept import Asked
@@ -462,6 +463,10 @@ def _protocol(run: _Run, scorer: Scorer | None) -> dict[str, Any]:
     if run.plan is not None:  # the in-context template, demonstration rule, order, DD skips
         chat = bool(getattr(scorer, "chat", False))
         record = run.plan.record(chat)
+    own = getattr(scorer, "kind_template", None)  # a kind's own default, not the protocol's
+    if own is not None and config.prompt is None:
+        record.pop("question", None)
+        record.update(kind_template_fields(own, get_protocol(config.protocol).in_context))
     if config.prompt is not None:
         record["template"] = config.prompt
     if config.prompts:

@@ -36,7 +36,12 @@ def test_list_shows_every_row_and_whether_it_can_run(capsys):
     assert list(rows) == list(SETUPS)
     assert rows["CLIP"][3] == "openai/clip-vit-base-patch32" and rows["CLIP"][-1] == "yes"
     assert rows["BLIP2"][3:5] == ["Salesforce/blip2-flan-t5-xxl", "paper"]
-    for name in ("ViLBERT", "LXMERT", "OpenFlamingo", "Humans", "Experts"):
+    assert rows["OpenFlamingo"][3:5] == [
+        "openflamingo/OpenFlamingo-4B-vitl-rpj3b-langinstruct",
+        "paper",
+    ]
+    assert rows["OpenFlamingo"][-1] == "yes"
+    for name in ("ViLBERT", "LXMERT", "Humans", "Experts"):
         assert rows[name][-1].startswith("no: "), name
 
 

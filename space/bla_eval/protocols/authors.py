@@ -36,7 +36,7 @@ from .in_context import ICL_SETTINGS
 from .spec import Protocol, ProtocolPlan, partner_record
 from .templates import AUTHORS, AUTHORS_ICL_QUESTION, AUTHORS_QUESTION, AUTHORS_TEMPLATE
 
-PAPER_KINDS = ("generative", "vllm")
+PAPER_KINDS = ("generative", "vllm", "flamingo")
 """The model kinds that run the authors' protocols (they generate answers locally)."""
 
 PAPER_KIND_ERROR = (

@@ -22,9 +22,9 @@ from typing import Any
 from ..queries import Demonstrations
 from .demonstrations import dd_demonstrations, sd_demonstrations
 from .spec import Protocol, ProtocolPlan, partner_record
-from .templates import ANSWERS
+from .templates import ANSWERS, PromptTemplate
 
-DEMONSTRATION_KINDS = ("generative", "vllm", "openai-api")
+DEMONSTRATION_KINDS = ("generative", "vllm", "openai-api", "flamingo")
 """The model kinds that read in-context demonstrations (chat turns before the question)."""
 
 ICL_KIND_ERROR = (
@@ -35,17 +35,32 @@ ICL_SETTINGS = ("icl_order", "icl_seed")
 """The settings of a run that decide its demonstrations (a resumed run keeps them)."""
 
 
+def template_fields(template: PromptTemplate, in_context: bool) -> dict[str, Any]:
+    """What a protocol record says of the template a run asks with: its question and an
+    example prompt (with two demonstrations when ``in_context``)."""
+    demos = (("[true]", ANSWERS[1]), ("[false]", ANSWERS[0])) if in_context else ()
+    return {"template": template.question, "prompt_example": template.plain("[target]", demos)}
+
+
+def kind_template_fields(template: PromptTemplate, in_context: bool) -> dict[str, Any]:
+    """:func:`template_fields` of a kind that asks with its own default template (the
+    ``flamingo`` kind), with how its demonstrations are shown."""
+    fields = template_fields(template, in_context)
+    fields["demonstration_format"] = (
+        f"the {template.name!r} template: each demonstration as {template.turn!r}, the turns "
+        f"joined by {template.separator!r}"
+    )
+    return fields
+
+
 def engine_record(
     protocol: Protocol, order: str, seed: int, chat: bool, plan: ProtocolPlan | None
 ) -> dict[str, Any]:
     """The engine's protocol record: the exact question, an example prompt, the demonstration
     rule, the order and what was skipped."""
-    template = protocol.prompt_template
-    demos = (("[true]", ANSWERS[1]), ("[false]", ANSWERS[0])) if protocol.in_context else ()
     record: dict[str, Any] = {
         "name": protocol.name,
-        "template": template.question,
-        "prompt_example": template.plain("[target]", demos),
+        **template_fields(protocol.prompt_template, protocol.in_context),
         "demonstration_format": "chat turns (user question, assistant answer) about the same image"
         if chat
         else "'<question> <answer>.' per demonstration, then the target question, joined by ' '",

@@ -164,6 +164,37 @@ OPENFLAMINGO = PromptTemplate(
     "the paper's OpenFlamingo template (§4.2 and Appendix G, after Awadalla et al. 2023): the "
     "image first (<image>), no trailing space",
 )
+END_OF_CHUNK = "<|endofchunk|>"
+"""OpenFlamingo's end of one image-text chunk: it closes each in-context demonstration."""
+OPENFLAMINGO_ICL = PromptTemplate(
+    "openflamingo-icl",
+    OPENFLAMINGO.question,
+    "the paper's second OpenFlamingo in-context format (Appendix G, after Awadalla et al. "
+    "2023): <image> per turn, each demonstration answered 'yes.' / 'no.' and closed by "
+    "<|endofchunk|>; its zero-shot prompt is the openflamingo template's",
+    answers={YES: "yes.", NO: "no."},
+    turn="{question} {answer}" + END_OF_CHUNK,
+    separator="",
+    in_sweep=False,
+)
+OPENFLAMINGO_AUTHORS_QUESTION = (
+    f"{IMAGE_MARKER}Question: {PAPER_QUESTION}" + " " * 13 + "Short answer:"
+)
+"""The question the authors' OpenFlamingo script sends: a backslash continuation inside the
+string literal joins ``"yes or no? "`` and the next line's 12 spaces of indentation before
+``"Short answer:"`` (lower-case ``answer``)."""
+OPENFLAMINGO_AUTHORS = PromptTemplate(
+    "openflamingo-authors",
+    OPENFLAMINGO_AUTHORS_QUESTION,
+    "the authors' script evaluation_models/openflamingo/model_container.py (shin-ee-chen/BLA, "
+    "prompt_question): 13 spaces before 'Short answer:'; in context, Appendix G's second format "
+    "(openflamingo-icl)",
+    in_context_question=OPENFLAMINGO.question,
+    answers=OPENFLAMINGO_ICL.answers,
+    turn=OPENFLAMINGO_ICL.turn,
+    separator="",
+    in_sweep=False,  # the openflamingo template with the script's spacing
+)
 MAGMA_FROMAGE = PromptTemplate(
     "magma-fromage",
     f"Q: {PAPER_QUESTION} A:",
@@ -291,6 +322,8 @@ for _builtin in (
     AUTHORS,
     BLIP2,
     OPENFLAMINGO,
+    OPENFLAMINGO_ICL,
+    OPENFLAMINGO_AUTHORS,
     MAGMA_FROMAGE,
     MME,
     LLAVA,

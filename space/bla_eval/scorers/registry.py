@@ -73,6 +73,14 @@ BUILTIN_KINDS = (
         ),
     ),
     KindInfo(
+        "flamingo",
+        f"{PACKAGE}.flamingo",
+        "OpenFlamingo (a released openflamingo/ Hub id, or a folder of checkpoint.pt and its "
+        "config.json): P(yes) to the authors' question",
+        "openflamingo/OpenFlamingo-4B-vitl-rpj3b-langinstruct",
+        example_params=3.3e9,
+    ),
+    KindInfo(
         "contrastive",
         f"{PACKAGE}.contrastive",
         "dual encoder (CLIP-like): image-sentence similarity",

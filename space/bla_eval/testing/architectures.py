@@ -28,6 +28,7 @@ from . import (
     butd,
     deepseek,
     early_fusion,
+    flamingo,
     flava,
     fuyu,
     gemma,
@@ -233,6 +234,20 @@ register(
     "PaliGemma, one vector per token",
     path="-",
     out_of_scope="late-interaction retrieval model",
+)
+register(
+    "openflamingo",
+    "flamingo",
+    flamingo.build_openflamingo,
+    "GPT-NeoX, gated cross-attention every 2 layers, released checkpoint format",
+    path="plain",
+)
+register(
+    "openflamingo-llama",
+    "flamingo",
+    flamingo.build_openflamingo_llama,
+    "LLaMA-style decoder, gated cross-attention every 2 layers",
+    path="plain",
 )
 register("clip", "contrastive", dual.build_clip, "CLIP BPE")
 register("siglip", "contrastive", dual.build_siglip, "fixed-length text padding")
