@@ -35,7 +35,9 @@ bla_find_links() {  # prints uv's --find-links options for the wheel folders of 
   done
 }
 
-LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF;-DGGML_AVX=ON;-DGGML_AVX2=ON;-DGGML_FMA=ON;-DGGML_F16C=ON;-DGGML_BMI2=ON"
+# llama.cpp without its multimodal library (mtmd, LLAVA_BUILD): the tests' llama.cpp server serves a
+# text model, and llama-cpp-python loads mtmd only for its multimodal chat formats.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF;-DGGML_AVX=ON;-DGGML_AVX2=ON;-DGGML_FMA=ON;-DGGML_F16C=ON;-DGGML_BMI2=ON;-DLLAVA_BUILD=OFF"
 
 bla_sync() {  # bla_sync PYTHON LOCK: the environment of PYTHON holds exactly LOCK's packages
   local uv links=() prefix

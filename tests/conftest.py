@@ -15,6 +15,13 @@ from pathlib import Path
 
 import pytest
 
+# uv installs environments without .pyc files. Where PYTHONDONTWRITEBYTECODE is set, every process
+# the tests start (each `python -m bla_eval`, each harness environment's) would compile torch's,
+# transformers' and datasets' modules again: the session writes the bytecode of exactly the modules
+# it imports, once per environment, in this process and in the processes it starts.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RELEASE = REPO_ROOT.parent / "shared" / "data" / "BLA_Benchmark"
 
