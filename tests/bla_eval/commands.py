@@ -137,3 +137,29 @@ def only_own_changes(before: dict[str, str], after: dict[str, str], *own: str) -
         if not any(k == o or k.startswith(f"{o}/") for o in own)
     ]
     assert not stray, f"changed outside the command's own outputs: {stray}"
+
+
+def killed_mid_run(argv: list[str], out: Path, records: int, env: dict | None = None) -> int:
+    """Start a real ``bla-eval`` process on ``argv`` writing to ``out``, SIGKILL it once
+    ``records`` score lines are written, and return how many it wrote (the process must still
+    have been running: a run that ends first fails the calling test)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "bla-eval"), *map(str, argv), "--output", str(out)],
+        env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    scores = Path(out) / SCORES_FILE
+    deadline = time.monotonic() + 600
+    while proc.poll() is None and time.monotonic() < deadline:
+        if scores.exists() and scores.read_bytes().count(b"\n") >= records:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.01)
+    assert proc.wait(timeout=60) == -signal.SIGKILL, "the run ended before it could be killed"
+    return scores.read_bytes().count(b"\n")

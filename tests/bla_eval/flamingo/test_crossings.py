@@ -5,11 +5,6 @@ SIGKILL and resumed gives the bytes of a run never stopped; a sweep cell; ``comp
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +12,7 @@ from bla_eval.cli import main as bla_eval
 from bla_eval.protocols.templates import get_template
 from bla_eval.testing.architectures import build_cached
 
-from tests.bla_eval.commands import call
+from tests.bla_eval.commands import call, killed_mid_run
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
 LIMIT = 12
@@ -40,21 +35,8 @@ def runs(folder, built_dataset, tmp_path_factory) -> dict[str, Path]:
     argv = ["--model", str(folder), "--data", str(built_dataset), "--device", "cpu"]
     argv += ["--tasks", "ap", "--limit", str(LIMIT), "--batch-size", "1", "--images-per-batch", "1"]
     killed = root / "killed"
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "bla-eval"), *argv, "--output", str(killed)],
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    scores = killed / "scores.jsonl"
-    deadline = time.monotonic() + 600
-    while proc.poll() is None and time.monotonic() < deadline:
-        if scores.exists() and scores.read_bytes().count(b"\n") >= 3:
-            proc.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.02)
-    assert proc.wait(timeout=60) == -signal.SIGKILL, "the run ended before it could be killed"
-    assert 3 <= scores.read_bytes().count(b"\n") < LIMIT
+    written = killed_mid_run(argv, killed, 3, {"OMP_NUM_THREADS": "1"})
+    assert 3 <= written < LIMIT
     assert bla_eval([*argv, "--output", str(killed), "--resume"]) == 0
     assert bla_eval([*argv, "--output", str(root / "whole")]) == 0
     return {"killed": killed, "whole": root / "whole", "root": root}

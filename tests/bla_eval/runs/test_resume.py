@@ -8,12 +8,7 @@ endpoint's response cache resume in ``tests/bla_eval/test_distributed.py`` and
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +23,7 @@ from tests.bla_eval.commands import (
     call,
     copy_run,
     eval_args,
+    killed_mid_run,
     lines_of,
     refused,
     snapshot,
@@ -275,22 +271,8 @@ def test_a_killed_run_resumed_equals_an_uninterrupted_one(tiny_clip, built_datas
     argv = ["--model", str(tiny_clip), "--data", str(built_dataset), "--limit", "100"]
     argv += ["--batch-size", "1"]  # the same batches in all three runs, and many small appends
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "bla-eval"), *argv, "--output", str(killed)],
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    scores = killed / "scores.jsonl"
-    deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:
-        if scores.exists() and scores.read_bytes().count(b"\n") >= 20:
-            proc.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.02)
-    assert proc.wait(timeout=60) == -signal.SIGKILL, "the run ended before it could be killed"
+    written = killed_mid_run(argv, killed, 20)
     assert not (killed / "results.json").exists()
-    written = scores.read_bytes().count(b"\n")
     assert 20 <= written < 300
 
     assert bla_eval([*argv, "--output", str(killed), "--resume"]) == 0

@@ -13,12 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +27,7 @@ from bla_eval.scorers.resolve import resolve
 from bla_eval.testing.architectures import build_cached
 from bla_eval.testing.region_models import dataset_images, write_region_tsv
 
-from tests.bla_eval.commands import call, eval_args, refused, snapshot
+from tests.bla_eval.commands import call, eval_args, killed_mid_run, refused, snapshot
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "regions"
@@ -258,21 +253,8 @@ def test_a_killed_run_resumed_equals_an_uninterrupted_one(models, tsv, built_dat
     argv += ["--regions", str(tsv), "--limit", "10", "--device", "cpu"]
     argv += ["--batch-size", "1", "--images-per-batch", "1"]
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "bla-eval"), *argv, "--output", str(killed)],
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    written = killed_mid_run(argv, killed, 6, {"OMP_NUM_THREADS": "1"})
     scores = killed / "scores.jsonl"
-    deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:
-        if scores.exists() and scores.read_bytes().count(b"\n") >= 6:
-            proc.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.01)
-    assert proc.wait(timeout=60) == -signal.SIGKILL, "the run ended before it could be killed"
-    written = scores.read_bytes().count(b"\n")
     assert 6 <= written < 30 and not (killed / "results.json").exists()
     assert bla_eval([*argv, "--output", str(killed), "--resume"]) == 0
     assert bla_eval([*argv, "--output", str(tmp_path / "whole")]) == 0
