@@ -18,6 +18,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "gguf": ("gguf", "engine"),
     "httpx": ("httpx", "engine"),
     "num2words": ("num2words", "engine"),
+    "torchvision": ("torchvision", "engine"),
     "pandas": ("pandas", "analysis"),
     "statsmodels": ("statsmodels", "analysis"),
     "matplotlib": ("matplotlib", "analysis"),
