@@ -387,7 +387,7 @@ def _lxmert_map(doc: dict[str, Any], layers: tuple[int, int, int]) -> dict[str, 
         for v, stack, count in (("", "layer", text), ("v_", "r_layers", vision)):
             if i >= count:
                 continue
-            out |= _self_attention(f"bert.encoder.layer.{2 * i}", v, f"{enc}.{stack}.{i}.attention")
+            out |= _attention(f"bert.encoder.layer.{2 * i}", v, f"{enc}.{stack}.{i}.attention")
             ff = f"bert.encoder.layer.{2 * i + 1}"
             out[f"{ff}.intermediate.{v}dense"] = f"{enc}.{stack}.{i}.intermediate.dense"
             out[f"{ff}.output.{v}dense"] = f"{enc}.{stack}.{i}.output.dense"
@@ -396,9 +396,9 @@ def _lxmert_map(doc: dict[str, Any], layers: tuple[int, int, int]) -> dict[str, 
     for j in range(cross):
         x, src = f"{enc}.x_layers.{j}", start + 3 * j
         for v in ("", "v_"):  # one shared cross-attention: both names map to it
-            out |= _cross(f"bert.encoder.layer.{src}", v, f"{x}.visual_attention")
+            out |= _attention(f"bert.encoder.layer.{src}", v, f"{x}.visual_attention", "att")
         for v, side in (("", "lang"), ("v_", "visn")):
-            out |= _self_attention(f"bert.encoder.layer.{src + 1}", v, f"{x}.{side}_self_att")
+            out |= _attention(f"bert.encoder.layer.{src + 1}", v, f"{x}.{side}_self_att")
             ff = f"bert.encoder.layer.{src + 2}"
             out[f"{ff}.intermediate.{v}dense"] = f"{x}.{side}_inter.dense"
             out[f"{ff}.output.{v}dense"] = f"{x}.{side}_output.dense"
@@ -406,21 +406,14 @@ def _lxmert_map(doc: dict[str, Any], layers: tuple[int, int, int]) -> dict[str, 
     return out
 
 
-def _self_attention(src: str, v: str, dst: str) -> dict[str, str]:
+def _attention(src: str, v: str, dst: str, inner: str = "self") -> dict[str, str]:
+    """VOLTA's attention block ``src`` (its ``v``-prefixed weights) -> transformers'
+    ``dst``, whose query, key and value sit in ``dst.<inner>`` (``self``; ``att`` for LXMERT's
+    cross-attention)."""
     return {
-        f"{src}.attention_self.{v}query": f"{dst}.self.query",
-        f"{src}.attention_self.{v}key": f"{dst}.self.key",
-        f"{src}.attention_self.{v}value": f"{dst}.self.value",
-        f"{src}.attention_output.{v}dense": f"{dst}.output.dense",
-        f"{src}.attention_output.{v}LayerNorm": f"{dst}.output.LayerNorm",
-    }
-
-
-def _cross(src: str, v: str, dst: str) -> dict[str, str]:
-    return {
-        f"{src}.attention_self.{v}query": f"{dst}.att.query",
-        f"{src}.attention_self.{v}key": f"{dst}.att.key",
-        f"{src}.attention_self.{v}value": f"{dst}.att.value",
+        f"{src}.attention_self.{v}query": f"{dst}.{inner}.query",
+        f"{src}.attention_self.{v}key": f"{dst}.{inner}.key",
+        f"{src}.attention_self.{v}value": f"{dst}.{inner}.value",
         f"{src}.attention_output.{v}dense": f"{dst}.output.dense",
         f"{src}.attention_output.{v}LayerNorm": f"{dst}.output.LayerNorm",
     }
