@@ -229,5 +229,11 @@ def test_reference_rows_are_fractions_with_sources():
         }
     ]
     assert len({r["task"] for r in neighbour_reference_rows("valse")}) == len(VALSE_INSTRUMENTS) + 1
+    kinds = {r["model"]: r["kind"] for r in neighbour_reference_rows("valse")}
+    assert (kinds["LXMERT"], kinds["ViLBERT"], kinds["CLIP"]) == ("region-itm",) * 2 + (
+        "contrastive",
+    )
+    vl_checklist = {r["model"]: r["kind"] for r in neighbour_reference_rows("vl-checklist")}
+    assert (vl_checklist["UNITER"], vl_checklist["ViLT"]) == ("region-itm", "itm")
     wino = [r for r in neighbour_reference_rows("winoground") if r["model"] == "CLIP (ViT-B/32)"]
     assert wino[0]["text_score"] == 0.3075 and wino[0]["group_score"] == 0.08
