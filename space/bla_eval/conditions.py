@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bla_metric import robustness
+from bla_metric.stats import robustness
 
 from .benchmarks import TEXT_SIMILARITIES
 from .items import Item, as_record_value

@@ -96,7 +96,8 @@ def _threshold(results: Mapping[str, Any]) -> float | str:
 
 def _stats(run: Run, records: Sequence[Mapping[str, Any]], view: str):
     """Per-datapoint statistics of one view, as the run's summary computed them."""
-    from bla_metric import paper, significance
+    from bla_metric import paper
+    from bla_metric.stats import significance
 
     labels = [r["labels"] for r in records]
     if records and all("parsed" in r for r in records):
@@ -110,7 +111,8 @@ def _interval(
     run: Run, number: Published, baseline: Run | None, resamples: int, seed: int
 ) -> tuple[float, float] | None:
     """The bootstrap 95% interval of ours (paired with the baseline for improvements)."""
-    from bla_metric import formulas, significance
+    from bla_metric import formulas
+    from bla_metric.stats import significance
 
     key = run.task_key(number.task)
     records = run.records_of(key) if key else []

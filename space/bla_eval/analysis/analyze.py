@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bla_metric import calibration, formulas, significance
+from bla_metric import formulas
 from bla_metric.references import CHANCE
+from bla_metric.stats import calibration, significance
 
 from ..outputs import check_replaceable, staged
 from ..runs.check import is_probabilistic

@@ -18,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from bla_metric import formulas, ranks, significance
+from bla_metric import formulas
+from bla_metric.stats import ranks, significance
 
 from ..outputs import check_replaceable, staged
 from ..runs.check import protocol_record

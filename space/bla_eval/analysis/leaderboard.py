@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import formulas, rank_power, ranks, significance
+from bla_metric import formulas
 from bla_metric.likelihood import LIKELIHOOD_SCORES
+from bla_metric.stats import rank_power, ranks, significance
 
 from ..benchmarks import Benchmark, get_benchmark
 from ..benchmarks.bla import LEADERBOARD_METRICS

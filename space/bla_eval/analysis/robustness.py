@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from bla_metric import formulas, robustness, significance
+from bla_metric import formulas
+from bla_metric.stats import robustness, significance
 
 from ..benchmarks import get_benchmark
 from ..cli_common import OneLineParser, run_guarded

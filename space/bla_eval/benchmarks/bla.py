@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import formulas, hub_ids, paper, references, significance
+from bla_metric import formulas, hub_ids, paper, references
+from bla_metric.stats import significance
 from bla_metric.tasks import LEARNING_SUFFIX, get_task, task_configs
 
 from ..data import default_dataset, load_split

@@ -67,7 +67,8 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import calibration, formulas, ranks, robustness
+from bla_metric import formulas
+from bla_metric.stats import calibration, ranks, robustness
 
 LABELS = (1, 1, 0, 0)
 RANK_SCENARIOS: dict[str, tuple[list[float], int]] = {
@@ -221,7 +222,7 @@ def cluster_coverage(
 ) -> dict[str, dict[str, float]]:
     """{method: {"simultaneous", "marginal", "width"}} of :data:`CLUSTER_METHODS` for equal
     models (true rank 1 each) on :data:`AP_PREDICATE_SIZES`' clusters."""
-    from bla_metric import cluster_ranks
+    from bla_metric.stats import cluster_ranks
 
     count = len(iccs)
     sizes = np.asarray(AP_PREDICATE_SIZES, float)
@@ -307,7 +308,7 @@ def rank_one_lead(
     ``runs`` - 1 equal ones is alone at rank 1 in :data:`bla_metric.rank_power.POWER` of
     ``benchmarks`` simulated ones (with the order statistics' 95% interval of that
     percentile), and the share of as many fresh benchmarks in which a run that far ahead is."""
-    from bla_metric import rank_power
+    from bla_metric.stats import rank_power
 
     sd = np.sqrt(2 * 0.7 * 0.3 / 4)  # per-datapoint differences of two independent runs
     scale = sd / np.sqrt(n)
@@ -404,7 +405,7 @@ def power_check(
     :func:`bla_metric.rank_power.lead_for_runs` computes from a benchmark of equal runs of the
     design, and the share of fresh benchmarks in which a run that far ahead is alone at rank 1
     (``new``); ``old`` the same for the lead from the root mean square sd over pairs."""
-    from bla_metric import rank_power
+    from bla_metric.stats import rank_power
 
     share = design == 2
     hits = {"new": 0, "old": 0}

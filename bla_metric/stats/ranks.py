@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster_ranks, formulas, significance
+from .. import formulas
+from . import cluster_ranks, significance
 
 ALPHA = 0.05
 POWER = 0.8

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from . import formulas, ranks, significance
+from .. import formulas
+from . import ranks, significance
 
 PERCENTILES = (2.5, 97.5)
 """The 95% percentile interval of every bootstrap here."""
