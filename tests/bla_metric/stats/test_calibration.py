@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bla_eval.performance import coverage
+from bla_eval.simulations import coverage
 
 from bla_metric.stats import calibration
 

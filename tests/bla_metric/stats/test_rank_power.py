@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from bla_eval.performance import coverage
+from bla_eval.simulations import coverage
 
 from bla_metric.stats import rank_power
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from bla_eval.performance import coverage
+from bla_eval.simulations import coverage
 
 
 def test_the_simulation_prints_its_tables(monkeypatch, capsys) -> None:

@@ -804,7 +804,7 @@ def _pct(share: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m bla_eval.performance.coverage",
+        prog="python -m bla_eval.simulations.coverage",
         description="Coverage of the rank sets, false alarms of the template statements and "
         "outcomes of the image-gain test, by simulation.",
     )
