@@ -343,7 +343,7 @@ def thumbnail(image: dict, size: int = 200) -> bytes:
 
 def calibration_table(run: Run, config: str) -> tuple[pd.DataFrame, float]:
     """Reliability bins of the run's P(yes) on one task (confidence and accuracy in %) and the
-    expected calibration error (:mod:`bla_metric.calibration`, 10 equal-width bins)."""
+    expected calibration error (:mod:`bla_metric.stats.calibration`, 10 equal-width bins)."""
     scores, labels, _ = _arrays(run, config)
     bins = calibration.reliability(scores, labels)
     frame = pd.DataFrame(
@@ -399,7 +399,8 @@ def calibration_section(run: Run, out: Analysis) -> None:
         "",
         "The model's probability that a sentence is true, in 10 equal-width bins: mean P(yes) "
         "against the share of true sentences. Expected calibration error ECE = Σ_b (n_b / N) "
-        "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`); no interval is given (none "
+        "|true_b − P_b| (0 = calibrated; `bla_metric.stats.calibration`); no interval is "
+        "given (none "
         "was found that covers). p (calibrated) is the test of calibration: ECE against 1,000 "
         "draws in which each datapoint's residuals (label − P(yes) of its four sentences) keep "
         "or flip their sign together, so the two true and two false sentences of an image stay "

@@ -5,7 +5,7 @@ comparison is refused with an error naming the first difference. Per task and he
 (ranking view: sentence accuracy, set accuracy, set error; binary view: accuracy, precision
 true, precision false): A, B, A - B, a paired bootstrap 95% interval and p-value (seeded), and the
 exact McNemar test on set accuracy (per datapoint: both true sentences on top or not). The
-statistics are in :mod:`bla_metric.significance`. Over any number of runs (two included) the
+statistics are in :mod:`bla_metric.stats.significance`. Over any number of runs (two included) the
 report also holds a leaderboard with rank intervals and groups not separated
 (:mod:`.leaderboard`); with two runs the paired A/B tables come first.
 """

@@ -13,7 +13,7 @@ of each pair of templates, with the share of resamples keeping its sign. For eac
 with ``--score caption-pmi``: how often the prior correction reverses the likelihood's choice,
 per task. The numbers are those
 ``results.json`` holds (``bla_eval.conditions``), the resampled tau's are computed from the
-runs' records; the formulas are ``bla_metric.robustness``'s.
+runs' records; the formulas are ``bla_metric.stats.robustness``'s.
 """
 
 from __future__ import annotations

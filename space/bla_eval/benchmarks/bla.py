@@ -129,8 +129,9 @@ LEADERBOARD_METRICS = ("sentence_accuracy", "set_accuracy")
 
 
 def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tuple[str, dict]:
-    """The ranking view's per-datapoint statistics (:func:`bla_metric.significance.datapoint_stats`:
-    set accuracy and error 0/1, correct and sentences, whose sums give sentence accuracy)."""
+    """The ranking view's per-datapoint statistics
+    (:func:`bla_metric.stats.significance.datapoint_stats`: set accuracy and error 0/1, correct
+    and sentences, whose sums give sentence accuracy)."""
     labels = [r["labels"] for r in records]
     return "ranking", significance.datapoint_stats([r["scores"] for r in records], labels)
 

@@ -1,10 +1,10 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
-Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
+Run ``python -m bla_eval.simulations.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
 [--tables ranks,small-ranks,clusters,power,power-check,templates,gain,shares,calibration]
 [--workers 1]``
 (a few minutes on two cores; ``power`` most of an hour at ``--resamples 250``, the setting of
-:data:`bla_metric.rank_power.RANK_ONE_LEAD`; ``--workers`` spreads it over processes with the
+:data:`bla_metric.stats.rank_power.RANK_ONE_LEAD`; ``--workers`` spreads it over processes with the
 same numbers). Markdown tables, each from its own stream of the seed, every simulated share
 with its Monte Carlo standard error:
 
@@ -12,14 +12,14 @@ with its Monte Carlo standard error:
   sentence accuracy drawn as Binomial(4, p) / 4, models independent), the share of simulated
   benchmarks in which every model's true rank lies in its 95% set (simultaneous coverage) and
   the share of (benchmark, model) in which it does (marginal coverage), for the simultaneous
-  and marginal sets of :func:`bla_metric.ranks.rank_sets` and for the percentile intervals of
+  and marginal sets of :func:`bla_metric.stats.ranks.rank_sets` and for the percentile intervals of
   bootstrap ranks they replace; with the mean width of a set;
 - ``small-ranks``: the same for 5 and 10 equal models at n = 30 and 100;
 - ``clusters``: the same for 4 equal models on the active-passive task's 613 datapoints in its
   43 predicates of their real sizes (:data:`AP_PREDICATE_SIZES`), each model's success
   depending on the predicate (intra-cluster correlation 0.1 or 0.3 for all, 0.1 for two models
   and 0.3 for the others, or 0.5 for two and 0 for the others), for the rank sets of ``compare
-  --cluster predicate`` (sign flips of whole predicates, :mod:`bla_metric.cluster_ranks`),
+  --cluster predicate`` (sign flips of whole predicates, :mod:`bla_metric.stats.cluster_ranks`),
   permutations of the models within predicates (what it used before), MRSW's bootstrap of
   whole predicates and permutations within datapoints (the clusters ignored);
 - ``power``: how large a lead the leaderboard finds: for 2 to 10 runs at n = 30, 100 and 600
@@ -29,7 +29,7 @@ with its Monte Carlo standard error:
   is [1, 1] in 80% of simulated benchmarks (per benchmark the smallest such lead, by bisection;
   their 80th percentile, with the order statistics' 95% interval), and the share of fresh
   benchmarks in which a run that far ahead is alone at rank 1 (the check). The leaderboard
-  quotes these numbers from :data:`bla_metric.rank_power.RANK_ONE_LEAD`;
+  quotes these numbers from :data:`bla_metric.stats.rank_power.RANK_ONE_LEAD`;
 - ``templates``: with templates of equal true accuracy (n = 30, 100, 600), how often Cochran's
   Q says they differ and how often the set of templates that may be the best leaves one out
   (false alarms; nominal 5%);
@@ -41,22 +41,23 @@ with its Monte Carlo standard error:
   rates from 0.5% to 50%: Clopper-Pearson (:func:`bla_metric.formulas.share_interval`, the one
   every table gives), Wilson's, and the percentile bootstrap;
 - ``calibration``: how often the test of calibration of
-  :func:`bla_metric.calibration.calibration_summary` says "miscalibrated" for a calibrated model
-  (its size; nominal 5%) and for one 40% too sure (logits 1.4 times the calibrated ones: its
-  power), on BLA's design (two true and two false sentences per datapoint, one pair at P(yes) =
-  pi and the other at 1 - pi) and on independent labels, at n = 100 and 600; beside them the size
-  of the test that redraws each sentence's label on its own, and the calibrated model's mean ECE
-  and mean floor;
+  :func:`bla_metric.stats.calibration.calibration_summary` says "miscalibrated" for a calibrated
+  model (its size; nominal 5%) and for one 40% too sure (logits 1.4 times the calibrated ones: its
+  power), on BLA's design (two true and two false sentences per datapoint, one pair at P(yes) = pi
+  and the other at 1 - pi) and on independent labels, at n = 100 and 600; beside them the size of
+  the test that redraws each sentence's label on its own, and the calibrated model's mean ECE and
+  mean floor;
 - ``power-check``: the power line of the leaderboard for the runs at hand
-  (:func:`bla_metric.rank_power.lead_for_runs`): per simulated benchmark of equal runs the lead
-  it prints, and whether a run that far ahead is alone at rank 1 in a fresh benchmark of the
+  (:func:`bla_metric.stats.rank_power.lead_for_runs`): per simulated benchmark of equal runs the
+  lead it prints, and whether a run that far ahead is alone at rank 1 in a fresh benchmark of the
   same design, for six independent runs, six runs whose correlations differ (the leader least
-  correlated, 613 datapoints) and six runs of 0/1 outcomes at set accuracy's chance rate 1/6
-  (n = 100); beside it the same for the lead from the root mean square sd over pairs.
+  correlated, 613 datapoints) and six runs of 0/1 outcomes at set accuracy's chance rate 1/6 (n =
+  100); beside it the same for the lead from the root mean square sd over pairs.
 
-Templates and image gains go through :mod:`bla_metric.robustness` itself; the rank sets through
-:func:`bla_metric.ranks.rank_sets` on a vectorised bootstrap of the same datapoints for all
-models (the metric is a mean over datapoints, so this equals :func:`bla_metric.formulas.resampled`).
+Templates and image gains go through :mod:`bla_metric.stats.robustness` itself; the rank sets
+through :func:`bla_metric.stats.ranks.rank_sets` on a vectorised bootstrap of the same datapoints
+for all models (the metric is a mean over datapoints, so this equals
+:func:`bla_metric.formulas.resampled`).
 """
 
 from __future__ import annotations
@@ -159,8 +160,8 @@ def rank_coverage(
     accuracy: Sequence[float], n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, dict[str, float]]:
     """{method: {"simultaneous", "marginal", "width"}} over ``benchmarks`` simulated ones: the
-    rank sets of :func:`bla_metric.ranks.permutation_rank_sets` (the leaderboard's) and of
-    :func:`bla_metric.ranks.rank_sets` (MRSW's bootstrap), simultaneous and marginal, and the
+    rank sets of :func:`bla_metric.stats.ranks.permutation_rank_sets` (the leaderboard's) and of
+    :func:`bla_metric.stats.ranks.rank_sets` (MRSW's bootstrap), simultaneous and marginal, and the
     percentile intervals of bootstrap ranks."""
     truth = true_ranks(accuracy)
     methods = RANK_METHODS
@@ -280,7 +281,7 @@ def cluster_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> 
 
 def alone_first(values: np.ndarray, lead: float, resamples: int, seed: int) -> bool:
     """Whether run 0, ``lead`` added to each of its per-datapoint values, is alone at rank 1:
-    its simultaneous rank set of :func:`bla_metric.ranks.permutation_rank_sets` is [1, 1]."""
+    its simultaneous rank set of :func:`bla_metric.stats.ranks.permutation_rank_sets` is [1, 1]."""
     shifted = values.copy()
     shifted[0] += lead
     return ranks.permutation_rank_sets(shifted, resamples, seed)[0].tolist() == [1, 1]
@@ -305,7 +306,7 @@ def rank_one_lead(
     runs: int, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
     """{"lead", "low", "high", "check"}: the standardised lead at which one run ahead of
-    ``runs`` - 1 equal ones is alone at rank 1 in :data:`bla_metric.rank_power.POWER` of
+    ``runs`` - 1 equal ones is alone at rank 1 in :data:`bla_metric.stats.rank_power.POWER` of
     ``benchmarks`` simulated ones (with the order statistics' 95% interval of that
     percentile), and the share of as many fresh benchmarks in which a run that far ahead is."""
     from bla_metric.stats import rank_power
@@ -341,7 +342,7 @@ def power_table(
     benchmarks: int, resamples: int, entropy: Sequence[int], workers: int = 1
 ) -> list[str]:
     """The leads the leaderboard finds as Markdown lines, and the Python literal of
-    :data:`bla_metric.rank_power.RANK_ONE_LEAD`. Each (runs, n) draws from its own stream
+    :data:`bla_metric.stats.rank_power.RANK_ONE_LEAD`. Each (runs, n) draws from its own stream
     (``entropy`` + (runs, n)), so ``workers`` processes give the same numbers as one."""
     from concurrent.futures import ProcessPoolExecutor
 
@@ -402,7 +403,7 @@ def power_check(
     design: int, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
     """{"new", "old", "lead"}: over ``benchmarks``, the lead
-    :func:`bla_metric.rank_power.lead_for_runs` computes from a benchmark of equal runs of the
+    :func:`bla_metric.stats.rank_power.lead_for_runs` computes from a benchmark of equal runs of the
     design, and the share of fresh benchmarks in which a run that far ahead is alone at rank 1
     (``new``); ``old`` the same for the lead from the root mean square sd over pairs."""
     from bla_metric.stats import rank_power
@@ -501,8 +502,8 @@ def _accuracy(scores: np.ndarray) -> float:
 def gain_outcomes(
     gain: float, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
-    """Shares of :func:`bla_metric.robustness.image_gain`'s outcomes (and of the old rule) at a
-    true gain of ``gain`` over a control of sentence accuracy 0.60."""
+    """Shares of :func:`bla_metric.stats.robustness.image_gain`'s outcomes (and of the old
+    rule) at a true gain of ``gain`` over a control of sentence accuracy 0.60."""
     control_signal = signal_for(0.60, rng)
     real_signal = signal_for(0.60 + gain, rng)
     counts = dict.fromkeys((*robustness.GAIN_OUTCOMES, "old rule"), 0)
@@ -700,7 +701,7 @@ def calibration_outcomes(
     design: str, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
     """Over ``benchmarks`` simulated runs of ``design``: the shares in which
-    :func:`bla_metric.calibration.calibration_summary` says "miscalibrated" (p < 0.05) for the
+    :func:`bla_metric.stats.calibration.calibration_summary` says "miscalibrated" (p < 0.05) for the
     calibrated model (``size``) and for one :data:`TOO_SURE` times too sure on the same labels
     (``power``), the share the per-sentence test says it for the calibrated one (``old``), and
     the calibrated model's mean ECE and mean floor."""

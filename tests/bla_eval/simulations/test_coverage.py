@@ -1,4 +1,4 @@
-"""``python -m bla_eval.performance.coverage`` with tiny settings: its tables."""
+"""``python -m bla_eval.simulations.coverage`` with tiny settings: its tables."""
 
 from __future__ import annotations
 

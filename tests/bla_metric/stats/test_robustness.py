@@ -1,4 +1,5 @@
-"""The formulas of prompt sensitivity, image gain and ranking agreement (bla_metric.robustness)."""
+"""The formulas of prompt sensitivity, image gain and ranking agreement
+(bla_metric.stats.robustness)."""
 
 from __future__ import annotations
 

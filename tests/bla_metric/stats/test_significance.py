@@ -1,4 +1,4 @@
-"""bla_metric.significance: the paired bootstrap keeps its memory and time bounded at the
+"""bla_metric.stats.significance: the paired bootstrap keeps its memory and time bounded at the
 largest number of resamples allowed."""
 
 from __future__ import annotations
