@@ -62,14 +62,15 @@ for all models (the metric is a mean over datapoints, so this equals
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from bla_metric import formulas
 from bla_metric.stats import calibration, ranks, robustness
+
+from ..cli_common import OneLineParser, add_field_options, field_values
 
 LABELS = (1, 1, 0, 0)
 RANK_SCENARIOS: dict[str, tuple[list[float], int]] = {
@@ -803,24 +804,30 @@ def _pct(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
+@dataclass(frozen=True)
+class SimulationSettings:
+    """The options of ``python -m bla_eval.simulations.coverage``."""
+
+    benchmarks: int = field(default=400, metadata={"help": "simulated benchmarks"})
+    resamples: int = field(default=1000, metadata={"help": "bootstrap resamples"})
+    seed: int = field(default=0, metadata={"help": "seed"})
+    workers: int = field(
+        default=1, metadata={"help": "processes for the power table (same numbers)"}
+    )
+    tables: str = field(
+        default=",".join(TABLES),
+        metadata={"help": "comma-separated tables to compute"},
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m bla_eval.simulations.coverage",
         description="Coverage of the rank sets, false alarms of the template statements and "
         "outcomes of the image-gain test, by simulation.",
     )
-    p.add_argument("--benchmarks", type=int, default=400, help="simulated benchmarks (400)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed (0)")
-    p.add_argument(
-        "--workers", type=int, default=1, help="processes for the power table (1; same numbers)"
-    )
-    p.add_argument(
-        "--tables",
-        default=",".join(TABLES),
-        help=f"comma-separated tables to compute ({','.join(TABLES)}; all by default)",
-    )
-    args: Any = p.parse_args(argv)
+    add_field_options(p, SimulationSettings)
+    args = SimulationSettings(**field_values(SimulationSettings, p.parse_args(argv)))
     if args.benchmarks < 1 or args.resamples < 10 or args.workers < 1:
         p.error("--benchmarks and --workers must be at least 1 and --resamples at least 10")
     tables = [t.strip() for t in args.tables.split(",") if t.strip()]
