@@ -71,6 +71,7 @@ from bla_metric import formulas
 from bla_metric.stats import calibration, ranks, robustness
 
 from ..cli_common import OneLineParser, add_field_options, field_values
+from ..tables import Table, markdown
 
 LABELS = (1, 1, 0, 0)
 RANK_SCENARIOS: dict[str, tuple[list[float], int]] = {
@@ -266,18 +267,15 @@ def cluster_coverage(
 
 def cluster_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """The coverage of the rank sets by cluster as Markdown lines."""
-    lines = [
-        "| scenario (AP: 613 datapoints in 43 predicates) | sets | all ranks covered | "
-        "each rank covered | mean width |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for name, iccs in CLUSTER_SCENARIOS:
         for method, row in cluster_coverage(iccs, benchmarks, resamples, rng).items():
-            lines.append(
-                f"| {name} | {method} | {_pm(row['simultaneous'], benchmarks)} | "
-                f"{_pm(row['marginal'], benchmarks * len(iccs))} | {row['width']:.2f} |"
+            rows.append(
+                [name, method, _pm(row["simultaneous"], benchmarks)]
+                + [_pm(row["marginal"], benchmarks * len(iccs)), f"{row['width']:.2f}"]
             )
-    return lines
+    columns = ("scenario (AP: 613 datapoints in 43 predicates)", *COVERAGE_COLUMNS[1:])
+    return [markdown(Table("", columns, rows))]
 
 
 def alone_first(values: np.ndarray, lead: float, resamples: int, seed: int) -> bool:
@@ -353,20 +351,18 @@ def power_table(
             found = list(pool.map(_power_cell, cells))
     else:
         found = [_power_cell(cell) for cell in cells]
-    lines = [
-        "| runs | n | standardised lead alone at rank 1 in 80% (95% MC interval) | "
-        "that lead in points (sd 32.4) | fresh benchmarks alone at rank 1 at that lead |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     table: dict[int, dict[int, float]] = {}
     for (runs, n, *_), row in zip(cells, found, strict=True):
         table.setdefault(runs, {})[n] = round(row["lead"], 2)
         points = 100 * row["lead"] * row["sd"] / np.sqrt(n)
-        lines.append(
-            f"| {runs} | {n} | {row['lead']:.2f} ({row['low']:.2f}-{row['high']:.2f}) | "
-            f"{points:.1f} | {_pm(row['check'], benchmarks)} |"
-        )
-    return [*lines, "", f"RANK_ONE_LEAD = {table!r}"]
+        lead = f"{row['lead']:.2f} ({row['low']:.2f}-{row['high']:.2f})"
+        rows.append([str(runs), str(n), lead, f"{points:.1f}", _pm(row["check"], benchmarks)])
+    columns = (
+        "runs", "n", "standardised lead alone at rank 1 in 80% (95% MC interval)",
+        "that lead in points (sd 32.4)", "fresh benchmarks alone at rank 1 at that lead",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows)), "", f"RANK_ONE_LEAD = {table!r}"]
 
 
 POWER_DESIGNS = (
@@ -430,18 +426,18 @@ def power_check(
 
 def power_check_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """The power line's check on the runs at hand as Markdown lines."""
-    lines = [
-        "| design (n) | mean lead printed (points) | fresh benchmarks alone at rank 1 at it | "
-        "with the lead from the root mean square sd |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     for design, (name, n) in enumerate(POWER_DESIGNS):
         row = power_check(design, n, benchmarks, resamples, rng)
-        lines.append(
-            f"| {name} (n = {n}) | {100 * row['lead']:.1f} | {_pm(row['new'], benchmarks)} | "
-            f"{_pm(row['old'], benchmarks)} |"
+        rows.append(
+            [f"{name} (n = {n})", f"{100 * row['lead']:.1f}", _pm(row["new"], benchmarks)]
+            + [_pm(row["old"], benchmarks)]
         )
-    return lines
+    columns = (
+        "design (n)", "mean lead printed (points)", "fresh benchmarks alone at rank 1 at it",
+        "with the lead from the root mean square sd",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
 
 
 def sentence_scores(signal: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -581,18 +577,19 @@ def share_coverage(n: int) -> dict[str, dict[str, float]]:
 
 def share_table() -> list[str]:
     """The exact coverage of the share intervals as Markdown lines."""
-    lines = [
-        "| share of datapoints (true rate 0.5% to 50%) | interval | minimum coverage | "
-        "minimum at rates <= 5% | mean coverage |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for n in SHARE_SIZES:
         for name, row in share_coverage(n).items():
-            lines.append(
-                f"| n = {n} | {name} | {_pct(row['minimum'])} | {_pct(row['rare'])} | "
-                f"{_pct(row['mean'])} |"
-            )
-    return lines
+            rows.append([f"n = {n}", name, *(_pct(row[k]) for k in ("minimum", "rare", "mean"))])
+    columns = (
+        "share of datapoints (true rate 0.5% to 50%)", "interval", "minimum coverage",
+        "minimum at rates <= 5%", "mean coverage",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
+
+
+COVERAGE_COLUMNS = ("scenario", "sets", "all ranks covered", "each rank covered", "mean width")
+"""The columns of the rank sets' coverage tables."""
 
 
 def rank_table(
@@ -603,54 +600,41 @@ def rank_table(
 ) -> list[str]:
     """The coverage of the rank sets in ``scenarios`` as Markdown lines (± the Monte Carlo
     standard error of each share)."""
-    lines = [
-        "| scenario | sets | all ranks covered | each rank covered | mean width |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for name, accuracy, n in scenarios:
         found = rank_coverage(accuracy, n, benchmarks, resamples, rng)
         for method, row in found.items():
-            lines.append(
-                f"| {name} (n = {n}) | {method} | {_pm(row['simultaneous'], benchmarks)} | "
-                f"{_pm(row['marginal'], benchmarks * len(accuracy))} | {row['width']:.2f} |"
+            rows.append(
+                [f"{name} (n = {n})", method, _pm(row["simultaneous"], benchmarks)]
+                + [_pm(row["marginal"], benchmarks * len(accuracy)), f"{row['width']:.2f}"]
             )
-    return lines
+    return [markdown(Table("", COVERAGE_COLUMNS, rows))]
 
 
 def template_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """False alarms of the template statements as Markdown lines."""
-    lines = [
-        "| equal templates | Cochran's Q says they differ | best set leaves one out | "
-        "(bootstrap's best set) |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     for templates, n in TEMPLATE_SCENARIOS:
         alarms = template_false_alarms(templates, n, benchmarks, resamples, rng)
-        lines.append(
-            f"| {templates} templates, n = {n} | {_pm(alarms['cochran_q'], benchmarks)} | "
-            f"{_pm(alarms['best_set'], benchmarks)} | {_pm(alarms['bootstrap'], benchmarks)} |"
-        )
-    return lines
+        shares = [_pm(alarms[k], benchmarks) for k in ("cochran_q", "best_set", "bootstrap")]
+        rows.append([f"{templates} templates, n = {n}", *shares])
+    columns = (
+        "equal templates", "Cochran's Q says they differ", "best set leaves one out",
+        "(bootstrap's best set)",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
 
 
 def gain_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """Outcomes of the image-gain test as Markdown lines."""
     outcomes = (*robustness.GAIN_OUTCOMES, "old rule")
-    lines = [
-        f"| true image gain (n = {GAIN_N}, margin "
-        f"{100 * robustness.EQUIVALENCE_MARGIN:g} points) | "
-        + " | ".join("from priors (old rule)" if o == "old rule" else o for o in outcomes)
-        + " |",
-        "|---|" + "---|" * len(outcomes),
-    ]
+    rows = []
     for gain in GAINS:
         shares = gain_outcomes(gain, GAIN_N, benchmarks, resamples, rng)
-        lines.append(
-            f"| {100 * gain:g} points | "
-            + " | ".join(_pm(shares[o], benchmarks) for o in outcomes)
-            + " |"
-        )
-    return lines
+        rows.append([f"{100 * gain:g} points", *(_pm(shares[o], benchmarks) for o in outcomes)])
+    first = f"true image gain (n = {GAIN_N}, margin {100 * robustness.EQUIVALENCE_MARGIN:g} points)"
+    named = ("from priors (old rule)" if o == "old rule" else o for o in outcomes)
+    return [markdown(Table("", (first, *named), rows))]
 
 
 CALIBRATION_SIZES = (100, 600)
@@ -722,21 +706,20 @@ def calibration_outcomes(
 
 def calibration_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """The calibration test's size and power as Markdown lines."""
-    lines = [
-        "| calibration test (P(yes) ~ Beta(2, 2)) | calibrated: says miscalibrated (size) | "
-        f"{100 * (TOO_SURE - 1):g}% too sure: says miscalibrated (power) | calibrated, "
-        "per-sentence redraws: says miscalibrated | calibrated: mean ECE | mean floor |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     for design in CALIBRATION_DESIGNS:
         for n in CALIBRATION_SIZES:
             row = calibration_outcomes(design, n, benchmarks, resamples, rng)
-            lines.append(
-                f"| {design}, n = {n} | {_pm(row['size'], benchmarks)} | "
-                f"{_pm(row['power'], benchmarks)} | {_pm(row['old'], benchmarks)} | "
-                f"{100 * row['ece']:.2f}% | {100 * row['floor']:.2f}% |"
-            )
-    return lines
+            shares = [_pm(row[k], benchmarks) for k in ("size", "power", "old")]
+            means = [f"{100 * row[k]:.2f}%" for k in ("ece", "floor")]
+            rows.append([f"{design}, n = {n}", *shares, *means])
+    columns = (
+        "calibration test (P(yes) ~ Beta(2, 2))", "calibrated: says miscalibrated (size)",
+        f"{100 * (TOO_SURE - 1):g}% too sure: says miscalibrated (power)",
+        "calibrated, per-sentence redraws: says miscalibrated", "calibrated: mean ECE",
+        "mean floor",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
 
 
 TABLES = (
