@@ -92,8 +92,9 @@ def _row(name: str, per_task: Sequence[Mapping[str, Any] | None], keys: Sequence
     return [name, *cells]
 
 
-def reference_lines(bench: Benchmark, tasks: Sequence[str], view: str) -> list[list[str]]:
-    """Rows for chance and every published model of ``view`` (the benchmark's reference rows)."""
+def reference_cells(bench: Benchmark, tasks: Sequence[str], view: str) -> list[list[str]]:
+    """The cells of the rows for chance and every published model of ``view`` (the benchmark's
+    reference rows)."""
     keys = bench.views[view][0]
     lines = []
     for ref in reference_rows(bench):
@@ -202,7 +203,7 @@ def markdown_table(results: dict[str, Any]) -> str:
         model_row = _row(name, [results["tasks"][t].get(view) for t in tasks], keys)
         interval_row = _interval_row(results, tasks, view, keys)
         rows = [model_row] + ([interval_row] if interval_row else [])
-        table = Table(title, columns, [*rows, *reference_lines(bench, tasks, view)])
+        table = Table(title, columns, [*rows, *reference_cells(bench, tasks, view)])
         blocks.append(f"{title}\n\n{tables.markdown(table)}")
     counts = ", ".join(f"{bench.task_label(t)} n={results['tasks'][t]['n']}" for t in tasks)
     unparsed = [t for t in tasks if "unparsed" in results["tasks"][t]]
