@@ -731,7 +731,7 @@ def share_interval(successes: int, n: int, confidence: float = 0.95) -> list[flo
     (statsmodels' ``proportion_confint(..., method="beta")``): the parameters p for which the
     observed count is not in either ``(1 - confidence) / 2`` tail of Binomial(n, p). It never
     covers less than ``confidence`` at any true rate, rare ones included (Wilson's interval
-    dips to 85% at n = 30: ``python -m bla_eval.performance.coverage``). [NaN, NaN] without
+    dips to 85% at n = 30: ``python -m bla_eval.simulations.coverage``). [NaN, NaN] without
     datapoints. Written with numpy (bisection on the binomial tails) so the metric needs no
     scipy."""
     if n < 1:

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import significance
 from bla_metric.formulas import (
     _labelled,
     _scores,
@@ -37,6 +36,7 @@ from bla_metric.formulas import (
     ranking_metrics,
     threshold_labels,
 )
+from bla_metric.stats import significance
 
 # ----------------------------------------------------------------------------- VALSE
 

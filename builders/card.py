@@ -5,6 +5,7 @@ from __future__ import annotations
 from statistics import mean
 
 import yaml
+from bla_eval.tables import Table, markdown
 from datasets import Features
 from datasets.splits import SplitDict, SplitInfo
 
@@ -193,8 +194,8 @@ def _tasks_section(tables: Tables) -> str:
 
 
 def _fields_section() -> str:
-    rows = [f"| `{name}` | {kind} | {text} |" for name, kind, text in FIELDS]
-    return "\n".join(["## Fields\n", "| field | type | content |", "|---|---|---|", *rows]) + "\n"
+    rows = [[f"`{name}`", kind, text] for name, kind, text in FIELDS]
+    return f"## Fields\n\n{markdown(Table('', ('field', 'type', 'content'), rows))}\n"
 
 
 def _splits_section(info: Info) -> str:
@@ -205,12 +206,14 @@ def _splits_section(info: Info) -> str:
         "learning. `<task>_sentences` configs hold the `test` split again with one row per "
         "(image, sentence): the yes/no `question`, its `target` and the image as a `data:` URI "
         "(the tasks of `eval.yaml`, run by `inspect eval hf/<dataset>`).\n",
-        "| config | split | rows | parquet bytes |",
-        "|---|---|---:|---:|",
     ]
-    for config, splits in info.items():
-        for split, v in splits.items():
-            lines.append(f"| `{config}` | {split} | {v['num_examples']} | {v['file_bytes']:,} |")
+    rows = [
+        [f"`{config}`", split, str(v["num_examples"]), f"{v['file_bytes']:,}"]
+        for config, splits in info.items()
+        for split, v in splits.items()
+    ]
+    columns = ("config", "split", "rows", "parquet bytes")
+    lines.append(markdown(Table("", columns, rows), right=(2, 3)))
     learning_validation = {
         c: s["validation"]["num_examples"] for c, s in info.items() if c.endswith(LEARNING_SUFFIX)
     }
@@ -228,6 +231,13 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+STATISTICS_COLUMNS = (
+    "task", "rows", "paper", "vocabulary", "paper", "mean sentence length", "thesis",
+    "mean grammar score", "thesis",
+)  # fmt: skip
+"""The columns of the card's statistics table (ours beside the paper's and the thesis')."""
+
+
 def _statistics_section(tables: Tables, released: bool = True) -> str:
     lines = [
         "## Statistics\n",
@@ -236,21 +246,20 @@ def _statistics_section(tables: Tables, released: bool = True) -> str:
         "datapoints and vocabulary; the sentence length and GRUEN columns are from the thesis "
         "(Table 4.6), which describes earlier, larger CO and RC sets. The paper does not say how "
         "it tokenised, so vocabulary sizes differ.\n",
-        "| task | rows | paper | vocabulary | paper | mean sentence length | thesis | "
-        "mean grammar score | thesis |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    rows = []
     for config in (t.config for t in TASKS.values()):
         if not tables.get(config, {}).get("test"):
             continue
         st = statistics(tables[config]["test"])
         paper, thesis = PAPER_TABLE1.get(config, {}), THESIS_TABLE46.get(config, {})
-        lines.append(
-            f"| {config} | {st['rows']} | {_fmt(paper.get('datapoints'), 0)} | "
-            f"{st['vocab']} | {_fmt(paper.get('vocab'), 0)} | "
-            f"{_fmt(st['sentence_length'])} | {_fmt(thesis.get('sentence_length'))} | "
-            f"{_fmt(st['grammar'], 3)} | {_fmt(thesis.get('grammar'))} |"
+        rows.append(
+            [config, str(st["rows"]), _fmt(paper.get("datapoints"), 0), str(st["vocab"])]
+            + [_fmt(paper.get("vocab"), 0), _fmt(st["sentence_length"])]
+            + [_fmt(thesis.get("sentence_length")), _fmt(st["grammar"], 3)]
+            + [_fmt(thesis.get("grammar"))]
         )
+    lines.append(markdown(Table("", STATISTICS_COLUMNS, rows), right=range(1, 9)))
     if released:
         lines.append("\nThe release carries no grammar scores for AP (n/a).")
     return "\n".join(lines) + "\n"

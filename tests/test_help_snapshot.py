@@ -31,9 +31,10 @@ BUILDERS = [
 ]  # fmt: skip
 SCRIPTS = [
     *(f"bla_eval.performance.{name}" for name in (
-        "coverage", "dual_encoder", "endpoint", "generative", "main_job", "metric", "regions",
+        "dual_encoder", "endpoint", "generative", "main_job", "metric", "regions",
         "resume", "scores", "vllm",
     )),
+    "bla_eval.simulations.coverage",
     "bla_eval.testing.architectures", "bla_eval.testing.flamingo", "bla_eval.testing.tiny",
 ]  # fmt: skip
 COMMANDS: dict[str, tuple[str, list[str]]] = {

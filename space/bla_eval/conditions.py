@@ -6,7 +6,7 @@ its files are those of any run): ``scores`` (and ``answers``) are always the fir
 the real image, the run's headline; a sweep adds ``prompts`` ({template: scores}, every template
 of the sweep, the first included); a control adds ``control`` ({"kind", "images": the control
 image keys, "scores", and "prompts" in a sweep}). ``results.json`` adds, per template,
-``prompts`` (each task's metrics) and ``sensitivity`` (``bla_metric.robustness``), and for a
+``prompts`` (each task's metrics) and ``sensitivity`` (``bla_metric.stats.robustness``), and for a
 control ``control`` (each task's metrics against the control images and the image gain).
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bla_metric import robustness
+from bla_metric.stats import robustness
 
 from .benchmarks import TEXT_SIMILARITIES
 from .items import Item, as_record_value
@@ -157,7 +157,7 @@ def results_fields(
 def sensitivity(
     by_task: Mapping[str, Sequence[Mapping[str, Any]]], templates: Sequence[str], metric: str
 ) -> dict[str, Any]:
-    """Per task, ``bla_metric.robustness.template_sensitivity`` of the ranking ``metric``; and
+    """Per task, ``bla_metric.stats.robustness.template_sensitivity`` of the ranking ``metric``; and
     the order of the tasks by it across templates (``robustness.sweep_sensitivity``)."""
     return robustness.sweep_sensitivity(
         {

@@ -7,7 +7,7 @@ image, in the item layer, so every model kind gets them alike.
   another's; they are that datapoint's real images, so each is decoded and encoded once).
 
 A model that scores as well against the control as against the real image answered from language
-priors; ``results.json`` gives the image gain (``bla_metric.robustness.image_gain``).
+priors; ``results.json`` gives the image gain (``bla_metric.stats.robustness.image_gain``).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import tables
 from .benchmarks import Benchmark, get_benchmark
 from .protocols import DEFAULT_PROTOCOL
 from .tables import Table, markdown_cell, plain
@@ -81,18 +82,19 @@ def _metric(metrics: Mapping[str, Any] | None, key: str) -> Any:
     return UNDEFINED if key in formulas.undefined_ratios(metrics) else metrics.get(key)
 
 
-def _row(name: str, per_task: Sequence[Mapping[str, Any] | None], keys: Sequence[str]) -> str:
+def _row(name: str, per_task: Sequence[Mapping[str, Any] | None], keys: Sequence[str]) -> list[str]:
     cells = [
         " / ".join(
             UNDEFINED if _metric(m, k) == UNDEFINED else _pct((m or {}).get(k)) for k in keys
         )
         for m in per_task
     ]
-    return f"| {name} | " + " | ".join(cells) + " |"
+    return [name, *cells]
 
 
-def reference_lines(bench: Benchmark, tasks: Sequence[str], view: str) -> list[str]:
-    """Rows for chance and every published model of ``view`` (the benchmark's reference rows)."""
+def reference_cells(bench: Benchmark, tasks: Sequence[str], view: str) -> list[list[str]]:
+    """The cells of the rows for chance and every published model of ``view`` (the benchmark's
+    reference rows)."""
     keys = bench.views[view][0]
     lines = []
     for ref in reference_rows(bench):
@@ -141,7 +143,9 @@ def _span_text(span: Any) -> str:
     return f"[{_pct(span[0])}, {_pct(span[1])}]"
 
 
-def _interval_row(results: dict[str, Any], tasks: Sequence[str], view: str, keys) -> str | None:
+def _interval_row(
+    results: dict[str, Any], tasks: Sequence[str], view: str, keys
+) -> list[str] | None:
     cells = []
     for task in tasks:
         spans = [run_interval(results, task, view, k) for k in keys]
@@ -151,7 +155,7 @@ def _interval_row(results: dict[str, Any], tasks: Sequence[str], view: str, keys
             cells.append(" / ".join(_span_text(span) for span in spans))
     if all(c == "–" for c in cells):
         return None
-    return f"| {INTERVAL_ROW} | " + " | ".join(cells) + " |"
+    return [INTERVAL_ROW, *cells]
 
 
 INTERVAL_ROW = "95% CI"
@@ -192,16 +196,15 @@ def markdown_table(results: dict[str, Any]) -> str:
     """Markdown tables (one per view) for a results document, reference rows below."""
     bench = get_benchmark(results.get("benchmark", "bla"))
     tasks = list(results["tasks"])
-    header = "| model | " + " | ".join(bench.task_label(t) for t in tasks) + " |"
-    rule = "|---|" + "---|" * len(tasks)
-    name = f"**{markdown_cell(display_name(results))}** ({markdown_cell(str(results['kind']))})"
+    columns = ["model", *(bench.task_label(t) for t in tasks)]
+    name = f"**{display_name(results)}** ({results['kind']})"
     blocks = []
     for view, (keys, title) in bench.views.items():
         model_row = _row(name, [results["tasks"][t].get(view) for t in tasks], keys)
         interval_row = _interval_row(results, tasks, view, keys)
         rows = [model_row] + ([interval_row] if interval_row else [])
-        lines = [title, "", header, rule, *rows, *reference_lines(bench, tasks, view)]
-        blocks.append("\n".join(lines))
+        table = Table(title, columns, [*rows, *reference_cells(bench, tasks, view)])
+        blocks.append(f"{title}\n\n{tables.markdown(table)}")
     counts = ", ".join(f"{bench.task_label(t)} n={results['tasks'][t]['n']}" for t in tasks)
     unparsed = [t for t in tasks if "unparsed" in results["tasks"][t]]
     if unparsed:

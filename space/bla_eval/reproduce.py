@@ -22,14 +22,23 @@ from typing import Any
 from bla_metric.formulas import MAX_RESAMPLES
 from bla_metric.published import SETUPS, Published, Setup, find_setup, numbers_of, setups_of
 
+from . import tables
 from .cli_common import OneLineParser, bounded_int, run_guarded
 from .config import MAX_BATCH_SIZE, MAX_LIMIT
 from .protocols import get_protocol
 from .runs import RunFolder, protocol_name
 from .runs.check import protocol_record
+from .tables import Table
 
 PROG = "bla-eval reproduce"
 WITHIN, OUTSIDE = "within tolerance", "outside tolerance"
+CHECK_COLUMNS = (
+    "task", "metric", "source", "published", "ours", "difference", "95% CI of ours", "tolerance",
+    "verdict",
+)  # fmt: skip
+"""The columns of a reproduction's table."""
+ROW_COLUMNS = ("row", "model", "kind", "Hub id", "protocol", "numbers", "sources", "can run here")
+"""The columns of ``--list``: every published row."""
 COVERED = "within the 95% CI of ours"
 """The verdict of a published value outside the tolerance but inside our interval."""
 
@@ -96,7 +105,8 @@ def _threshold(results: Mapping[str, Any]) -> float | str:
 
 def _stats(run: Run, records: Sequence[Mapping[str, Any]], view: str):
     """Per-datapoint statistics of one view, as the run's summary computed them."""
-    from bla_metric import paper, significance
+    from bla_metric import paper
+    from bla_metric.stats import significance
 
     labels = [r["labels"] for r in records]
     if records and all("parsed" in r for r in records):
@@ -110,7 +120,8 @@ def _interval(
     run: Run, number: Published, baseline: Run | None, resamples: int, seed: int
 ) -> tuple[float, float] | None:
     """The bootstrap 95% interval of ours (paired with the baseline for improvements)."""
-    from bla_metric import formulas, significance
+    from bla_metric import formulas
+    from bla_metric.stats import significance
 
     key = run.task_key(number.task)
     records = run.records_of(key) if key else []
@@ -226,11 +237,7 @@ def render(setup: Setup, checks: Sequence[Check], where: str, remarks: Sequence[
     head = f"{setup.name}: {setup.model}, {', '.join(setup.hub_ids) or 'no Hub model'}, "
     head += f"protocol {setup.protocol}" + (f" (improvement over {setup.baseline})" * improvement)
     lines = [head, where, *(f"note: {r}" for r in remarks), ""]
-    lines += [
-        "| task | metric | source | published | ours | difference | 95% CI of ours | tolerance "
-        "| verdict |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for c in checks:
         n = c.number
         ci = (
@@ -250,7 +257,8 @@ def render(setup: Setup, checks: Sequence[Check], where: str, remarks: Sequence[
             f"±{100 * n.tolerance:.2f}",
             c.verdict,
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines.append(tables.markdown(Table("", CHECK_COLUMNS, rows)))
     counts = {v: sum(c.verdict == v for c in checks) for v in (WITHIN, COVERED, OUTSIDE)}
     covered = f"{counts[COVERED]} within the 95% CI of ours only, " if counts[COVERED] else ""
     lines += [
@@ -263,18 +271,15 @@ def render(setup: Setup, checks: Sequence[Check], where: str, remarks: Sequence[
 
 def list_rows() -> str:
     """Every published row and whether the engine can run it here."""
-    lines = [
-        "| row | model | kind | Hub id | protocol | numbers | sources | can run here |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for setup in SETUPS.values():
         numbers = numbers_of(setup.name)
         sources = ", ".join(dict.fromkeys(n.source for n in numbers))
         runs = "yes" if setup.runnable else f"no: {setup.reason}"
         cells = [setup.name, setup.model, setup.kind, ", ".join(setup.hub_ids) or "–"]
         cells += [setup.protocol, str(len(numbers)), sources, runs]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(cells)
+    return tables.markdown(Table("", ROW_COLUMNS, rows))
 
 
 # ----------------------------------------------------------------------------- running

@@ -18,7 +18,7 @@ import io
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,8 +171,11 @@ def _cells(table: Table, row: Sequence[Any], digits: int) -> list[str]:
     return [cell(v, digits, p) for v, p in zip(row, _p_columns(table), strict=False)]
 
 
-def markdown(table: Table, digits: int = 2) -> str:
-    lines = [markdown_row(table.columns), "|" + "---|" * len(table.columns)]
+def markdown(table: Table, digits: int = 2, right: Collection[int] = ()) -> str:
+    """The table in Markdown (its title is not written); the columns numbered in ``right`` are
+    right-aligned (``---:``)."""
+    rule = "".join("---:|" if k in right else "---|" for k in range(len(table.columns)))
+    lines = [markdown_row(table.columns), "|" + rule]
     lines += [markdown_row(_cells(table, row, digits)) for row in table.rows]
     return "\n".join(lines)
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 from bla_eval.bundled import BUNDLED_MODELS
@@ -18,6 +19,7 @@ from .explore_data import task_labels
 from .runner import (
     AUTO,
     CLI_ONLY_NOTE,
+    EvaluationRequest,
     count_datapoints,
     datapoint_limit,
     kind_examples,
@@ -190,7 +192,8 @@ def build(config: SpaceConfig) -> EvaluateTab:
         progress=gr.Progress(),  # noqa: B008
     ):
         """Score a model on BLA; returns status, metrics table, plots and the results JSON."""
-        return evaluate_in_page(config, model, kind, tasks, limit, view, progress, protocol, score)
+        request = EvaluationRequest(model, kind, tasks or (), limit, protocol, score)
+        return evaluate_in_page(config, request, view, progress)
 
     def rerender(name: str, view_choice: str):
         found = results_store.find_run(config.folders, name)
@@ -361,30 +364,20 @@ def detect_message(config: SpaceConfig, text: str) -> str:
     return f"Detected kind: **{kind}** ({kind_help(kind)})"
 
 
-def evaluate_in_page(
-    config,
-    text,
-    kind_choice,
-    tasks,
-    limit,
-    view,
-    progress,
-    protocol=DEFAULT_PROTOCOL,
-    score="yes-no",
-):
+def evaluate_in_page(config: SpaceConfig, request: EvaluationRequest, view: str, progress: Any):
     """Run one evaluation for the page; every failure becomes a ``gr.Error`` the page shows."""
+    text = request.model
     try:
         progress(0, desc="checking the model")
-        model, kind, n_params = resolve_model(config, text, kind_choice)
-        run = run_evaluation(
-            config, model, kind, tasks, datapoint_limit(limit), progress, protocol, score
-        )
+        model, kind, n_params = resolve_model(config, text, request.kind)
+        run = run_evaluation(config, replace(request, model=model, kind=kind), progress)
     except ModelRejected as err:
         raise gr.Error(str(err), title="Model not accepted") from None
     except Exception as err:  # any engine failure: report it and keep serving
         log.exception("evaluation of %r failed", text)
         raise gr.Error(failure_message(text, err), title="Evaluation failed") from None
-    return render(run, view, kind_choice in (None, "", AUTO), n_params, listing(config, run))
+    detected = request.kind in (None, "", AUTO)
+    return render(run, view, detected, n_params, listing(config, run))
 
 
 def failure_message(model: str, err: BaseException) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from bla_eval.config import MAX_LIMIT, RunConfig
@@ -116,44 +118,59 @@ def count_datapoints(config: SpaceConfig, tasks: Sequence[str], limit: int | Non
     return sum(sizes if not limit else [min(limit, s) for s in sizes])
 
 
-def run_evaluation(
-    config: SpaceConfig,
-    model: str,
-    kind: str,
-    tasks: Sequence[str],
-    limit: int | None,
-    progress: Any = None,
-    protocol: str = DEFAULT_PROTOCOL,  # in-context ones score the learning test splits
-    score: str = "yes-no",  # what a generative model is asked (--score)
-) -> results_store.Run:
-    """Score ``model`` on ``tasks`` and publish the run folder (results.json + scores.jsonl).
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """A run the Evaluate tab asks for, as the page gives it: the model as typed, the kind menu's
+    choice (:data:`AUTO`: detected), the tasks, the datapoints per task (0 or empty: all; checked
+    by :func:`datapoint_limit` when the run starts), the protocol (in-context ones score the
+    learning test splits) and what a generative model is asked (``--score``)."""
 
-    The run is written into a hidden staging folder and renamed when complete, so a crash leaves
-    no half-written run in the results folder.
-    """
-    if not tasks:
-        raise ValueError("Select at least one task.")
-    tasks = get_protocol(protocol).run_tasks("bla", tasks, explicit=False)
-    if not tasks:  # icl-dd with active-passive only
-        raise ValueError("ICL DD runs on coordination and relative clauses only: select one.")
-    n_points = count_datapoints(config, tasks, limit or None)
-    target = results_store.new_run_path(config.runs_dir, model)
-    with staged(target) as staging:
-        run_config = RunConfig(
-            model,
-            staging,
+    model: str
+    kind: str | None = AUTO
+    tasks: Sequence[str] = ()
+    limit: Any = None
+    protocol: str = DEFAULT_PROTOCOL
+    score: str = "yes-no"
+
+    def run_config(self, config: SpaceConfig, output: Path) -> RunConfig:
+        """The run of this request (its model and kind resolved, its tasks those the protocol
+        runs, its limit checked) on the Space's dataset, device and batch size, into ``output``."""
+        return RunConfig(
+            self.model,
+            output,
             data=config.dataset,
-            tasks=tuple(tasks),
-            limit=limit or None,
-            kind=kind,
+            tasks=tuple(self.tasks),
+            limit=self.limit or None,
+            kind=self.kind,
             batch_size=config.batch_size,
             images_per_batch=config.batch_size,
             device=config.device,
             trust_remote_code=False,
-            protocol=protocol,
-            score=score,
+            protocol=self.protocol,
+            score=self.score,
         )
-        results = evaluate_on_gpu(run_config, n_points, progress)
+
+
+def run_evaluation(
+    config: SpaceConfig, request: EvaluationRequest, progress: Any = None
+) -> results_store.Run:
+    """Score ``request``'s model (resolved: :func:`resolve_model`) on its tasks and publish the
+    run folder (results.json + scores.jsonl).
+
+    The run is written into a hidden staging folder and renamed when complete, so a crash leaves
+    no half-written run in the results folder.
+    """
+    limit = datapoint_limit(request.limit)
+    if not request.tasks:
+        raise ValueError("Select at least one task.")
+    tasks = get_protocol(request.protocol).run_tasks("bla", request.tasks, explicit=False)
+    if not tasks:  # icl-dd with active-passive only
+        raise ValueError("ICL DD runs on coordination and relative clauses only: select one.")
+    request = replace(request, tasks=tuple(tasks), limit=limit)
+    n_points = count_datapoints(config, tasks, limit or None)
+    target = results_store.new_run_path(config.runs_dir, request.model)
+    with staged(target) as staging:
+        results = evaluate_on_gpu(request.run_config(config, staging), n_points, progress)
     return publish(config, results_store.Run(target, results))
 
 

@@ -9,7 +9,7 @@ import io
 
 import pytest
 from bla_eval.report import display_name
-from bla_eval.tables import Table, group_label, group_marks, render
+from bla_eval.tables import Table, group_label, group_marks, markdown, render
 
 HOSTILE = "evil | name\n| x | y |\n\n\\input{/etc/passwd} & 100% $x$ #1 a_b ~^{}\x1b[2J\x07"
 
@@ -181,3 +181,10 @@ def test_compare_shows_no_format_character_of_a_display_name(co_run, tmp_path, c
         printed = capsys.readouterr().out
         assert "clipevil" in printed, fmt
         assert not [c for c in printed if unicodedata.category(c) == "Cf"], fmt
+
+
+def test_markdown_right_aligns_the_columns_named() -> None:
+    table = Table("t", ["model", "n", "score"], [["a | b", 3, 0.5]])
+    assert markdown(table, right=(1, 2)) == (
+        "| model | n | score |\n|---|---:|---:|\n| a \\| b | 3 | 0.50 |"
+    )

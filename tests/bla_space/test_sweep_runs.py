@@ -13,6 +13,7 @@ import pytest
 from bla_space import analysis_tab, explore_tab, leaderboard_tab, neighbours, results_store
 from bla_space.config import SpaceConfig
 from bla_space.explore_data import ALL_VERBS
+from bla_space.runner import EvaluationRequest
 
 from tests.bla_eval.conftest import one_thread  # noqa: F401  (the fixture, used by pytestmark)
 from tests.bla_space.sweep_folder import cell_ids, make_sweep
@@ -207,9 +208,8 @@ options: {{limit: 3, device: cpu}}
     monkeypatch.chdir(tmp_path)
     env = {"BLA_RESULTS_DIR": str(sweep), "BLA_DATASET": str(built_dataset)}
     config = SpaceConfig.from_env({**env, "BLA_ALLOW_LOCAL_MODELS": "1", "BLA_DEVICE": "cpu"})
-    outputs = evaluate_tab.evaluate_in_page(
-        config, str(tiny_clip), "auto", ["active_passive"], 3, "ranking", lambda *a, **k: None
-    )
+    request = EvaluationRequest(str(tiny_clip), "auto", ["active_passive"], 3)
+    outputs = evaluate_tab.evaluate_in_page(config, request, "ranking", lambda *a, **k: None)
     key = outputs[-2]
     assert (tmp_path / "runs" / "space" / key / "results.json").is_file()
     assert sorted(p.relative_to(sweep) for p in sweep.rglob("*")) == before

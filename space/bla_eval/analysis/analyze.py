@@ -25,12 +25,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bla_metric import calibration, formulas, significance
+from bla_metric import formulas
 from bla_metric.references import CHANCE
+from bla_metric.stats import calibration, significance
 
+from .. import tables
 from ..outputs import check_replaceable, staged
 from ..runs.check import is_probabilistic
-from ..tables import frame_csv, markdown_row, plain
+from ..tables import Table, frame_csv, plain
 from . import orders, regression, robustness, thesis_tables
 from .rundata import Run, attach_rows, images_of, load_run
 
@@ -112,12 +114,11 @@ def markdown(frame: pd.DataFrame, index: bool = True) -> str:
     """A frame as a Markdown table (no extra dependency)."""
     names = [n or "" for n in frame.index.names] if index else []
     columns = names + [str(c) for c in frame.columns]
-    lines = [markdown_row(columns), "|" + "---|" * len(columns)]
+    rows = []
     for key, row in frame.iterrows():
         keys = list(key) if isinstance(key, tuple) else [key]
-        cells = ([_cell(k) for k in keys] if index else []) + [_cell(v) for v in row.tolist()]
-        lines.append(markdown_row(cells))
-    return "\n".join(lines)
+        rows.append(([_cell(k) for k in keys] if index else []) + [_cell(v) for v in row.tolist()])
+    return tables.markdown(Table("", columns, rows))
 
 
 def _png(figure) -> bytes:
@@ -342,7 +343,7 @@ def thumbnail(image: dict, size: int = 200) -> bytes:
 
 def calibration_table(run: Run, config: str) -> tuple[pd.DataFrame, float]:
     """Reliability bins of the run's P(yes) on one task (confidence and accuracy in %) and the
-    expected calibration error (:mod:`bla_metric.calibration`, 10 equal-width bins)."""
+    expected calibration error (:mod:`bla_metric.stats.calibration`, 10 equal-width bins)."""
     scores, labels, _ = _arrays(run, config)
     bins = calibration.reliability(scores, labels)
     frame = pd.DataFrame(
@@ -382,6 +383,10 @@ def calibration_figure(frames: dict[str, pd.DataFrame], errors: dict[str, float]
     return _png(figure)
 
 
+CALIBRATION_COLUMNS = ("task", "ECE (%)", "floor (%)", "p (calibrated)", "Brier")
+"""The columns of the calibration summary of ``analyze``'s report."""
+
+
 def calibration_section(run: Run, out: Analysis) -> None:
     """Calibration tables, figure and report section of a probabilistic run."""
     frames, errors, summaries = {}, {}, {}
@@ -393,12 +398,18 @@ def calibration_section(run: Run, out: Analysis) -> None:
     out.facts["ece"] = errors
     out.facts["calibration"] = summaries
     out.figures["calibration"] = calibration_figure(frames, errors)
+    calibration_rows = [
+        [task_abbreviation(c), f"{100 * e:.2f}", f"{100 * summaries[c]['floor']:.2f}"]
+        + [f"{summaries[c]['p_value']:.3g}", f"{summaries[c]['brier']:.3f}"]
+        for c, e in errors.items()
+    ]
     lines = [
         "## Calibration of P(yes)",
         "",
         "The model's probability that a sentence is true, in 10 equal-width bins: mean P(yes) "
         "against the share of true sentences. Expected calibration error ECE = Σ_b (n_b / N) "
-        "|true_b − P_b| (0 = calibrated; `bla_metric.calibration`); no interval is given (none "
+        "|true_b − P_b| (0 = calibrated; `bla_metric.stats.calibration`); no interval is "
+        "given (none "
         "was found that covers). p (calibrated) is the test of calibration: ECE against 1,000 "
         "draws in which each datapoint's residuals (label − P(yes) of its four sentences) keep "
         "or flip their sign together, so the two true and two false sentences of an image stay "
@@ -408,13 +419,7 @@ def calibration_section(run: Run, out: Analysis) -> None:
         "sentences per image): read ECE beside the Brier score (mean (P(yes) − label)², 0.25 "
         "for a constant 0.5).",
         "",
-        "| task | ECE (%) | floor (%) | p (calibrated) | Brier |",
-        "|---|---|---|---|---|",
-        *[
-            f"| {task_abbreviation(c)} | {100 * e:.2f} | {100 * summaries[c]['floor']:.2f} | "
-            f"{summaries[c]['p_value']:.3g} | {summaries[c]['brier']:.3f} |"
-            for c, e in errors.items()
-        ],
+        tables.markdown(Table("", CALIBRATION_COLUMNS, calibration_rows)),
         "",
         "![calibration](calibration.png)",
     ]
@@ -436,12 +441,10 @@ def _extreme_markdown(
             "",
             f"![{row['id']}](thumbs/{row['id']}.jpg)",
             "",
-            "| rank | type | sentence |",
-            "|---|---|---|",
         ]
         order = sorted(record_types, key=lambda t: row[f"rank {t}"])
-        lines += [markdown_row([row[f"rank {t}"], t, row[t]]) for t in order]
-        lines.append("")
+        ranked = [[str(row[f"rank {t}"]), t, str(row[t])] for t in order]
+        lines += [tables.markdown(Table("", ("rank", "type", "sentence"), ranked)), ""]
     return lines
 
 

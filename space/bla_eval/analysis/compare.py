@@ -5,7 +5,7 @@ comparison is refused with an error naming the first difference. Per task and he
 (ranking view: sentence accuracy, set accuracy, set error; binary view: accuracy, precision
 true, precision false): A, B, A - B, a paired bootstrap 95% interval and p-value (seeded), and the
 exact McNemar test on set accuracy (per datapoint: both true sentences on top or not). The
-statistics are in :mod:`bla_metric.significance`. Over any number of runs (two included) the
+statistics are in :mod:`bla_metric.stats.significance`. Over any number of runs (two included) the
 report also holds a leaderboard with rank intervals and groups not separated
 (:mod:`.leaderboard`); with two runs the paired A/B tables come first.
 """
@@ -18,8 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-from bla_metric import formulas, ranks, significance
+from bla_metric import formulas
+from bla_metric.stats import ranks, significance
 
+from .. import tables
 from ..outputs import check_replaceable, staged
 from ..runs.check import protocol_record
 from ..tables import TABLE_FORMATS, Table, markdown_cell, render
@@ -158,13 +160,13 @@ def _value(value: float, signed: bool = False) -> str:
     return f"{value:+.2f}" if signed else f"{value:.2f}"
 
 
-def _interval_cells(row: Any, stats: dict) -> str:
+def _interval_cells(row: Any, stats: dict) -> list[str]:
     """The 95% CI and p cells of one row of :func:`comparison_frame`."""
     if stats.get("undefined"):
-        return f"{UNDEFINED} | –"
+        return [UNDEFINED, "–"]
     if not stats.get("variation", True):
-        return f"{NO_VARIATION} | –"
-    return f"[{row['CI low']:+.2f}, {row['CI high']:+.2f}] | {row['p (bootstrap)']:.4g}"
+        return [NO_VARIATION, "–"]
+    return [f"[{row['CI low']:+.2f}, {row['CI high']:+.2f}]", f"{row['p (bootstrap)']:.4g}"]
 
 
 def run_names(runs: list[Run]) -> list[str]:
@@ -174,6 +176,14 @@ def run_names(runs: list[Run]) -> list[str]:
         f"**{markdown_cell(name)}** ({markdown_cell(str(run.path))})"
         for name, run in zip(board.labels(runs), runs, strict=True)
     ]
+
+
+COMPARISON_COLUMNS = ("task", "view", "metric", "A", "B", "A - B", "95% CI", "p")
+"""The columns of the paired bootstrap's table."""
+EXACT_TEST_COLUMNS = (
+    "task", "n", "both", "A only", "B only", "neither", "p", "sign-flip p (sentence accuracy)",
+)  # fmt: skip
+"""The columns of the exact tests' table (McNemar on set accuracy, sign flips)."""
 
 
 def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> str:
@@ -187,16 +197,14 @@ def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> 
         f"*{NO_VARIATION}*: every resample gave the same difference (no interval, no p-value); "
         f"*{UNDEFINED}*: a ratio of 0 / 0.",
         "",
-        "| task | view | metric | A | B | A - B | 95% CI | p |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    rows = []
     for _, row in comparison_frame(result).iterrows():
         stats = result[row["task"]][row["view"]][row["metric"]]
-        lines.append(
-            f"| {row['task']} | {row['view']} | {row['metric']} | {_value(row['A'])} "
-            f"| {_value(row['B'])} | {_value(row['A-B'], signed=True)} "
-            f"| {_interval_cells(row, stats)} |"
-        )
+        cells = [str(row["task"]), str(row["view"]), str(row["metric"]), _value(row["A"])]
+        cells += [_value(row["B"]), _value(row["A-B"], signed=True)]
+        rows.append(cells + _interval_cells(row, stats))
+    lines.append(tables.markdown(Table("", COMPARISON_COLUMNS, rows)))
     lines += [
         "",
         "Exact McNemar test on set accuracy (both true sentences on top), and the sign-flip test "
@@ -204,16 +212,14 @@ def markdown_report(a: Run, b: Run, result: dict, resamples: int, seed: int) -> 
         f"{significance.EXACT_FLIPS} non-zero per-datapoint differences, else 20,000 random "
         "ones). Both hold at any n; below 30 datapoints read them, not the bootstrap p:",
         "",
-        "| task | n | both | A only | B only | neither | p | sign-flip p (sentence accuracy) |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    rows = []
     for task, views in result.items():
         m = views["mcnemar_set_accuracy"]
         flip = views["sign_flip_sentence_accuracy"]
-        lines.append(
-            f"| {task} | {views['n']} | {m['both']} | {m['a_only']} | {m['b_only']} "
-            f"| {m['neither']} | {m['p_value']:.4g} | {flip['p_value']:.4g} |"
-        )
+        counts = [views["n"], m["both"], m["a_only"], m["b_only"], m["neither"]]
+        rows.append([task, *map(str, counts), f"{m['p_value']:.4g}", f"{flip['p_value']:.4g}"])
+    lines.append(tables.markdown(Table("", EXACT_TEST_COLUMNS, rows)))
     return "\n".join(lines) + "\n"
 
 

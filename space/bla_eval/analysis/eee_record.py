@@ -6,7 +6,8 @@ schema (``every-eval-ever`` 0.3.0 on PyPI, ``schemas/eval.schema.json``) has
 number of samples and of bootstrap resamples. ``bla-eval export`` writes one record per run
 (:data:`RECORD_FILE`, beside ``bla.yaml``) with, per task, the exported value (the yes/no answer
 accuracy of the dataset's ``eval.yaml`` task) and BLA's headline, each with the interval the
-entry's notes give and the standard error of :func:`bla_metric.uncertainty.ratio_standard_error`;
+entry's notes give and the standard error of
+:func:`bla_metric.stats.uncertainty.ratio_standard_error`;
 the entries link it in ``source.url`` when the model repo is known (``--repo-id``).
 
 The schema allows no key of its own at the top, so the record's mark (what lets ``export``

@@ -30,7 +30,8 @@ from typing import Any
 
 import yaml
 
-from bla_metric import formulas, significance, uncertainty
+from bla_metric import formulas
+from bla_metric.stats import significance, uncertainty
 
 from ..benchmarks import Benchmark, get_benchmark
 from ..harnesses import answer_match

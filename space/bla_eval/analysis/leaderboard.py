@@ -8,8 +8,8 @@ from clusters of datapoints resampled jointly for all runs), the confidence set 
 run, the groups of runs the simultaneous step-down does not separate (no significant
 difference, which is no evidence of equivalence), the paired bootstrap tests of every pair
 (Holm-corrected) and the smallest difference the task's datapoints can detect (paired test, power
-0.8; per adjacent pair at the corrected level). The formulas are in :mod:`bla_metric.ranks`; this
-module builds the report, the table and the plot.
+0.8; per adjacent pair at the corrected level). The formulas are in
+:mod:`bla_metric.stats.ranks`; this module builds the report, the table and the plot.
 
 Any benchmark: the metrics it may rank by and the per-item statistics it ranks with come from its
 spec (``Benchmark.ranked_metrics``, ``Benchmark.paired_stats``). Runs with a control image
@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import formulas, rank_power, ranks, significance
+from bla_metric import formulas
 from bla_metric.likelihood import LIKELIHOOD_SCORES
+from bla_metric.stats import rank_power, ranks, significance
 
 from ..benchmarks import Benchmark, get_benchmark
 from ..benchmarks.bla import LEADERBOARD_METRICS
@@ -106,7 +107,7 @@ def _gain_stats(
     bench: Benchmark, run: Run, task: str, metric: str, real: tuple[str, dict]
 ) -> tuple[dict[str, np.ndarray], float]:
     """({GAIN: per-item gain}, the control's metric) of one run's task: the per-item values of
-    ``metric`` (:func:`bla_metric.ranks.datapoint_values`) with the real image minus with the
+    ``metric`` (:func:`bla_metric.stats.ranks.datapoint_values`) with the real image minus with the
     control image; their mean is the gain of the metric."""
     mode, stats = real
     _, control = bench.paired_stats(_control_view(run.records[task]), is_probabilistic(run.results))
@@ -207,7 +208,7 @@ def leaderboard(
 def run_power(
     stats: Sequence[dict[str, np.ndarray]], mode: str, metric: str, rows: Sequence[dict]
 ) -> dict[str, float] | None:
-    """The lead these runs' rank sets find (:func:`bla_metric.rank_power.lead_for_runs` on
+    """The lead these runs' rank sets find (:func:`bla_metric.stats.rank_power.lead_for_runs` on
     their own per-datapoint values), or None where it makes no claim: rank sets not from
     permutations within datapoints (clusters, the bootstrap), or beyond its table."""
     if {row.get("rank_method") for row in rows} != {"permutation"}:
@@ -295,7 +296,7 @@ RANK_METHOD_TEXT = {
     "paired differences keep or change their sign together), which needs no exchangeable runs",
     "bootstrap": "from {resamples} resamples of the datapoints drawn jointly for all runs",
 }
-"""How the report names each method of :data:`bla_metric.ranks.RANK_METHODS`."""
+"""How the report names each method of :data:`bla_metric.stats.ranks.RANK_METHODS`."""
 
 
 def markdown_section(
@@ -411,7 +412,7 @@ def power_line(board: dict[str, Any]) -> str | None:
         f"benchmarks (standardised lead {found['lambda']:.2f} × sd {_points(found['sd'])} / √n, "
         f"simulated for {table_runs} runs on {table_n} datapoints; sd the largest over pairs "
         "of these runs' per-datapoint differences with the leader's lead in place: python -m "
-        "bla_eval.performance.coverage --tables power,power-check); smaller leads mostly leave "
+        "bla_eval.simulations.coverage --tables power,power-check); smaller leads mostly leave "
         "the runs not separated."
     )
 

@@ -13,7 +13,7 @@ of each pair of templates, with the share of resamples keeping its sign. For eac
 with ``--score caption-pmi``: how often the prior correction reverses the likelihood's choice,
 per task. The numbers are those
 ``results.json`` holds (``bla_eval.conditions``), the resampled tau's are computed from the
-runs' records; the formulas are ``bla_metric.robustness``'s.
+runs' records; the formulas are ``bla_metric.stats.robustness``'s.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from bla_metric import formulas, robustness, significance
+from bla_metric import formulas
+from bla_metric.stats import robustness, significance
 
 from ..benchmarks import get_benchmark
 from ..cli_common import OneLineParser, run_guarded
+from ..tables import Table, markdown
 
 RESAMPLES = 2000
 """Bootstrap resamples of the text-only baseline's interval."""
@@ -68,9 +70,8 @@ def sensitivity_table(results: Mapping[str, Any]) -> str:
     lines = [
         f"Prompt sensitivity of **{results['model']}** ({metric}, %, 95% bootstrap interval)",
         "",
-        "| template | " + " | ".join(_label(t, results) for t in tasks) + " |",
-        "|---|" + "---|" * len(tasks),
     ]
+    rows = []
     for template in first["templates"]:
         cells = []
         for task in tasks:
@@ -78,12 +79,14 @@ def sensitivity_table(results: Mapping[str, Any]) -> str:
             tied = template in may_be_best(sweep["tasks"][task])
             mark = " *" if tied else ""
             cells.append(f"{_pct(entry['value'])} {_ci(entry['ci'])}{mark}")
-        lines.append(f"| {template} | " + " | ".join(cells) + " |")
+        rows.append([template, *cells])
     spreads = [
         f"{_pct(sweep['tasks'][t]['spread']['value'])} {_ci(sweep['tasks'][t]['spread']['ci'])}"
         for t in tasks
     ]
-    lines.append("| range (best - worst) | " + " | ".join(spreads) + " |")
+    rows.append(["range (best - worst)", *spreads])
+    columns = ["template", *(_label(t, results) for t in tasks)]
+    lines.append(markdown(Table("", columns, rows)))
     tests = []
     for t in tasks:
         test = sweep["tasks"][t].get("omnibus")
@@ -132,28 +135,24 @@ def gain_table(results: Mapping[str, Any], baseline: Mapping[str, Any] | None = 
         return ""
     tasks = list(control["tasks"])
     metric = control["tasks"][tasks[0]]["image_gain"]["metric"].replace("_", " ")
-    head = "| task | real image | control | image gain [95% CI] | 90% CI | outcome |"
-    rule = "|---|---|---|---|---|---|"
-    if baseline:
-        head, rule = head + " text-only baseline |", rule + "---|"
+    columns = ["task", "real image", "control", "image gain [95% CI]", "90% CI", "outcome"]
+    columns += ["text-only baseline"] if baseline else []
     lines = [
         f"Image gain of **{results['model']}** against the {control['kind']} control "
         f"({metric}, %, paired bootstrap)",
         "",
-        head,
-        rule,
     ]
+    rows = []
     for task in tasks:
         gain = control["tasks"][task]["image_gain"]
-        row = (
-            f"| {_label(task, results)} | {_pct(gain['real'])} | {_pct(gain['control'])} | "
-            f"{_pct(gain['gain'])} {_ci(gain['ci'])} | {_ci(gain['equivalence_ci'])} | "
-            f"{gain_outcome(gain)} |"
-        )
+        row = [_label(task, results), _pct(gain["real"]), _pct(gain["control"])]
+        row += [f"{_pct(gain['gain'])} {_ci(gain['ci'])}", _ci(gain["equivalence_ci"])]
+        row.append(gain_outcome(gain))
         if baseline:
             text = baseline.get(task)
-            row += f" {_pct(text['value'])} {_ci(text['ci'])} |" if text else " – |"
-        lines.append(row)
+            row.append(f"{_pct(text['value'])} {_ci(text['ci'])}" if text else "–")
+        rows.append(row)
+    lines.append(markdown(Table("", columns, rows)))
     margin = _pct(control["tasks"][tasks[0]]["image_gain"]["margin"])
     lines += [
         "",
@@ -271,14 +270,15 @@ def agreement_table(
         "of templates (mean over the tasks)"
         + (f", with the share of {RESAMPLES} resamples keeping its sign" if draws else ""),
         "",
-        "| template A | template B | tau |" + (" sign kept |" if draws else ""),
-        "|---|---|---|" + ("---|" if draws else ""),
     ]
+    rows = []
     for pair in agreement["pairs"]:
         kept = pair.get("sign_recurs")
-        cell = "" if kept is None else (" – |" if kept != kept else f" {100 * kept:.0f}% |")
+        cell = [] if kept is None else (["–"] if kept != kept else [f"{100 * kept:.0f}%"])
         tau = "undefined" if pair["tau"] != pair["tau"] else f"{pair['tau']:.3f}"
-        lines.append(f"| {pair['a']} | {pair['b']} | {tau} |{cell}")
+        rows.append([str(pair["a"]), str(pair["b"]), tau, *cell])
+    columns = ["template A", "template B", "tau"] + (["sign kept"] if draws else [])
+    lines.append(markdown(Table("", columns, rows)))
     return "\n".join(lines)
 
 
@@ -324,15 +324,15 @@ def prior_table(run: Any) -> str:
         f"Prior correction of {run.path} (--score caption-pmi, alpha {alpha}): share of "
         "datapoints whose top-ranked sentences change from log P(t | i) to its PMI",
         "",
-        "| task | n | reversed (%) |",
-        "|---|---|---|",
     ]
+    rows = []
     for task, records in run.records.items():
         cond = [r["log_p_image"] for r in records]
         prior = [r["log_p_prior"] for r in records]
         labels = [r["labels"] for r in records]
         rate = reversal_rate(cond, prior, alpha, labels)
-        lines.append(f"| {_label(task, run.results)} | {len(records)} | {_pct(rate)} |")
+        rows.append([_label(task, run.results), str(len(records)), _pct(rate)])
+    lines.append(markdown(Table("", ("task", "n", "reversed (%)"), rows)))
     return "\n".join(lines)
 
 

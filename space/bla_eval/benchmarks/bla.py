@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import formulas, hub_ids, paper, references, significance
+from bla_metric import formulas, hub_ids, paper, references
+from bla_metric.stats import significance
 from bla_metric.tasks import LEARNING_SUFFIX, get_task, task_configs
 
 from ..data import default_dataset, load_split
@@ -128,8 +129,9 @@ LEADERBOARD_METRICS = ("sentence_accuracy", "set_accuracy")
 
 
 def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tuple[str, dict]:
-    """The ranking view's per-datapoint statistics (:func:`bla_metric.significance.datapoint_stats`:
-    set accuracy and error 0/1, correct and sentences, whose sums give sentence accuracy)."""
+    """The ranking view's per-datapoint statistics
+    (:func:`bla_metric.stats.significance.datapoint_stats`: set accuracy and error 0/1, correct
+    and sentences, whose sums give sentence accuracy)."""
     labels = [r["labels"] for r in records]
     return "ranking", significance.datapoint_stats([r["scores"] for r in records], labels)
 

@@ -8,8 +8,10 @@ import sys
 
 from bla_metric.tasks import TASKS
 
+from .. import tables
 from ..cli_common import OneLineParser, bounded_int, run_guarded
 from ..config import MAX_LIMIT
+from ..tables import Table
 from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 
 
@@ -115,15 +117,20 @@ def main(argv: list[str] | None = None) -> int:
     return run_guarded(run, args.debug, "bla-finetune")
 
 
+SUMMARY_COLUMNS = (
+    "test split", "setting", "images seen in training", "metric", "zero-shot", "fine-tuned",
+)  # fmt: skip
+"""The columns of ``finetune.json``'s summary table."""
+
+
 def summary_table(document: dict) -> str:
     """Markdown: per test split, zero-shot and fine-tuned accuracy / precisions (%, mean ± std)."""
     lines = [
         f"fine-tuned {document['model']} on {document['learning_config']} "
         f"(kept epochs: {', '.join(str(r['kept_epoch']) for r in document['runs'])})",
         "",
-        "| test split | setting | images seen in training | metric | zero-shot | fine-tuned |",
-        "|---|---|---:|---|---:|---:|",
     ]
+    rows = []
     first = document["runs"][0]["finetuned"]
     for config, entry in document["summary"].items():
         for subset in ("all", "unseen"):
@@ -132,10 +139,9 @@ def summary_table(document: dict) -> str:
             for metric, fine in entry["finetuned"][subset].items():
                 zero = entry["zero_shot"][subset][metric]
                 label = config if subset == "all" else f"{config} (unseen images)"
-                lines.append(
-                    f"| {label} | {first[config]['setting']} | "
-                    f"{first[config]['seen_in_training']} | {metric} | {_pm(zero)} | {_pm(fine)} |"
-                )
+                setting, seen = first[config]["setting"], first[config]["seen_in_training"]
+                rows.append([label, setting, seen, metric, _pm(zero), _pm(fine)])
+    lines.append(tables.markdown(Table("", SUMMARY_COLUMNS, rows), right=(2, 4, 5)))
     return "\n".join(lines)
 
 

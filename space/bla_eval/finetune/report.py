@@ -28,13 +28,14 @@ from bla_metric import learning_references as refs
 from bla_metric.learning import LEARNING_METRICS, improvement, improvements
 from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
+from .. import tables
 from ..benchmarks.bla import summarise
 from ..cli_common import OneLineParser, run_guarded
 from ..outputs import FINETUNE_FILE, read_json, staged
 from ..protocols import PROTOCOLS, Protocol
 from ..runs import RESULTS_FILE, RunFolder, protocol_name
 from ..runs.check import protocol_record
-from ..tables import markdown_cell
+from ..tables import Table
 
 FIGURE_FILE = "figure3_accuracy.png"
 REPORT_COMMAND = "bla-eval learning-report"
@@ -245,8 +246,8 @@ def _fmt(value: float | None) -> str:
 def table3(rows: Sequence[Row]) -> str:
     """Markdown: SD improvements per metric and task, ours then the paper's."""
     codes = list(TASKS)
-    head = "| model | learning | metric | " + " | ".join(c.upper() for c in codes) + " |"
-    lines = [head, "|---|---|---|" + "---:|" * len(codes)]
+    columns = ["model", "learning", "metric", *(c.upper() for c in codes)]
+    lines: list[list[str]] = []
     ours: dict[tuple[str, str], dict[str, Row]] = {}
     for row in rows:
         if row.setting == "SD":
@@ -256,26 +257,21 @@ def table3(rows: Sequence[Row]) -> str:
             cells = [
                 _fmt(by_task[c].improvement.get(metric)) if c in by_task else "–" for c in codes
             ]
-            shown = markdown_cell(model)
-            lines.append(f"| {shown} | {learning} | {metric} | " + " | ".join(cells) + " |")
+            lines.append([model, learning, metric, *cells])
     for metric in refs.TABLE3:  # the paper prints the precisions (accuracy: Figure 3)
         for model, mode in refs.LEARNING_MODE.items():
             cells = [_fmt(refs.table3_value(metric, model, c)) for c in codes]
             learning = "ICL" if mode == "icl" else mode
             label = f"{model} ({refs.SOURCE_TABLE3})"
-            lines.append(f"| {label} | {learning} | {metric} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+            lines.append([label, learning, metric, *cells])
+    return tables.markdown(Table("", columns, lines), right=range(3, len(columns)))
 
 
 def table4(rows: Sequence[Row]) -> str:
     """Markdown: DD accuracy improvements, learned on a task (row) and tested on another."""
     codes = list(TASKS)
-    head = (
-        "| model | learning | learned on | test images | "
-        + " | ".join(c.upper() for c in codes)
-        + " |"
-    )
-    lines = [head, "|---|---|---|---|" + "---:|" * len(codes)]
+    columns = ["model", "learning", "learned on", "test images", *(c.upper() for c in codes)]
+    lines: list[list[str]] = []
     ours: dict[tuple[str, str, str, str], dict[str, Row]] = {}
     for row in rows:
         if row.setting == "DD":
@@ -286,20 +282,14 @@ def table4(rows: Sequence[Row]) -> str:
             _fmt(by_task[c].improvement.get("accuracy")) if c in by_task else "–" for c in codes
         ]
         images = "all" if subset == "all" else "not seen in training"
-        lines.append(
-            f"| {markdown_cell(model)} | {learning} | {learned_on.upper()} | {images} | "
-            + " | ".join(cells)
-            + " |"
-        )
+        lines.append([model, learning, learned_on.upper(), images, *cells])
     for model, by_learned in refs.TABLE4.items():
         learning = "ICL" if refs.LEARNING_MODE[model] == "icl" else "fine-tuning"
         for learned_on in by_learned:
             cells = [_fmt(refs.table4_value(model, learned_on, c)) for c in codes]
             label = f"{model} ({refs.SOURCE_TABLE4})"
-            lines.append(
-                f"| {label} | {learning} | {learned_on.upper()} | all | " + " | ".join(cells) + " |"
-            )
-    return "\n".join(lines)
+            lines.append([label, learning, learned_on.upper(), "all", *cells])
+    return tables.markdown(Table("", columns, lines), right=range(4, len(columns)))
 
 
 def figure3(rows: Sequence[Row], path: Path) -> Path:

@@ -22,6 +22,8 @@ from typing import Any
 
 import transformers as tf
 
+from .. import tables
+from ..tables import Table
 from . import (
     blip_family,
     bridgetower,
@@ -359,15 +361,16 @@ def _complete(folder: Path) -> bool:
 def markdown_rows() -> list[str]:
     """The matrix as Markdown table rows (``docs/models.md``; the tests check each row against
     what the run of its model gave)."""
-    rows = ["| architecture | kind | path | status | note |", "|---|---|---|---|---|"]
+    rows = []
     for arch in ARCHITECTURES.values():
         status = "fails upstream" if arch.upstream_error else "scores"
         status = "extracts" if arch.kind == "regions" else status
         status = "out of scope" if arch.out_of_scope else status
         why = arch.upstream_error or arch.out_of_scope
         note = f"{arch.note}; {why}" if why else arch.note
-        rows.append(f"| `{arch.name}` | {arch.kind} | {arch.path} | {status} | {note} |")
-    return rows
+        rows.append([f"`{arch.name}`", arch.kind, arch.path, status, note])
+    columns = ("architecture", "kind", "path", "status", "note")
+    return tables.markdown(Table("", columns, rows)).split("\n")
 
 
 def main(argv: list[str] | None = None) -> None:

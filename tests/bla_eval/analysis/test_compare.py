@@ -12,7 +12,7 @@ from bla_eval.analysis.cli import compare_main
 from bla_eval.analysis.compare import compare
 from bla_eval.outputs import OWNER_FILE
 
-from bla_metric import significance
+from bla_metric.stats import significance
 
 RUN = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "runs" / "smollm2"
 

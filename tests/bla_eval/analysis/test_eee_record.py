@@ -20,7 +20,7 @@ from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from huggingface_hub import parse_eval_result_entries
 
 from bla_metric import formulas
-from bla_metric.uncertainty import ratio_standard_error
+from bla_metric.stats.uncertainty import ratio_standard_error
 from tests.bla_eval.analysis.test_export import answered_run
 from tests.bla_eval.commands import lines_of, refused
 from tests.harness_envs import harness_wheel

@@ -10,7 +10,7 @@ import pytest
 from bla_eval.analysis import robustness as report
 from bla_eval.analysis.rundata import Run
 
-from bla_metric import robustness
+from bla_metric.stats import robustness
 
 
 def _run(n: int = 200) -> Run:

@@ -156,12 +156,16 @@ def test_space_runs_icl_and_keeps_protocols_apart_on_the_leaderboard(
 ):
     from bla_space import views
     from bla_space.config import SpaceConfig
-    from bla_space.runner import run_evaluation
+    from bla_space.runner import EvaluationRequest, run_evaluation
 
     config = SpaceConfig(dataset=str(built_dataset), results_dir=tmp_path / "runs", device="cpu")
     model = str(generative["blip2"])
-    zero = run_evaluation(config, model, "generative", ["coordination_learning"], 3)
-    icl = run_evaluation(config, model, "generative", ["co", "ap"], 3, protocol="icl-dd")
+    zero = run_evaluation(
+        config, EvaluationRequest(model, "generative", ["coordination_learning"], 3)
+    )
+    icl = run_evaluation(
+        config, EvaluationRequest(model, "generative", ["co", "ap"], 3, protocol="icl-dd")
+    )
     assert list(icl.results["tasks"]) == ["coordination_learning"]  # AP has no DD partner
     assert icl.results["protocol"]["name"] == "icl-dd"
     labels = {views.protocol_label(r.results) for r in (zero, icl)}
@@ -170,4 +174,4 @@ def test_space_runs_icl_and_keeps_protocols_apart_on_the_leaderboard(
     shown = views.display_name(zero.results)  # the folder's name: the Space shows no path
     assert shown != model and set(table[table["model"] == shown]["protocol"]) == labels
     with pytest.raises(ValueError, match="ICL DD runs on coordination and relative clauses"):
-        run_evaluation(config, model, "generative", ["ap"], 3, protocol="icl-dd")
+        run_evaluation(config, EvaluationRequest(model, "generative", ["ap"], 3, protocol="icl-dd"))

@@ -272,10 +272,11 @@ def test_the_space_asks_the_question_chosen(models, built_dataset, tmp_path):
     from bla_space import views
     from bla_space.config import SpaceConfig
     from bla_space.evaluate_tab import score_choices
-    from bla_space.runner import run_evaluation
+    from bla_space.runner import EvaluationRequest, run_evaluation
 
     assert [value for _, value in score_choices()] == ["yes-no", "caption", "caption-pmi"]
     config = SpaceConfig(dataset=str(built_dataset), results_dir=tmp_path / "runs", device="cpu")
-    run = run_evaluation(config, str(models["llava"]), "generative", ["ap"], 2, score="caption")
+    request = EvaluationRequest(str(models["llava"]), "generative", ["ap"], 2, score="caption")
+    run = run_evaluation(config, request)
     assert run.results["protocol"]["score"] == "caption"
     assert views.protocol_label(run.results) == "zero-shot, caption, top-k"

@@ -1,8 +1,8 @@
 """How large a lead the leaderboard's rank sets find: the lead at which one run is alone at rank
 1 (its simultaneous rank set [1, 1]) in 80% of simulated benchmarks.
 
-:data:`RANK_ONE_LEAD` is measured by ``python -m bla_eval.performance.coverage --tables power
---resamples 250`` (the permutation step-down of :func:`bla_metric.ranks.permutation_rank_sets`
+:data:`RANK_ONE_LEAD` is measured by ``python -m bla_eval.simulations.coverage --tables power
+--resamples 250`` (the permutation step-down of :func:`bla_metric.stats.ranks.permutation_rank_sets`
 with 250 permutations, fewer than the leaderboard's 2,000, so its leads are if anything too
 large; one run ahead of equal others, runs independent, 400 benchmarks per cell) as a
 standardised lead lambda = lead x sqrt(n) / sd, sd the standard deviation of the per-datapoint

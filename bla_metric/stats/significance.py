@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import formulas
+from .. import formulas
 
 
 def datapoint_stats(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bla_metric import cluster_ranks, ranks
+from bla_metric.stats import cluster_ranks, ranks
 
 
 def _clustered(rng: np.random.Generator, models: int, sizes: list[int], icc: float) -> tuple:

@@ -7,8 +7,8 @@ image-versus-prior control, and Kendall's tau between model rankings.
   worst) with a bootstrap of the range itself (on each resample the best minus the worst template
   of that resample: an observed best and worst are not taken as chosen in advance); and the
   templates that may be the best: the 95% confidence set for the best of
-  :func:`bla_metric.ranks.permutation_rank_sets` (simultaneous over all pairs of templates;
-  the bootstrap's :func:`bla_metric.ranks.rank_sets` for a metric without per-datapoint
+  :func:`bla_metric.stats.ranks.permutation_rank_sets` (simultaneous over all pairs of templates;
+  the bootstrap's :func:`bla_metric.stats.ranks.rank_sets` for a metric without per-datapoint
   values).
 - :func:`sweep_sensitivity`: the above for every task, and :func:`task_order`: the order of the
   tasks under each template, whether it changes, and the share of resamples in which every
@@ -22,7 +22,7 @@ image-versus-prior control, and Kendall's tau between model rankings.
   templates, for every pair of templates, with the share of resamples keeping tau's sign.
 
 Per-datapoint statistics and their resampling come from :mod:`bla_metric.formulas` (via
-:mod:`bla_metric.significance`): no formula is written twice.
+:mod:`bla_metric.stats.significance`): no formula is written twice.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from . import formulas, ranks, significance
+from .. import formulas
+from . import ranks, significance
 
 PERCENTILES = (2.5, 97.5)
 """The 95% percentile interval of every bootstrap here."""
@@ -175,7 +176,7 @@ def image_gain(
 ) -> dict[str, Any]:
     """The image gain of ``metric``: with the real image minus with the control image of the
     same datapoints, a paired bootstrap 95% interval and p-value
-    (:func:`bla_metric.significance.paired_bootstrap`), the 90% interval of the equivalence
+    (:func:`bla_metric.stats.significance.paired_bootstrap`), the 90% interval of the equivalence
     test, its ``margin`` and the ``outcome`` (:data:`GAIN_OUTCOMES`, see the module's
     description); ``from_priors`` is True when the outcome is ``equivalent``. ``variation`` is
     False when every resample gave the same gain (every datapoint tied in both conditions, a

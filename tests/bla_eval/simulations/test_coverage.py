@@ -1,11 +1,12 @@
-"""``python -m bla_eval.performance.coverage`` with tiny settings: its tables."""
+"""``python -m bla_eval.simulations.coverage`` with tiny settings: its tables."""
 
 from __future__ import annotations
 
 import re
 
 import numpy as np
-from bla_eval.performance import coverage
+import pytest
+from bla_eval.simulations import coverage
 
 
 def test_the_simulation_prints_its_tables(monkeypatch, capsys) -> None:
@@ -83,3 +84,12 @@ def test_a_lead_far_beyond_the_noise_is_found_and_none_is_not() -> None:
     found = coverage.smallest_lead(values, scale, 100, 0)
     assert 0 < found < coverage.LEAD_RANGE[1]
     assert coverage.alone_first(values, found * scale, 100, 0)
+
+
+def test_a_bad_option_is_one_line_naming_it(capsys) -> None:
+    for argv, named in ((["--tables", "nope"], "'nope'"), (["--resamples", "3"], "--resamples")):
+        with pytest.raises(SystemExit) as stop:
+            coverage.main(argv)
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and named in err, err

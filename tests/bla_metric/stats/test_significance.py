@@ -1,4 +1,4 @@
-"""bla_metric.significance: the paired bootstrap keeps its memory and time bounded at the
+"""bla_metric.stats.significance: the paired bootstrap keeps its memory and time bounded at the
 largest number of resamples allowed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from bla_metric import significance
+from bla_metric.stats import significance
 
 
 def test_a_large_allowed_bootstrap_keeps_its_memory_and_time_bounded():
@@ -16,7 +16,7 @@ def test_a_large_allowed_bootstrap_keeps_its_memory_and_time_bounded():
     preallocated arrays and the draws are made a block at a time."""
     import numpy as np
 
-    from bla_metric import significance
+    from bla_metric.stats import significance
 
     rng = np.random.default_rng(0)
     a, b = rng.random((600, 4)).tolist(), rng.random((600, 4)).tolist()
@@ -39,7 +39,7 @@ def test_the_sign_flip_test_is_exact_where_the_bootstrap_is_not() -> None:
     import numpy as np
     from scipy import stats
 
-    from bla_metric import significance
+    from bla_metric.stats import significance
 
     one = significance.sign_flip([0.5])
     assert one["p_value"] == 1.0 and one["exact"]  # the bootstrap p here is 1 / (B + 1)

@@ -1,11 +1,11 @@
-"""Rank sets for clustered datapoints: the step-down of :mod:`bla_metric.ranks` with critical
+"""Rank sets for clustered datapoints: the step-down of :mod:`bla_metric.stats.ranks` with critical
 values from sign flips of whole clusters.
 
 A benchmark whose datapoints come in clusters (BLA's active-passive task: 613 datapoints in 43
 predicates of very unequal sizes, the largest 247) is not independent evidence per datapoint:
 a model's success can depend on the predicate. Permuting the models' labels within each
 datapoint then makes sets that are too narrow, and so does MRSW's bootstrap of whole clusters
-(``python -m bla_eval.performance.coverage --tables clusters``). Two methods here:
+(``python -m bla_eval.simulations.coverage --tables clusters``). Two methods here:
 
 - :func:`cluster_sign_flip_statistics` (the leaderboard's): each draw flips the sign of every
   cluster's sums of the paired differences at random, the statistic the mean difference over
@@ -147,7 +147,7 @@ def cluster_sign_flip_statistics(
 
     Under "no two models differ" every D_c has mean 0 however the models depend on the
     clusters, so no exchangeability of the models is needed (exact where the D_c are
-    symmetric); ``python -m bla_eval.performance.coverage --tables clusters`` measures it on AP's
+    symmetric); ``python -m bla_eval.simulations.coverage --tables clusters`` measures it on AP's
     predicate sizes. A pair whose D_c are all 0 has statistic 0. Clusters more unequal than
     :data:`MINIMUM_EFFECTIVE` allows are refused (:func:`check_balance`)."""
     x = np.asarray(values, float)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from bla_eval.performance import coverage
+from bla_eval.simulations import coverage
 
-from bla_metric import rank_power
+from bla_metric.stats import rank_power
 
 
 def test_the_table_holds_the_simulations_grid_and_agrees_with_theory() -> None:

@@ -25,7 +25,7 @@ the smallest difference the data can detect.
 
 The metrics come from :mod:`bla_metric.formulas` (per-datapoint statistics and their
 aggregation, resampled with :func:`bla_metric.formulas.resampled`), the paired test from
-:mod:`bla_metric.significance`.
+:mod:`bla_metric.stats.significance`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster_ranks, formulas, significance
+from .. import formulas
+from . import cluster_ranks, significance
 
 ALPHA = 0.05
 POWER = 0.8
@@ -64,7 +65,7 @@ def rank_sets(
     resamples) the metric on bootstrap resamples drawn jointly for all models. ``kind``:
     ``simultaneous`` (all sets hold together) or ``marginal`` (each on its own). A pair whose
     difference does not vary over the resamples is never told apart. Below a few hundred
-    datapoints these sets under-cover (``python -m bla_eval.performance.coverage``): where
+    datapoints these sets under-cover (``python -m bla_eval.simulations.coverage``): where
     per-datapoint values exist, :func:`permutation_rank_sets` holds."""
     t_obs, null = _bootstrap_statistics(np.asarray(observed, float), np.asarray(draws, float))
     return _sets(t_obs, null, alpha, kind)
@@ -219,7 +220,7 @@ RANK_METHODS = ("permutation", "bootstrap", "cluster sign flip")
 within each datapoint (:func:`permutation_rank_sets`, the default: it holds at n = 30),
 bootstrap resamples (:func:`rank_sets`, MRSW's; for metrics without a per-datapoint value), or
 random sign flips of whole clusters of datapoints (clustered datapoints:
-:func:`bla_metric.cluster_ranks.cluster_sign_flip_statistics`)."""
+:func:`bla_metric.stats.cluster_ranks.cluster_sign_flip_statistics`)."""
 
 
 def rank_method(mode: str, metric: str, clusters: Sequence[Any] | None) -> str:
@@ -272,7 +273,7 @@ def rank_intervals(
     ``rank`` (on all datapoints), ``interval`` [low, high] (the 1 - alpha confidence set of
     ``kind``, which ``rank_set`` names, by the method ``rank_method`` names:
     :func:`permutation_rank_sets`, its step-down on
-    :func:`bla_metric.cluster_ranks.cluster_sign_flip_statistics` for clustered datapoints,
+    :func:`bla_metric.stats.cluster_ranks.cluster_sign_flip_statistics` for clustered datapoints,
     or :func:`rank_sets` for metrics without per-datapoint values), ``best`` (in the
     confidence set for the best model) and
     ``shown_better_than`` (the models it beats), both from the simultaneous step-down, and
@@ -280,7 +281,7 @@ def rank_intervals(
     for the 0/1 metrics of :data:`PROPORTIONS`, as in ``results.json``, else the percentile
     interval of bootstrap draws). ``clusters``: one label per datapoint: rank sets from
     sign flips of whole clusters (fewer than
-    :func:`bla_metric.cluster_ranks.minimum_clusters` clusters, or clusters too unequal:
+    :func:`bla_metric.stats.cluster_ranks.minimum_clusters` clusters, or clusters too unequal:
     ValueError), and the metric's
     interval the percentile one of a cluster bootstrap for every metric. ``share``:
     whether the metric is a share of datapoints; None: those of :data:`PROPORTIONS`, and in the
@@ -366,8 +367,9 @@ def pairwise_tests(
     clusters: Sequence[Any] | None = None,
 ) -> dict[tuple[int, int], dict[str, float]]:
     """{(i, j): {"difference", "p_value", "p_holm"}} for every pair of models i < j: the paired
-    bootstrap test of :func:`bla_metric.significance.paired_bootstrap_stats` on ``metric``, and
-    its Holm-corrected p-value over all pairs (``clusters``: a cluster bootstrap)."""
+    bootstrap test of :func:`bla_metric.stats.significance.paired_bootstrap_stats` on
+    ``metric``, and its Holm-corrected p-value over all pairs (``clusters``: a cluster
+    bootstrap)."""
     pairs = list(combinations(range(len(stats)), 2))
     tests = {}
     for i, j in pairs:

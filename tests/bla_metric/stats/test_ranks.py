@@ -7,7 +7,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from bla_metric import calibration, ranks
+from bla_metric.stats import calibration, ranks
 
 
 def _stats(correct: np.ndarray, sentences: int = 4) -> dict[str, np.ndarray]:

@@ -101,7 +101,7 @@ def calibration_summary(
     whole datapoints (a wild bootstrap of datapoints with Rademacher weights, Cameron, Gelbach
     & Miller 2008): ``resamples`` draws of sum_b |sum_d e_d D_db| / N give ECE's null
     distribution, and p = (1 + #{null ECE >= ECE}) / (resamples + 1) (``python -m
-    bla_eval.performance.coverage --tables calibration`` measures its size on BLA's design and
+    bla_eval.simulations.coverage --tables calibration`` measures its size on BLA's design and
     on independent labels, and its power). Redrawing each sentence's label on its own
     (Broecker & Smith 2007) ignores that a datapoint's labels are fixed two and two, and says
     "miscalibrated" to a calibrated model in nearly half of BLA's runs. ``floor``: the mean of

@@ -1,10 +1,10 @@
 """How well the leaderboard's and the robustness report's statistics hold, by simulation.
 
-Run ``python -m bla_eval.performance.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
+Run ``python -m bla_eval.simulations.coverage [--benchmarks 400] [--resamples 1000] [--seed 0]
 [--tables ranks,small-ranks,clusters,power,power-check,templates,gain,shares,calibration]
 [--workers 1]``
 (a few minutes on two cores; ``power`` most of an hour at ``--resamples 250``, the setting of
-:data:`bla_metric.rank_power.RANK_ONE_LEAD`; ``--workers`` spreads it over processes with the
+:data:`bla_metric.stats.rank_power.RANK_ONE_LEAD`; ``--workers`` spreads it over processes with the
 same numbers). Markdown tables, each from its own stream of the seed, every simulated share
 with its Monte Carlo standard error:
 
@@ -12,14 +12,14 @@ with its Monte Carlo standard error:
   sentence accuracy drawn as Binomial(4, p) / 4, models independent), the share of simulated
   benchmarks in which every model's true rank lies in its 95% set (simultaneous coverage) and
   the share of (benchmark, model) in which it does (marginal coverage), for the simultaneous
-  and marginal sets of :func:`bla_metric.ranks.rank_sets` and for the percentile intervals of
+  and marginal sets of :func:`bla_metric.stats.ranks.rank_sets` and for the percentile intervals of
   bootstrap ranks they replace; with the mean width of a set;
 - ``small-ranks``: the same for 5 and 10 equal models at n = 30 and 100;
 - ``clusters``: the same for 4 equal models on the active-passive task's 613 datapoints in its
   43 predicates of their real sizes (:data:`AP_PREDICATE_SIZES`), each model's success
   depending on the predicate (intra-cluster correlation 0.1 or 0.3 for all, 0.1 for two models
   and 0.3 for the others, or 0.5 for two and 0 for the others), for the rank sets of ``compare
-  --cluster predicate`` (sign flips of whole predicates, :mod:`bla_metric.cluster_ranks`),
+  --cluster predicate`` (sign flips of whole predicates, :mod:`bla_metric.stats.cluster_ranks`),
   permutations of the models within predicates (what it used before), MRSW's bootstrap of
   whole predicates and permutations within datapoints (the clusters ignored);
 - ``power``: how large a lead the leaderboard finds: for 2 to 10 runs at n = 30, 100 and 600
@@ -29,7 +29,7 @@ with its Monte Carlo standard error:
   is [1, 1] in 80% of simulated benchmarks (per benchmark the smallest such lead, by bisection;
   their 80th percentile, with the order statistics' 95% interval), and the share of fresh
   benchmarks in which a run that far ahead is alone at rank 1 (the check). The leaderboard
-  quotes these numbers from :data:`bla_metric.rank_power.RANK_ONE_LEAD`;
+  quotes these numbers from :data:`bla_metric.stats.rank_power.RANK_ONE_LEAD`;
 - ``templates``: with templates of equal true accuracy (n = 30, 100, 600), how often Cochran's
   Q says they differ and how often the set of templates that may be the best leaves one out
   (false alarms; nominal 5%);
@@ -41,33 +41,37 @@ with its Monte Carlo standard error:
   rates from 0.5% to 50%: Clopper-Pearson (:func:`bla_metric.formulas.share_interval`, the one
   every table gives), Wilson's, and the percentile bootstrap;
 - ``calibration``: how often the test of calibration of
-  :func:`bla_metric.calibration.calibration_summary` says "miscalibrated" for a calibrated model
-  (its size; nominal 5%) and for one 40% too sure (logits 1.4 times the calibrated ones: its
-  power), on BLA's design (two true and two false sentences per datapoint, one pair at P(yes) =
-  pi and the other at 1 - pi) and on independent labels, at n = 100 and 600; beside them the size
-  of the test that redraws each sentence's label on its own, and the calibrated model's mean ECE
-  and mean floor;
+  :func:`bla_metric.stats.calibration.calibration_summary` says "miscalibrated" for a calibrated
+  model (its size; nominal 5%) and for one 40% too sure (logits 1.4 times the calibrated ones: its
+  power), on BLA's design (two true and two false sentences per datapoint, one pair at P(yes) = pi
+  and the other at 1 - pi) and on independent labels, at n = 100 and 600; beside them the size of
+  the test that redraws each sentence's label on its own, and the calibrated model's mean ECE and
+  mean floor;
 - ``power-check``: the power line of the leaderboard for the runs at hand
-  (:func:`bla_metric.rank_power.lead_for_runs`): per simulated benchmark of equal runs the lead
-  it prints, and whether a run that far ahead is alone at rank 1 in a fresh benchmark of the
+  (:func:`bla_metric.stats.rank_power.lead_for_runs`): per simulated benchmark of equal runs the
+  lead it prints, and whether a run that far ahead is alone at rank 1 in a fresh benchmark of the
   same design, for six independent runs, six runs whose correlations differ (the leader least
-  correlated, 613 datapoints) and six runs of 0/1 outcomes at set accuracy's chance rate 1/6
-  (n = 100); beside it the same for the lead from the root mean square sd over pairs.
+  correlated, 613 datapoints) and six runs of 0/1 outcomes at set accuracy's chance rate 1/6 (n =
+  100); beside it the same for the lead from the root mean square sd over pairs.
 
-Templates and image gains go through :mod:`bla_metric.robustness` itself; the rank sets through
-:func:`bla_metric.ranks.rank_sets` on a vectorised bootstrap of the same datapoints for all
-models (the metric is a mean over datapoints, so this equals :func:`bla_metric.formulas.resampled`).
+Templates and image gains go through :mod:`bla_metric.stats.robustness` itself; the rank sets
+through :func:`bla_metric.stats.ranks.rank_sets` on a vectorised bootstrap of the same datapoints
+for all models (the metric is a mean over datapoints, so this equals
+:func:`bla_metric.formulas.resampled`).
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from bla_metric import calibration, formulas, ranks, robustness
+from bla_metric import formulas
+from bla_metric.stats import calibration, ranks, robustness
+
+from ..cli_common import OneLineParser, add_field_options, field_values
+from ..tables import Table, markdown
 
 LABELS = (1, 1, 0, 0)
 RANK_SCENARIOS: dict[str, tuple[list[float], int]] = {
@@ -158,8 +162,8 @@ def rank_coverage(
     accuracy: Sequence[float], n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, dict[str, float]]:
     """{method: {"simultaneous", "marginal", "width"}} over ``benchmarks`` simulated ones: the
-    rank sets of :func:`bla_metric.ranks.permutation_rank_sets` (the leaderboard's) and of
-    :func:`bla_metric.ranks.rank_sets` (MRSW's bootstrap), simultaneous and marginal, and the
+    rank sets of :func:`bla_metric.stats.ranks.permutation_rank_sets` (the leaderboard's) and of
+    :func:`bla_metric.stats.ranks.rank_sets` (MRSW's bootstrap), simultaneous and marginal, and the
     percentile intervals of bootstrap ranks."""
     truth = true_ranks(accuracy)
     methods = RANK_METHODS
@@ -221,7 +225,7 @@ def cluster_coverage(
 ) -> dict[str, dict[str, float]]:
     """{method: {"simultaneous", "marginal", "width"}} of :data:`CLUSTER_METHODS` for equal
     models (true rank 1 each) on :data:`AP_PREDICATE_SIZES`' clusters."""
-    from bla_metric import cluster_ranks
+    from bla_metric.stats import cluster_ranks
 
     count = len(iccs)
     sizes = np.asarray(AP_PREDICATE_SIZES, float)
@@ -263,23 +267,20 @@ def cluster_coverage(
 
 def cluster_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """The coverage of the rank sets by cluster as Markdown lines."""
-    lines = [
-        "| scenario (AP: 613 datapoints in 43 predicates) | sets | all ranks covered | "
-        "each rank covered | mean width |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for name, iccs in CLUSTER_SCENARIOS:
         for method, row in cluster_coverage(iccs, benchmarks, resamples, rng).items():
-            lines.append(
-                f"| {name} | {method} | {_pm(row['simultaneous'], benchmarks)} | "
-                f"{_pm(row['marginal'], benchmarks * len(iccs))} | {row['width']:.2f} |"
+            rows.append(
+                [name, method, _pm(row["simultaneous"], benchmarks)]
+                + [_pm(row["marginal"], benchmarks * len(iccs)), f"{row['width']:.2f}"]
             )
-    return lines
+    columns = ("scenario (AP: 613 datapoints in 43 predicates)", *COVERAGE_COLUMNS[1:])
+    return [markdown(Table("", columns, rows))]
 
 
 def alone_first(values: np.ndarray, lead: float, resamples: int, seed: int) -> bool:
     """Whether run 0, ``lead`` added to each of its per-datapoint values, is alone at rank 1:
-    its simultaneous rank set of :func:`bla_metric.ranks.permutation_rank_sets` is [1, 1]."""
+    its simultaneous rank set of :func:`bla_metric.stats.ranks.permutation_rank_sets` is [1, 1]."""
     shifted = values.copy()
     shifted[0] += lead
     return ranks.permutation_rank_sets(shifted, resamples, seed)[0].tolist() == [1, 1]
@@ -304,10 +305,10 @@ def rank_one_lead(
     runs: int, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
     """{"lead", "low", "high", "check"}: the standardised lead at which one run ahead of
-    ``runs`` - 1 equal ones is alone at rank 1 in :data:`bla_metric.rank_power.POWER` of
+    ``runs`` - 1 equal ones is alone at rank 1 in :data:`bla_metric.stats.rank_power.POWER` of
     ``benchmarks`` simulated ones (with the order statistics' 95% interval of that
     percentile), and the share of as many fresh benchmarks in which a run that far ahead is."""
-    from bla_metric import rank_power
+    from bla_metric.stats import rank_power
 
     sd = np.sqrt(2 * 0.7 * 0.3 / 4)  # per-datapoint differences of two independent runs
     scale = sd / np.sqrt(n)
@@ -340,7 +341,7 @@ def power_table(
     benchmarks: int, resamples: int, entropy: Sequence[int], workers: int = 1
 ) -> list[str]:
     """The leads the leaderboard finds as Markdown lines, and the Python literal of
-    :data:`bla_metric.rank_power.RANK_ONE_LEAD`. Each (runs, n) draws from its own stream
+    :data:`bla_metric.stats.rank_power.RANK_ONE_LEAD`. Each (runs, n) draws from its own stream
     (``entropy`` + (runs, n)), so ``workers`` processes give the same numbers as one."""
     from concurrent.futures import ProcessPoolExecutor
 
@@ -350,20 +351,18 @@ def power_table(
             found = list(pool.map(_power_cell, cells))
     else:
         found = [_power_cell(cell) for cell in cells]
-    lines = [
-        "| runs | n | standardised lead alone at rank 1 in 80% (95% MC interval) | "
-        "that lead in points (sd 32.4) | fresh benchmarks alone at rank 1 at that lead |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     table: dict[int, dict[int, float]] = {}
     for (runs, n, *_), row in zip(cells, found, strict=True):
         table.setdefault(runs, {})[n] = round(row["lead"], 2)
         points = 100 * row["lead"] * row["sd"] / np.sqrt(n)
-        lines.append(
-            f"| {runs} | {n} | {row['lead']:.2f} ({row['low']:.2f}-{row['high']:.2f}) | "
-            f"{points:.1f} | {_pm(row['check'], benchmarks)} |"
-        )
-    return [*lines, "", f"RANK_ONE_LEAD = {table!r}"]
+        lead = f"{row['lead']:.2f} ({row['low']:.2f}-{row['high']:.2f})"
+        rows.append([str(runs), str(n), lead, f"{points:.1f}", _pm(row["check"], benchmarks)])
+    columns = (
+        "runs", "n", "standardised lead alone at rank 1 in 80% (95% MC interval)",
+        "that lead in points (sd 32.4)", "fresh benchmarks alone at rank 1 at that lead",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows)), "", f"RANK_ONE_LEAD = {table!r}"]
 
 
 POWER_DESIGNS = (
@@ -401,10 +400,10 @@ def power_check(
     design: int, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
     """{"new", "old", "lead"}: over ``benchmarks``, the lead
-    :func:`bla_metric.rank_power.lead_for_runs` computes from a benchmark of equal runs of the
+    :func:`bla_metric.stats.rank_power.lead_for_runs` computes from a benchmark of equal runs of the
     design, and the share of fresh benchmarks in which a run that far ahead is alone at rank 1
     (``new``); ``old`` the same for the lead from the root mean square sd over pairs."""
-    from bla_metric import rank_power
+    from bla_metric.stats import rank_power
 
     share = design == 2
     hits = {"new": 0, "old": 0}
@@ -427,18 +426,18 @@ def power_check(
 
 def power_check_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """The power line's check on the runs at hand as Markdown lines."""
-    lines = [
-        "| design (n) | mean lead printed (points) | fresh benchmarks alone at rank 1 at it | "
-        "with the lead from the root mean square sd |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     for design, (name, n) in enumerate(POWER_DESIGNS):
         row = power_check(design, n, benchmarks, resamples, rng)
-        lines.append(
-            f"| {name} (n = {n}) | {100 * row['lead']:.1f} | {_pm(row['new'], benchmarks)} | "
-            f"{_pm(row['old'], benchmarks)} |"
+        rows.append(
+            [f"{name} (n = {n})", f"{100 * row['lead']:.1f}", _pm(row["new"], benchmarks)]
+            + [_pm(row["old"], benchmarks)]
         )
-    return lines
+    columns = (
+        "design (n)", "mean lead printed (points)", "fresh benchmarks alone at rank 1 at it",
+        "with the lead from the root mean square sd",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
 
 
 def sentence_scores(signal: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -500,8 +499,8 @@ def _accuracy(scores: np.ndarray) -> float:
 def gain_outcomes(
     gain: float, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
-    """Shares of :func:`bla_metric.robustness.image_gain`'s outcomes (and of the old rule) at a
-    true gain of ``gain`` over a control of sentence accuracy 0.60."""
+    """Shares of :func:`bla_metric.stats.robustness.image_gain`'s outcomes (and of the old
+    rule) at a true gain of ``gain`` over a control of sentence accuracy 0.60."""
     control_signal = signal_for(0.60, rng)
     real_signal = signal_for(0.60 + gain, rng)
     counts = dict.fromkeys((*robustness.GAIN_OUTCOMES, "old rule"), 0)
@@ -578,18 +577,19 @@ def share_coverage(n: int) -> dict[str, dict[str, float]]:
 
 def share_table() -> list[str]:
     """The exact coverage of the share intervals as Markdown lines."""
-    lines = [
-        "| share of datapoints (true rate 0.5% to 50%) | interval | minimum coverage | "
-        "minimum at rates <= 5% | mean coverage |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for n in SHARE_SIZES:
         for name, row in share_coverage(n).items():
-            lines.append(
-                f"| n = {n} | {name} | {_pct(row['minimum'])} | {_pct(row['rare'])} | "
-                f"{_pct(row['mean'])} |"
-            )
-    return lines
+            rows.append([f"n = {n}", name, *(_pct(row[k]) for k in ("minimum", "rare", "mean"))])
+    columns = (
+        "share of datapoints (true rate 0.5% to 50%)", "interval", "minimum coverage",
+        "minimum at rates <= 5%", "mean coverage",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
+
+
+COVERAGE_COLUMNS = ("scenario", "sets", "all ranks covered", "each rank covered", "mean width")
+"""The columns of the rank sets' coverage tables."""
 
 
 def rank_table(
@@ -600,54 +600,41 @@ def rank_table(
 ) -> list[str]:
     """The coverage of the rank sets in ``scenarios`` as Markdown lines (± the Monte Carlo
     standard error of each share)."""
-    lines = [
-        "| scenario | sets | all ranks covered | each rank covered | mean width |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for name, accuracy, n in scenarios:
         found = rank_coverage(accuracy, n, benchmarks, resamples, rng)
         for method, row in found.items():
-            lines.append(
-                f"| {name} (n = {n}) | {method} | {_pm(row['simultaneous'], benchmarks)} | "
-                f"{_pm(row['marginal'], benchmarks * len(accuracy))} | {row['width']:.2f} |"
+            rows.append(
+                [f"{name} (n = {n})", method, _pm(row["simultaneous"], benchmarks)]
+                + [_pm(row["marginal"], benchmarks * len(accuracy)), f"{row['width']:.2f}"]
             )
-    return lines
+    return [markdown(Table("", COVERAGE_COLUMNS, rows))]
 
 
 def template_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """False alarms of the template statements as Markdown lines."""
-    lines = [
-        "| equal templates | Cochran's Q says they differ | best set leaves one out | "
-        "(bootstrap's best set) |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     for templates, n in TEMPLATE_SCENARIOS:
         alarms = template_false_alarms(templates, n, benchmarks, resamples, rng)
-        lines.append(
-            f"| {templates} templates, n = {n} | {_pm(alarms['cochran_q'], benchmarks)} | "
-            f"{_pm(alarms['best_set'], benchmarks)} | {_pm(alarms['bootstrap'], benchmarks)} |"
-        )
-    return lines
+        shares = [_pm(alarms[k], benchmarks) for k in ("cochran_q", "best_set", "bootstrap")]
+        rows.append([f"{templates} templates, n = {n}", *shares])
+    columns = (
+        "equal templates", "Cochran's Q says they differ", "best set leaves one out",
+        "(bootstrap's best set)",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
 
 
 def gain_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """Outcomes of the image-gain test as Markdown lines."""
     outcomes = (*robustness.GAIN_OUTCOMES, "old rule")
-    lines = [
-        f"| true image gain (n = {GAIN_N}, margin "
-        f"{100 * robustness.EQUIVALENCE_MARGIN:g} points) | "
-        + " | ".join("from priors (old rule)" if o == "old rule" else o for o in outcomes)
-        + " |",
-        "|---|" + "---|" * len(outcomes),
-    ]
+    rows = []
     for gain in GAINS:
         shares = gain_outcomes(gain, GAIN_N, benchmarks, resamples, rng)
-        lines.append(
-            f"| {100 * gain:g} points | "
-            + " | ".join(_pm(shares[o], benchmarks) for o in outcomes)
-            + " |"
-        )
-    return lines
+        rows.append([f"{100 * gain:g} points", *(_pm(shares[o], benchmarks) for o in outcomes)])
+    first = f"true image gain (n = {GAIN_N}, margin {100 * robustness.EQUIVALENCE_MARGIN:g} points)"
+    named = ("from priors (old rule)" if o == "old rule" else o for o in outcomes)
+    return [markdown(Table("", (first, *named), rows))]
 
 
 CALIBRATION_SIZES = (100, 600)
@@ -699,7 +686,7 @@ def calibration_outcomes(
     design: str, n: int, benchmarks: int, resamples: int, rng: np.random.Generator
 ) -> dict[str, float]:
     """Over ``benchmarks`` simulated runs of ``design``: the shares in which
-    :func:`bla_metric.calibration.calibration_summary` says "miscalibrated" (p < 0.05) for the
+    :func:`bla_metric.stats.calibration.calibration_summary` says "miscalibrated" (p < 0.05) for the
     calibrated model (``size``) and for one :data:`TOO_SURE` times too sure on the same labels
     (``power``), the share the per-sentence test says it for the calibrated one (``old``), and
     the calibrated model's mean ECE and mean floor."""
@@ -719,21 +706,20 @@ def calibration_outcomes(
 
 def calibration_table(benchmarks: int, resamples: int, rng: np.random.Generator) -> list[str]:
     """The calibration test's size and power as Markdown lines."""
-    lines = [
-        "| calibration test (P(yes) ~ Beta(2, 2)) | calibrated: says miscalibrated (size) | "
-        f"{100 * (TOO_SURE - 1):g}% too sure: says miscalibrated (power) | calibrated, "
-        "per-sentence redraws: says miscalibrated | calibrated: mean ECE | mean floor |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     for design in CALIBRATION_DESIGNS:
         for n in CALIBRATION_SIZES:
             row = calibration_outcomes(design, n, benchmarks, resamples, rng)
-            lines.append(
-                f"| {design}, n = {n} | {_pm(row['size'], benchmarks)} | "
-                f"{_pm(row['power'], benchmarks)} | {_pm(row['old'], benchmarks)} | "
-                f"{100 * row['ece']:.2f}% | {100 * row['floor']:.2f}% |"
-            )
-    return lines
+            shares = [_pm(row[k], benchmarks) for k in ("size", "power", "old")]
+            means = [f"{100 * row[k]:.2f}%" for k in ("ece", "floor")]
+            rows.append([f"{design}, n = {n}", *shares, *means])
+    columns = (
+        "calibration test (P(yes) ~ Beta(2, 2))", "calibrated: says miscalibrated (size)",
+        f"{100 * (TOO_SURE - 1):g}% too sure: says miscalibrated (power)",
+        "calibrated, per-sentence redraws: says miscalibrated", "calibrated: mean ECE",
+        "mean floor",
+    )  # fmt: skip
+    return [markdown(Table("", columns, rows))]
 
 
 TABLES = (
@@ -801,24 +787,30 @@ def _pct(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
+@dataclass(frozen=True)
+class SimulationSettings:
+    """The options of ``python -m bla_eval.simulations.coverage``."""
+
+    benchmarks: int = field(default=400, metadata={"help": "simulated benchmarks"})
+    resamples: int = field(default=1000, metadata={"help": "bootstrap resamples"})
+    seed: int = field(default=0, metadata={"help": "seed"})
+    workers: int = field(
+        default=1, metadata={"help": "processes for the power table (same numbers)"}
+    )
+    tables: str = field(
+        default=",".join(TABLES),
+        metadata={"help": "comma-separated tables to compute"},
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m bla_eval.performance.coverage",
+    p = OneLineParser(
+        prog="python -m bla_eval.simulations.coverage",
         description="Coverage of the rank sets, false alarms of the template statements and "
         "outcomes of the image-gain test, by simulation.",
     )
-    p.add_argument("--benchmarks", type=int, default=400, help="simulated benchmarks (400)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed (0)")
-    p.add_argument(
-        "--workers", type=int, default=1, help="processes for the power table (1; same numbers)"
-    )
-    p.add_argument(
-        "--tables",
-        default=",".join(TABLES),
-        help=f"comma-separated tables to compute ({','.join(TABLES)}; all by default)",
-    )
-    args: Any = p.parse_args(argv)
+    add_field_options(p, SimulationSettings)
+    args = SimulationSettings(**field_values(SimulationSettings, p.parse_args(argv)))
     if args.benchmarks < 1 or args.resamples < 10 or args.workers < 1:
         p.error("--benchmarks and --workers must be at least 1 and --resamples at least 10")
     tables = [t.strip() for t in args.tables.split(",") if t.strip()]

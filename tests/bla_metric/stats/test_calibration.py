@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bla_eval.performance import coverage
+from bla_eval.simulations import coverage
 
-from bla_metric import calibration
+from bla_metric.stats import calibration
 
 
 def _rejections(design: str, n: int, runs: int, seed: int, sure: bool = False) -> tuple:

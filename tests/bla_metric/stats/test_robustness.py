@@ -1,4 +1,5 @@
-"""The formulas of prompt sensitivity, image gain and ranking agreement (bla_metric.robustness)."""
+"""The formulas of prompt sensitivity, image gain and ranking agreement
+(bla_metric.stats.robustness)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bla_metric import robustness
+from bla_metric.stats import robustness
 
 LABELS = [[1, 1, 0, 0]] * 200
 
@@ -92,7 +93,7 @@ def test_task_order_and_ranking_agreement() -> None:
 def test_cochran_q_and_chi2_tail_equal_statsmodels_and_scipy() -> None:
     from statsmodels.stats.contingency_tables import cochrans_q
 
-    from bla_metric import significance
+    from bla_metric.stats import significance
 
     outcomes = np.random.default_rng(3).integers(0, 2, (80, 5))
     ours, theirs = significance.cochran_q(outcomes), cochrans_q(outcomes)
@@ -117,7 +118,7 @@ def test_equal_templates_are_not_told_apart_and_the_range_is_resampled_whole() -
 def test_image_gain_outcomes_follow_the_equivalence_test() -> None:
     from statsmodels.stats.weightstats import ttost_paired
 
-    from bla_metric import ranks, significance
+    from bla_metric.stats import ranks, significance
 
     rng = np.random.default_rng(5)
     labels = [[1, 1, 0, 0]] * 2000
