@@ -1,29 +1,65 @@
-"""The settings of one ``bla-finetune`` call (torch-free: the parser reads them)."""
+"""The settings of one ``bla-finetune`` call (torch-free: the parser reads them).
+
+Each field is declared once, with its command-line help, flag, type and choices in its metadata
+(``bla_eval.cli_common.option``); ``bla-finetune``'s parser is derived from them.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
+
+from bla_metric.tasks import TASKS
+
+from ..cli_common import bounded_int, option
+from ..config import MAX_LIMIT
+from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 
 
 @dataclass(frozen=True)
 class FinetuneConfig:
     """Settings of one ``bla-finetune`` call (defaults: the paper's, Appendix D)."""
 
-    model: str
-    task: str
-    output: str
-    data: str | None = None
-    seeds: int = 1
-    seed: int = 0
-    learning_rate: float = 1e-5
-    batch_size: int = 16
-    """Training rows (images, each with its true and false sentence) per step."""
-    epochs: int = 10
-    device: str = "auto"
-    eval_tasks: tuple[str, ...] = ()
-    """Test splits scored before and after training (default: every task: SD + DD)."""
-    limit: int | None = None
-    """Score only the first N validation and test datapoints (quick runs; training uses all)."""
-    overwrite: bool = False
-    regions: str | None = None
-    """The region features of a model that reads them (``bla-eval --regions``)."""
+    model: str = option(MISSING, "Hub id, local folder or open_clip name")
+    task: str = option(MISSING, "learning config to train on", choices=tuple(TASKS))
+    output: str = option(MISSING, "folder for the checkpoint and finetune.json")
+    seeds: int = option(
+        1,
+        f"repeat with N seeds (mean and std; at most {MAX_SEEDS})",
+        type=bounded_int(1, MAX_SEEDS),
+    )
+    seed: int = option(
+        0, f"first seed (seed + seeds - 1 at most {MAX_SEED})", type=bounded_int(0, MAX_SEED)
+    )
+    learning_rate: float = option(1e-5, "learning rate", flag="--lr")
+    batch_size: int = option(
+        16,
+        "training rows (images, each with its true and false sentence) per step (at most "
+        f"{MAX_BATCH_SIZE})",
+        type=bounded_int(1, MAX_BATCH_SIZE),
+    )
+    epochs: int = option(
+        10, f"maximum epochs (at most {MAX_EPOCHS})", type=bounded_int(1, MAX_EPOCHS)
+    )
+    data: str | None = option(
+        help="Hub dataset id or local dataset folder (default, as bla-eval's: $BLA_DATASET, "
+        "else ./bla_dataset if built there, else the Hub id)"
+    )
+    device: str = option("auto", "auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
+    eval_tasks: tuple[str, ...] = option(
+        (),
+        "test splits scored before and after training (default: every task: SD + DD)",
+        choices=tuple(TASKS),
+        parsed=None,
+    )
+    limit: int | None = option(
+        help="score only the first N validation and test datapoints (quick runs; training uses "
+        f"all; at most {MAX_LIMIT})",
+        type=bounded_int(1, MAX_LIMIT),
+    )
+    regions: str | None = option(
+        help="region-itm models (LXMERT, VOLTA's ViLBERT and LXMERT): the region features, as "
+        "bla-eval --regions (a .tsv in the authors' layout, a region store, or the detector)"
+    )
+    overwrite: bool = option(
+        False, "replace an earlier bla-finetune output in --output (nothing else is replaced)"
+    )
