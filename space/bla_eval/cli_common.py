@@ -207,6 +207,14 @@ def option(default: Any = None, help: str = "", **cli: Any) -> Any:
     return dataclasses.field(default=default, metadata={"help": help, **cli})
 
 
+def field_like(settings: type, name: str, **changes: Any) -> Any:
+    """A dataclass field declared as the field ``name`` of ``settings`` (its default and metadata),
+    with ``changes``: ``default`` and metadata keys (``help`` ...) that differ."""
+    (same,) = (f for f in dataclasses.fields(settings) if f.name == name)
+    default = changes.pop("default", same.default)
+    return dataclasses.field(default=default, metadata={**same.metadata, **changes})
+
+
 @dataclasses.dataclass(frozen=True)
 class Debugging:
     """The switch every command has (:func:`run_guarded`'s ``debug``)."""
