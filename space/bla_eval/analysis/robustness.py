@@ -19,13 +19,14 @@ runs' records; the formulas are ``bla_metric.robustness``'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, dataclass
 from statistics import fmean
 from typing import Any
 
 from bla_metric import formulas, robustness, significance
 
 from ..benchmarks import get_benchmark
-from ..cli_common import OneLineParser, run_guarded
+from ..cli_common import Debugging, OneLineParser, add_field_options, option, run_guarded
 
 RESAMPLES = 2000
 """Bootstrap resamples of the text-only baseline's interval."""
@@ -408,6 +409,18 @@ def _margin(text: str) -> float:
     return value
 
 
+@dataclass(frozen=True, kw_only=True)
+class RobustnessOptions:
+    """The options of ``bla-eval robustness``."""
+
+    runs: tuple[str, ...] = option(MISSING, "folders of finished bla-eval runs", flag="runs")
+    margin: float | None = option(
+        help="equivalence margin of the image gain in points, above 0 and below 100 (default "
+        f"{100 * robustness.EQUIVALENCE_MARGIN:g}: a gain within it is no gain)",
+        type=_margin,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """``bla-eval robustness RUN [RUN ...]``."""
     p = OneLineParser(
@@ -415,15 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Prompt sensitivity, image gain and ranking agreement of finished runs "
         "scored with --prompts or --control.",
     )
-    p.add_argument("runs", nargs="+", help="folders of finished bla-eval runs")
-    p.add_argument(
-        "--margin",
-        type=_margin,
-        default=None,
-        help="equivalence margin of the image gain in points, above 0 and below 100 (default "
-        f"{100 * robustness.EQUIVALENCE_MARGIN:g}: a gain within it is no gain)",
-    )
-    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    add_field_options(p, RobustnessOptions, Debugging)
     args = p.parse_args(argv)
 
     def body() -> int:
