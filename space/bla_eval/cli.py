@@ -13,7 +13,14 @@ import importlib.util
 import sys
 from collections.abc import Callable
 
-from .cli_common import OneLineParser, add_field_options, field_values, run_guarded, split_values
+from .cli_common import (
+    Debugging,
+    OneLineParser,
+    add_field_options,
+    field_values,
+    run_guarded,
+    split_values,
+)
 from .config import RunConfig
 
 SUBCOMMANDS: dict[str, str] = {
@@ -38,8 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score a vision-and-language (or text-only) model on BLA and its neighbours.",
         epilog="Subcommands: " + (", ".join(SUBCOMMANDS) or "none") + " (bla-eval SUB --help).",
     )
-    add_field_options(p, RunConfig)
-    p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    add_field_options(p, RunConfig, Debugging)
     return p
 
 
