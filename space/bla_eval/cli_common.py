@@ -283,13 +283,15 @@ def _argument(f: dataclasses.Field, hint: Any) -> tuple[tuple[str, ...], dict[st
 
 def field_values(settings: type, args: argparse.Namespace) -> dict[str, Any]:
     """The values of the dataclass ``settings``' fields in ``args`` (parsed with
-    :func:`add_field_options`); a tuple field's values may also be comma-separated."""
+    :func:`add_field_options`) as tuples; a ``tuple[str, ...]`` field's values may also be
+    comma-separated."""
     hints = typing.get_type_hints(settings)
     values = {}
     for f in dataclasses.fields(settings):
         value = getattr(args, f.name)
         if typing.get_origin(hints[f.name]) is tuple:
-            value = split_values(value or ())
+            strings = typing.get_args(hints[f.name])[0] is str
+            value = split_values(value or ()) if strings else tuple(value or ())
         values[f.name] = value
     return values
 
