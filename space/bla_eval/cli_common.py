@@ -207,6 +207,13 @@ def option(default: Any = None, help: str = "", **cli: Any) -> Any:
     return dataclasses.field(default=default, metadata={"help": help, **cli})
 
 
+def command_parser(prog: str, description: str, *settings: type, **kwargs: Any) -> OneLineParser:
+    """The parser of a command: the options of the dataclasses ``settings``, and ``--debug``."""
+    parser = OneLineParser(prog=prog, description=description, **kwargs)
+    add_field_options(parser, *settings, Debugging)
+    return parser
+
+
 def field_like(settings: type, name: str, **changes: Any) -> Any:
     """A dataclass field declared as the field ``name`` of ``settings`` (its default and metadata),
     with ``changes``: ``default`` and metadata keys (``help`` ...) that differ."""

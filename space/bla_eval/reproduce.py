@@ -22,15 +22,7 @@ from typing import Any
 from bla_metric.formulas import MAX_RESAMPLES
 from bla_metric.published import SETUPS, Published, Setup, find_setup, numbers_of, setups_of
 
-from .cli_common import (
-    Debugging,
-    OneLineParser,
-    add_field_options,
-    bounded_int,
-    field_like,
-    option,
-    run_guarded,
-)
+from .cli_common import bounded_int, command_parser, field_like, option, run_guarded
 from .config import RunConfig
 from .protocols import get_protocol
 from .runs import RunFolder, protocol_name
@@ -400,13 +392,12 @@ class ReproduceOptions:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog=PROG,
-        description="Check a run against a published row (paper and thesis tables), or run the "
+    return command_parser(
+        PROG,
+        "Check a run against a published row (paper and thesis tables), or run the "
         "row's model with its protocol and check that.",
+        ReproduceOptions,
     )
-    add_field_options(p, ReproduceOptions, Debugging)
-    return p
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -11,14 +11,7 @@ from dataclasses import MISSING, dataclass
 
 from bla_metric.formulas import MAX_RESAMPLES
 
-from ..cli_common import (
-    Debugging,
-    OneLineParser,
-    add_field_options,
-    bounded_int,
-    option,
-    run_guarded,
-)
+from ..cli_common import bounded_int, command_parser, option, run_guarded
 from ..config import registry
 from ..tables import TABLE_FORMATS
 from . import leaderboard as board
@@ -124,9 +117,7 @@ class ExportOptions:
 
 
 def _parser(prog: str, description: str, options: type) -> argparse.ArgumentParser:
-    p = OneLineParser(prog=prog, description=description)
-    add_field_options(p, options, Debugging)
-    return p
+    return command_parser(prog, description, options)
 
 
 def analyze_main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 from bla_metric import formulas, robustness, significance
 
 from ..benchmarks import get_benchmark
-from ..cli_common import Debugging, OneLineParser, add_field_options, option, run_guarded
+from ..cli_common import command_parser, option, run_guarded
 
 RESAMPLES = 2000
 """Bootstrap resamples of the text-only baseline's interval."""
@@ -423,12 +423,12 @@ class RobustnessOptions:
 
 def main(argv: list[str] | None = None) -> int:
     """``bla-eval robustness RUN [RUN ...]``."""
-    p = OneLineParser(
-        prog="bla-eval robustness",
-        description="Prompt sensitivity, image gain and ranking agreement of finished runs "
+    p = command_parser(
+        "bla-eval robustness",
+        "Prompt sensitivity, image gain and ranking agreement of finished runs "
         "scored with --prompts or --control.",
+        RobustnessOptions,
     )
-    add_field_options(p, RobustnessOptions, Debugging)
     args = p.parse_args(argv)
 
     def body() -> int:

@@ -6,22 +6,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli_common import Debugging, OneLineParser, add_field_options, field_values, run_guarded
+from ..cli_common import command_parser, field_values, run_guarded
 from .config import FinetuneConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``bla-finetune``: one option per ``FinetuneConfig`` field, and
     ``--debug``."""
-    p = OneLineParser(
-        prog="bla-finetune",
-        description="Fine-tune a model on BLA's learning splits (paper §6): ITM heads with "
+    return command_parser(
+        "bla-finetune",
+        "Fine-tune a model on BLA's learning splits (paper §6): ITM heads with "
         "cross-entropy, dual encoders with the false sentence as hard negative. Keeps the epoch "
         "with the best validation accuracy and scores the learning test splits of every task "
         "before and after (SD: the same task, DD: the others).",
+        FinetuneConfig,
     )
-    add_field_options(p, FinetuneConfig, Debugging)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from bla_metric.learning import LEARNING_METRICS, improvement, improvements
 from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from ..benchmarks.bla import summarise
-from ..cli_common import Debugging, OneLineParser, add_field_options, option, run_guarded
+from ..cli_common import command_parser, option, run_guarded
 from ..outputs import FINETUNE_FILE, read_json, staged
 from ..protocols import PROTOCOLS, Protocol
 from ..runs import RESULTS_FILE, RunFolder, protocol_name
@@ -388,12 +388,12 @@ class ReportOptions:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``bla-eval learning-report``."""
-    p = OneLineParser(
-        prog="bla-eval learning-report",
-        description="Paper Table 3, Table 4 and Figure 3 from bla-eval runs (zero-shot, icl-sd, "
+    p = command_parser(
+        "bla-eval learning-report",
+        "Paper Table 3, Table 4 and Figure 3 from bla-eval runs (zero-shot, icl-sd, "
         "icl-dd on the learning test splits) and bla-finetune runs.",
+        ReportOptions,
     )
-    add_field_options(p, ReportOptions, Debugging)
     args = p.parse_args(argv)
 
     def run() -> int:

@@ -14,14 +14,7 @@ import time
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 
-from ..cli_common import (
-    Debugging,
-    OneLineParser,
-    add_field_options,
-    bounded_int,
-    option,
-    run_guarded,
-)
+from ..cli_common import bounded_int, command_parser, option, run_guarded
 from .slurm_executor import CLUSTERS, DEFAULT_SILENCE_S
 
 EXECUTORS = ("local", "ray", "slurm")
@@ -88,14 +81,13 @@ class SweepOptions:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog="bla-eval sweep",
-        description="Run every cell of a plan (models x benchmarks x protocols) as a bla-eval run "
+    return command_parser(
+        "bla-eval sweep",
+        "Run every cell of a plan (models x benchmarks x protocols) as a bla-eval run "
         "folder under --output, on local processes, Ray or Slurm; rerun to resume. Exit status "
         f"{FAILED_BASE} + the number of failed cells when some failed.",
+        SweepOptions,
     )
-    add_field_options(p, SweepOptions, Debugging)
-    return p
 
 
 def sweep(args: argparse.Namespace) -> int:

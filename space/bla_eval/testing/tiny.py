@@ -14,7 +14,7 @@ import sys
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 
-from ..cli_common import Debugging, OneLineParser, add_field_options, option, run_guarded
+from ..cli_common import OneLineParser, command_parser, option, run_guarded
 from ..outputs import staged
 
 PROG = "python -m bla_eval.testing.tiny"
@@ -65,9 +65,7 @@ class TinyOptions:
 
 
 def build_parser() -> OneLineParser:
-    p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    add_field_options(p, TinyOptions, Debugging)
-    return p
+    return command_parser(PROG, __doc__.split("\n\n")[0], TinyOptions)
 
 
 def main(argv: list[str] | None = None) -> int:
