@@ -12,10 +12,10 @@ benchmark prefixes ``a photo of``, as upstream does).
 from __future__ import annotations
 
 import argparse
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from bla_eval.cli_common import add_field_options, option
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.compositional import MMVP_PATTERNS
 from builders.neighbours import (
@@ -26,6 +26,7 @@ from builders.neighbours import (
     UniqueIds,
     build_repo,
     csv_rows,
+    input_path,
     inside,
     out_folder,
     run_cli,
@@ -129,10 +130,8 @@ def build_mmvp_vlm(source: Path, out: Path) -> tuple[dict, dict[str, ConfigRows]
 class MmvpVlmOptions:
     """The options of ``python -m builders mmvp-vlm``."""
 
-    source: Path = option(
-        MISSING,
-        "folder of the Hub repo MMVP/MMVP_VLM (Questions.csv, 'MLLM_VLM Images/')",
-        type=Path,
+    source: Path = input_path(
+        "folder of the Hub repo MMVP/MMVP_VLM (Questions.csv, 'MLLM_VLM Images/')"
     )
     out: Path = out_folder()
 

@@ -11,10 +11,10 @@ the answer to question ``q`` on image ``i``.
 from __future__ import annotations
 
 import argparse
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from bla_eval.cli_common import add_field_options, option
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.compositional import naturalbench_gold
 from builders.manifest import sha256_file
@@ -25,6 +25,7 @@ from builders.neighbours import (
     UniqueIds,
     build_repo,
     embedded_image,
+    input_path,
     item_id,
     out_folder,
     parquet_rows,
@@ -138,10 +139,8 @@ def answer(row: dict, image: int, question: int, question_type: str, where: str)
 class NaturalBenchOptions:
     """The options of ``python -m builders naturalbench``."""
 
-    source: Path = option(
-        MISSING,
-        "folder of the Hub release BaiqiL/NaturalBench (data/train-*.parquet)",
-        type=Path,
+    source: Path = input_path(
+        "folder of the Hub release BaiqiL/NaturalBench (data/train-*.parquet)"
     )
     out: Path = out_folder()
 

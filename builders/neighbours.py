@@ -522,6 +522,11 @@ def run_cli(
     return 0
 
 
+def input_path(help: str, **cli: Any) -> Any:
+    """A required folder or file a benchmark's builder reads (``--annotations`` ...)."""
+    return option(MISSING, help, type=Path, **cli)
+
+
 def out_folder() -> Any:
     """The ``--out`` option of a benchmark's builder (``run_cli``'s ``out``)."""
     return option(MISSING, "output folder, replaced only after a successful build", type=Path)

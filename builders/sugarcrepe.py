@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from bla_eval.cli_common import add_field_options, option
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.compositional import SUGARCREPE_SUBSETS
 from builders.neighbours import (
@@ -25,6 +25,7 @@ from builders.neighbours import (
     RepoText,
     UniqueIds,
     build_repo,
+    input_path,
     inside,
     item_id,
     out_folder,
@@ -148,13 +149,9 @@ def build_sugarcrepe(
 class SugarCrepeOptions:
     """The options of ``python -m builders sugarcrepe`` (and ``sugarcrepe-pp``'s)."""
 
-    annotations: Path = option(
-        MISSING, "the data folder of RAIVNLab/sugar-crepe (<subset>.json)", type=Path
-    )
-    images: Path = option(
-        MISSING,
-        "folder of the COCO 2017 validation images (val2017/000000xxxxxx.jpg)",
-        type=Path,
+    annotations: Path = input_path("the data folder of RAIVNLab/sugar-crepe (<subset>.json)")
+    images: Path = input_path(
+        "folder of the COCO 2017 validation images (val2017/000000xxxxxx.jpg)"
     )
     out: Path = out_folder()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from bla_eval.cli_common import add_field_options, option
@@ -29,6 +29,7 @@ from builders.neighbours import (
     RepoText,
     build_repo,
     first_existing,
+    input_path,
     inside,
     out_folder,
     read_json,
@@ -196,14 +197,10 @@ def build_valse(
 class ValseOptions:
     """The options of ``python -m builders valse``."""
 
-    annotations: Path = option(
-        MISSING, "folder of the VALSE instrument files (existence.json, ...)", type=Path
-    )
-    images: tuple[Path, ...] = option(
-        MISSING,
+    annotations: Path = input_path("folder of the VALSE instrument files (existence.json, ...)")
+    images: tuple[Path, ...] = input_path(
         "folder of the images by file name (repeatable; Visual7W's v7w_<id>.jpg is also found "
         "as <id>.jpg)",
-        type=Path,
         action="append",
     )
     out: Path = out_folder()

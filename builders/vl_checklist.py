@@ -20,10 +20,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from bla_eval.cli_common import add_field_options, option
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.neighbours import VL_CHECKLIST_CORPUS, VL_CHECKLIST_LEAVES
 from builders.neighbours import (
@@ -33,6 +33,7 @@ from builders.neighbours import (
     RepoText,
     build_repo,
     first_existing,
+    input_path,
     inside,
     out_folder,
     read_json,
@@ -223,14 +224,10 @@ def build_vl_checklist(
 class VlCheckListOptions:
     """The options of ``python -m builders vl-checklist``."""
 
-    annotations: Path = option(
-        MISSING, "VL-CheckList folder with data/ (and corpus.json)", type=Path
-    )
-    images: tuple[Path, ...] = option(
-        MISSING,
+    annotations: Path = input_path("VL-CheckList folder with data/ (and corpus.json)")
+    images: tuple[Path, ...] = input_path(
         "image root (repeatable): upstream layout <root>/vg/VG_100K/<id>.jpg, <root>/swig/..., "
         "<root>/hake/..., or a flat Visual Genome folder <id>.jpg",
-        type=Path,
         action="append",
     )
     out: Path = out_folder()

@@ -11,10 +11,10 @@ unpacked into a folder (``<image_0>.png``; ``.jpg``/``.jpeg`` are accepted too).
 from __future__ import annotations
 
 import argparse
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from bla_eval.cli_common import add_field_options, option
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.neighbour_references import WINOGROUND_CONFIG
 from builders.neighbours import (
@@ -25,6 +25,7 @@ from builders.neighbours import (
     UniqueIds,
     build_repo,
     first_existing,
+    input_path,
     inside,
     item_id,
     json_lines,
@@ -134,12 +135,8 @@ def build_winoground(examples: Path, images: Path, out: Path) -> tuple[dict, dic
 class WinogroundOptions:
     """The options of ``python -m builders winoground``."""
 
-    examples: Path = option(
-        MISSING, "examples.jsonl of the Hub release (data/examples.jsonl)", type=Path
-    )
-    images: Path = option(
-        MISSING, "folder of the unpacked data/images.zip (<image_0>.png ...)", type=Path
-    )
+    examples: Path = input_path("examples.jsonl of the Hub release (data/examples.jsonl)")
+    images: Path = input_path("folder of the unpacked data/images.zip (<image_0>.png ...)")
     out: Path = out_folder()
 
 
