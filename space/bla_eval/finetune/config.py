@@ -10,8 +10,8 @@ from dataclasses import MISSING, dataclass
 
 from bla_metric.tasks import TASKS
 
-from ..cli_common import bounded_int, option
-from ..config import MAX_LIMIT
+from ..cli_common import bounded_int, field_like, option
+from ..config import MAX_LIMIT, RunConfig
 from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 
 
@@ -40,25 +40,30 @@ class FinetuneConfig:
     epochs: int = option(
         10, f"maximum epochs (at most {MAX_EPOCHS})", type=bounded_int(1, MAX_EPOCHS)
     )
-    data: str | None = option(
+    data: str | None = field_like(
+        RunConfig,
+        "data",
         help="Hub dataset id or local dataset folder (default, as bla-eval's: $BLA_DATASET, "
-        "else ./bla_dataset if built there, else the Hub id)"
+        "else ./bla_dataset if built there, else the Hub id)",
     )
-    device: str = option("auto", "auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
+    device: str = field_like(RunConfig, "device")
     eval_tasks: tuple[str, ...] = option(
         (),
         "test splits scored before and after training (default: every task: SD + DD)",
         choices=tuple(TASKS),
         parsed=None,
     )
-    limit: int | None = option(
+    limit: int | None = field_like(
+        RunConfig,
+        "limit",
         help="score only the first N validation and test datapoints (quick runs; training uses "
         f"all; at most {MAX_LIMIT})",
-        type=bounded_int(1, MAX_LIMIT),
     )
-    regions: str | None = option(
+    regions: str | None = field_like(
+        RunConfig,
+        "regions",
         help="region-itm models (LXMERT, VOLTA's ViLBERT and LXMERT): the region features, as "
-        "bla-eval --regions (a .tsv in the authors' layout, a region store, or the detector)"
+        "bla-eval --regions (a .tsv in the authors' layout, a region store, or the detector)",
     )
     overwrite: bool = option(
         False, "replace an earlier bla-finetune output in --output (nothing else is replaced)"

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from ..cli_common import option
-from .options import data_option, parse_options, threads_option
+from .options import PairsOptions, parse_options, threads_option
 from .pairs import max_score_difference, spread_pairs
 
 
@@ -90,13 +90,9 @@ def load() -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GenerativeOptions:
+class GenerativeOptions(PairsOptions):
     """The options of ``python -m bla_eval.performance.generative``."""
 
-    data: str | None = data_option()
-    images: int = option(8, "N images spread over the benchmark", type=int)
-    batch_size: int = option(8, "prompts per forward pass", type=int)
-    model: str | None = option(help="a generative model (default: --shape)")
     shape: str = option(
         "smolvlm-256m", "the released sizes of the random-weight model", choices=sorted(SHAPES)
     )

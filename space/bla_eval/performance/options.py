@@ -1,8 +1,10 @@
-"""The options several speed scripts share (``--data``, ``--threads``) and their parser."""
+"""The options several speed scripts share (``--data``, ``--threads``, those of the scripts that
+time spread pairs) and their parser."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import Any
 
 from ..cli_common import OneLineParser, add_field_options, option
@@ -24,3 +26,13 @@ def parse_options(options: type, module: str, description: str, argv: Any) -> ar
     parser = OneLineParser(prog=f"python -m {module}", description=description)
     add_field_options(parser, options)
     return parser.parse_args(argv)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairsOptions:
+    """The options of a script that times a generative model on ``spread_pairs``' images."""
+
+    data: str | None = data_option()
+    images: int = option(8, "N images spread over the benchmark", type=int)
+    model: str | None = option(help="a generative model (default: a random-weight one)")
+    batch_size: int = option(8, "sentences or prompts per forward pass", type=int)

@@ -19,21 +19,16 @@ from pathlib import Path
 
 import torch
 
-from ..cli_common import option
-from .options import data_option, parse_options, threads_option
+from .options import PairsOptions, parse_options, threads_option
 from .pairs import spread_pairs
 
 MODES = ("yes-no", "caption", "caption-pmi")
 
 
 @dataclass(frozen=True, kw_only=True)
-class ScoresOptions:
+class ScoresOptions(PairsOptions):
     """The options of ``python -m bla_eval.performance.scores``."""
 
-    data: str | None = data_option()
-    images: int = option(8, "N images", type=int)
-    model: str | None = option(help="a generative model (default: SmolVLM-shaped)")
-    batch_size: int = option(8, "sentences per forward pass", type=int)
     threads: int | None = threads_option()
 
 

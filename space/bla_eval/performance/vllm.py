@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cli_common import option
-from .options import data_option, parse_options
+from ..cli_common import field_like, option
+from .options import PairsOptions, parse_options
 from .pairs import max_score_difference, spread_pairs
 
 
@@ -46,14 +46,11 @@ def time_both(
 
 
 @dataclass(frozen=True, kw_only=True)
-class VllmOptions:
+class VllmOptions(PairsOptions):
     """The options of ``python -m bla_eval.performance.vllm``."""
 
-    data: str | None = data_option()
-    images: int = option(32, "N images over the benchmark", type=int)
-    model: str | None = option(help="a generative model (default: tiny LLaVA)")
+    images: int = field_like(PairsOptions, "images", default=32)
     images_per_step: int = option(8, "images per turn", type=int)
-    batch_size: int = option(8, "transformers: prompts per pass", type=int)
     gpu_memory_utilization: float | None = option(help="vLLM's fraction", type=float)
 
 
