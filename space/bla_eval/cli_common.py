@@ -230,7 +230,7 @@ class Debugging:
 
 
 def add_field_options(
-    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    parser: argparse.ArgumentParser,
     *settings: type,
     suppress: bool = False,
 ) -> None:
