@@ -18,9 +18,17 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 
-from bla_eval.cli_common import OneLineParser, positive_int, run_guarded
+from bla_eval.cli_common import (
+    Debugging,
+    OneLineParser,
+    add_field_options,
+    option,
+    positive_int,
+    run_guarded,
+)
 
 PROG = "python -m builders"
 DEFAULT_OUT = Path("bla_dataset")
@@ -71,45 +79,47 @@ def _publish(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_release_parser(sub: argparse._SubParsersAction) -> None:
-    """``release``: release folder or zip -> dataset repo."""
-    p = sub.add_parser("release", help="build the dataset repo from the BLA release (folder, zip)")
-    p.add_argument(
-        "--source",
-        default=None,
+@dataclass(frozen=True, kw_only=True)
+class ReleaseOptions:
+    """The options of ``release``."""
+
+    source: str | None = option(
         help="release folder, zip file, or URL of the zip (default: $BLA_RELEASE_DIR, else "
         "the authors' public release zip, $BLA_RELEASE_URL overriding its URL; a download "
         "is checked file by file against builders/data/release_sha256.json and cached in "
-        "$BLA_CACHE_DIR, else ~/.cache/bla)",
+        "$BLA_CACHE_DIR, else ~/.cache/bla)"
     )
-    p.add_argument(
-        "--out",
+    out: Path = option(
+        DEFAULT_OUT,
+        "output folder, replaced only after a successful build and only when it holds nothing "
+        "but a previous build",
         type=Path,
-        default=DEFAULT_OUT,
-        help=f"output folder, replaced only after a successful build and only when it "
-        f"holds nothing but a previous build (default: ./{DEFAULT_OUT})",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    quiet: bool = option(False, "no progress bars")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PublishOptions:
+    """The options of ``publish``."""
+
+    repo_id: str = option(MISSING, "Hub dataset repo, e.g. ORG/bla")
+    tag: str = option(MISSING, "tag: v<dataset_version>, e.g. v1.0.0")
+    source: Path = option(DEFAULT_OUT, "built dataset folder (release or construct)", type=Path)
+    dry_run: bool = option(False, "print the exact Hub operations instead of running them")
+    private: bool = option(False, "create the Hub repo as private")
+
+
+def add_release_parser(sub: argparse._SubParsersAction) -> None:
+    """``release``: release folder or zip -> dataset repo."""
+    p = sub.add_parser("release", help="build the dataset repo from the BLA release (folder, zip)")
+    add_field_options(p, ReleaseOptions)
     p.set_defaults(func=_release)
 
 
 def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     """``publish``: upload a built repo to the Hugging Face Hub and tag it."""
     p = sub.add_parser("publish", help="upload the built dataset repo to the Hub and tag it")
-    p.add_argument("--repo-id", required=True, help="Hub dataset repo, e.g. ORG/bla")
-    p.add_argument("--tag", required=True, help="tag: v<dataset_version>, e.g. v1.0.0")
-    p.add_argument(
-        "--source",
-        type=Path,
-        default=DEFAULT_OUT,
-        help=f"built dataset folder (release or construct; default: ./{DEFAULT_OUT})",
-    )
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print the exact Hub operations instead of running them",
-    )
-    p.add_argument("--private", action="store_true", help="create the Hub repo as private")
+    add_field_options(p, PublishOptions)
     p.set_defaults(func=_publish)
 
 
@@ -143,12 +153,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     adders = [add_release_parser, add_publish_parser]
     adders += [importlib.import_module(module).add_parser for module in modules]
     debug = OneLineParser(add_help=False)
-    debug.add_argument(
-        "--debug",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="show the Python traceback of an error",
-    )
+    add_field_options(debug, Debugging, suppress=True)
     parser = OneLineParser(
         prog=PROG, description="Build and publish the BLA dataset repo.", parents=[debug]
     )

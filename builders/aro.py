@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import argparse
 import io
+from dataclasses import make_dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options, option
 
 from bla_metric.compositional import ARO_ORDER_GROUP as ORDER_GROUP
 from bla_metric.compositional import ARO_TASKS
@@ -37,6 +40,7 @@ from builders.neighbours import (
     embedded_image,
     finite,
     inside,
+    out_folder,
     parquet_rows,
     read_json,
     run_cli,
@@ -232,24 +236,43 @@ def _order(config: str, folder: Path, configs: dict[str, ConfigRows]) -> dict:
     return hashes
 
 
+AroOptions = make_dataclass(
+    "AroOptions",
+    [
+        (
+            "annotations",
+            Path | None,
+            option(
+                help="folder holding visual_genome_relation.json and/or "
+                "visual_genome_attribution.json",
+                type=Path,
+            ),
+        ),
+        (
+            "images",
+            Path | None,
+            option(help="folder of the unpacked vgr_vga_images.zip", type=Path),
+        ),
+        *(
+            (
+                config,
+                Path | None,
+                option(help=f"folder of a download of {hub_id} (data/*.parquet)", type=Path),
+            )
+            for config, hub_id in ORDER_SOURCES.items()
+        ),
+        ("out", Path, out_folder()),
+    ],
+    frozen=True,
+    kw_only=True,
+)
+"""The options of ``python -m builders aro`` (one folder option per Order config)."""
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``aro``: the VG-Relation / VG-Attribution JSON files + images -> dataset repo."""
     p = sub.add_parser("aro", help="build a dataset repo from ARO's files (VG tasks, Order tasks)")
-    p.add_argument(
-        "--annotations",
-        type=Path,
-        help="folder holding visual_genome_relation.json and/or visual_genome_attribution.json",
-    )
-    p.add_argument("--images", type=Path, help="folder of the unpacked vgr_vga_images.zip")
-    for config, hub_id in ORDER_SOURCES.items():
-        p.add_argument(
-            "--" + config.replace("_", "-"),
-            type=Path,
-            help=f"folder of a download of {hub_id} (data/*.parquet)",
-        )
-    p.add_argument(
-        "--out", type=Path, required=True, help="output folder, replaced only after a build"
-    )
+    add_field_options(p, AroOptions)
     p.set_defaults(func=_run)
 
 

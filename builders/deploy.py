@@ -13,9 +13,10 @@ import importlib.metadata
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
+from bla_eval.cli_common import option
 from bla_eval.hub_auth import require_token
 from bla_eval.outputs import staged
 
@@ -45,27 +46,24 @@ class Deployment:
     variables: dict[str, str] = field(default_factory=dict)
 
 
-def add_options(p: argparse.ArgumentParser, what: str) -> None:
-    """``--out``, ``--repo-id``, ``--push``, ``--dry-run``, ``--private``."""
-    p.add_argument(
-        "--out",
+@dataclass(frozen=True, kw_only=True)
+class DeployOptions:
+    """``--out``, ``--repo-id``, ``--push``, ``--dry-run``, ``--private`` of a deployment."""
+
+    out: Path = option(
+        MISSING,
+        "folder to write the repo into (new or empty, or an earlier output of this command, "
+        "which is replaced)",
         type=Path,
-        required=True,
-        help=f"folder to write the {what} repo into (new or empty, or an earlier output of this "
-        "command, which is replaced)",
     )
-    p.add_argument("--repo-id", default=None, help="the Space to push to, ORG/NAME")
-    p.add_argument(
-        "--push",
-        action="store_true",
-        help="upload the folder to --repo-id in one commit (needs HF_TOKEN with write access)",
+    repo_id: str | None = option(help="the Space to push to, ORG/NAME")
+    push: bool = option(
+        False, "upload the folder to --repo-id in one commit (needs HF_TOKEN with write access)"
     )
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print the files and the Hub calls of the push to --repo-id; send nothing",
+    dry_run: bool = option(
+        False, "print the files and the Hub calls of the push to --repo-id; send nothing"
     )
-    p.add_argument("--private", action="store_true", help="create the Space as private")
+    private: bool = option(False, "create the Space as private")
 
 
 def run(args: argparse.Namespace, deployment: Deployment) -> int:

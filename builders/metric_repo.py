@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+from dataclasses import dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options, option
 
 from builders import deploy
 
@@ -77,17 +80,22 @@ def _metric_space(args: argparse.Namespace) -> int:
     return deploy.run(args, deployment)
 
 
+@dataclass(frozen=True, kw_only=True)
+class MetricSpaceOptions(deploy.DeployOptions):
+    """The options of ``python -m builders metric-space``."""
+
+    name: str = option(
+        DEFAULT_NAME,
+        "module name: evaluate.load('ORG/NAME') reads NAME.py (without --name: the name of "
+        "--repo-id, else bla)",
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``metric-space``: write the metric's Space folder; ``--dry-run`` / ``--push``."""
     p = sub.add_parser(
         "metric-space",
         help="assemble the metric's Space (evaluate module, widget, card) and push it",
     )
-    deploy.add_options(p, "metric Space")
-    p.add_argument(
-        "--name",
-        default=DEFAULT_NAME,
-        help="module name, NAME.py (default: the name of --repo-id, else bla): "
-        "evaluate.load('ORG/NAME') reads NAME.py",
-    )
+    add_field_options(p, MetricSpaceOptions)
     p.set_defaults(func=_metric_space)

@@ -12,7 +12,10 @@ benchmark prefixes ``a photo of``, as upstream does).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.compositional import MMVP_PATTERNS
 from builders.neighbours import (
@@ -23,7 +26,9 @@ from builders.neighbours import (
     UniqueIds,
     build_repo,
     csv_rows,
+    input_path,
     inside,
+    out_folder,
     run_cli,
     sha256_text,
 )
@@ -121,18 +126,20 @@ def build_mmvp_vlm(source: Path, out: Path) -> tuple[dict, dict[str, ConfigRows]
     return build_repo(out, TEXT, configs, hashes, BUILDER), configs
 
 
+@dataclass(frozen=True, kw_only=True)
+class MmvpVlmOptions:
+    """The options of ``python -m builders mmvp-vlm``."""
+
+    source: Path = input_path(
+        "folder of the Hub repo MMVP/MMVP_VLM (Questions.csv, 'MLLM_VLM Images/')"
+    )
+    out: Path = out_folder()
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``mmvp-vlm``: a download of MMVP/MMVP_VLM -> dataset repo."""
     p = sub.add_parser("mmvp-vlm", help="build a dataset repo from a download of MMVP/MMVP_VLM")
-    p.add_argument(
-        "--source",
-        type=Path,
-        required=True,
-        help="folder of the Hub repo MMVP/MMVP_VLM (Questions.csv, 'MLLM_VLM Images/')",
-    )
-    p.add_argument(
-        "--out", type=Path, required=True, help="output folder, replaced only after a build"
-    )
+    add_field_options(p, MmvpVlmOptions)
     p.set_defaults(func=_run)
 
 

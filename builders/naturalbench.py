@@ -11,7 +11,10 @@ the answer to question ``q`` on image ``i``.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.compositional import naturalbench_gold
 from builders.manifest import sha256_file
@@ -22,7 +25,9 @@ from builders.neighbours import (
     UniqueIds,
     build_repo,
     embedded_image,
+    input_path,
     item_id,
+    out_folder,
     parquet_rows,
     run_cli,
     text_field,
@@ -130,20 +135,22 @@ def answer(row: dict, image: int, question: int, question_type: str, where: str)
     return value
 
 
+@dataclass(frozen=True, kw_only=True)
+class NaturalBenchOptions:
+    """The options of ``python -m builders naturalbench``."""
+
+    source: Path = input_path(
+        "folder of the Hub release BaiqiL/NaturalBench (data/train-*.parquet)"
+    )
+    out: Path = out_folder()
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``naturalbench``: a download of BaiqiL/NaturalBench -> dataset repo."""
     p = sub.add_parser(
         "naturalbench", help="build a dataset repo from a download of BaiqiL/NaturalBench"
     )
-    p.add_argument(
-        "--source",
-        type=Path,
-        required=True,
-        help="folder of the Hub release BaiqiL/NaturalBench (data/train-*.parquet)",
-    )
-    p.add_argument(
-        "--out", type=Path, required=True, help="output folder, replaced only after a build"
-    )
+    add_field_options(p, NaturalBenchOptions)
     p.set_defaults(func=_run)
 
 

@@ -15,12 +15,13 @@ import io as text_io
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
 import yaml
+from bla_eval.cli_common import option
 from bla_eval.outputs import parse_json, read_regular
 from datasets.splits import SplitDict, SplitInfo
 
@@ -519,3 +520,13 @@ def run_cli(
     _, configs = build(*args)
     print(summary(benchmark, out, configs))
     return 0
+
+
+def input_path(help: str, **cli: Any) -> Any:
+    """A required folder or file a benchmark's builder reads (``--annotations`` ...)."""
+    return option(MISSING, help, type=Path, **cli)
+
+
+def out_folder() -> Any:
+    """The ``--out`` option of a benchmark's builder (``run_cli``'s ``out``)."""
+    return option(MISSING, "output folder, replaced only after a successful build", type=Path)

@@ -11,6 +11,9 @@ the Space variable ``BLA_DATASET``.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+
+from bla_eval.cli_common import add_field_options, option
 
 from bla_metric import hub_ids
 from builders import deploy
@@ -58,23 +61,26 @@ def _space(args: argparse.Namespace) -> int:
     return deploy.run(args, deployment)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SpaceOptions(deploy.DeployOptions):
+    """The options of ``python -m builders space``."""
+
+    dataset: str = option(
+        hub_ids.DATASET,
+        "Hub dataset the Space scores on: the card's datasets entry and the Space variable "
+        "BLA_DATASET",
+    )
+    requirement: str | None = option(
+        help="the requirement line that installs the project (default: "
+        f"'{deploy.distribution()}[{EXTRA}] @ git+<origin over https>@<HEAD commit>'; refused "
+        "when the packaged files have uncommitted changes)"
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``space``: write the Space repo folder; ``--dry-run`` / ``--push`` to a Space."""
     p = sub.add_parser(
         "space", help="assemble the BLA Space (app, card, pinned requirements) and push it"
     )
-    deploy.add_options(p, "Space")
-    p.add_argument(
-        "--dataset",
-        default=hub_ids.DATASET,
-        help=f"Hub dataset the Space scores on: the card's datasets entry and the Space variable "
-        f"BLA_DATASET (default: {hub_ids.DATASET})",
-    )
-    p.add_argument(
-        "--requirement",
-        default=None,
-        help="the requirement line that installs the project (default: "
-        f"'{deploy.distribution()}[{EXTRA}] @ git+<origin over https>@<HEAD commit>'; refused "
-        "when the packaged files have uncommitted changes)",
-    )
+    add_field_options(p, SpaceOptions)
     p.set_defaults(func=_space)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.compositional import SUGARCREPE_SUBSETS
 from builders.neighbours import (
@@ -22,8 +25,10 @@ from builders.neighbours import (
     RepoText,
     UniqueIds,
     build_repo,
+    input_path,
     inside,
     item_id,
+    out_folder,
     read_json,
     run_cli,
     sha256_text,
@@ -140,24 +145,21 @@ def build_sugarcrepe(
     )
 
 
-def add_arguments(p: argparse.ArgumentParser, annotations_help: str) -> None:
-    """``--annotations``, ``--images`` (COCO val2017) and ``--out``."""
-    p.add_argument("--annotations", type=Path, required=True, help=annotations_help)
-    p.add_argument(
-        "--images",
-        type=Path,
-        required=True,
-        help="folder of the COCO 2017 validation images (val2017/000000xxxxxx.jpg)",
+@dataclass(frozen=True, kw_only=True)
+class SugarCrepeOptions:
+    """The options of ``python -m builders sugarcrepe`` (and ``sugarcrepe-pp``'s)."""
+
+    annotations: Path = input_path("the data folder of RAIVNLab/sugar-crepe (<subset>.json)")
+    images: Path = input_path(
+        "folder of the COCO 2017 validation images (val2017/000000xxxxxx.jpg)"
     )
-    p.add_argument(
-        "--out", type=Path, required=True, help="output folder, replaced only after a build"
-    )
+    out: Path = out_folder()
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``sugarcrepe``: data/<subset>.json + COCO images -> dataset repo."""
     p = sub.add_parser("sugarcrepe", help="build a dataset repo from SugarCrepe's data folder")
-    add_arguments(p, "the data folder of RAIVNLab/sugar-crepe (<subset>.json)")
+    add_field_options(p, SugarCrepeOptions)
     p.set_defaults(func=_run)
 
 

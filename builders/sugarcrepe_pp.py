@@ -10,11 +10,14 @@ per subset, split ``test``; ``captions`` = [caption, caption2, negative], ``labe
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options, field_like
 
 from bla_metric.compositional import SUGARCREPE_PP_SUBSETS
 from builders.neighbours import ConfigRows, RepoText, run_cli
-from builders.sugarcrepe import add_arguments, build_coco_captions
+from builders.sugarcrepe import SugarCrepeOptions, build_coco_captions
 
 BUILDER = "python -m builders sugarcrepe-pp"
 
@@ -57,10 +60,21 @@ def build_sugarcrepe_pp(
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class SugarCrepePPOptions(SugarCrepeOptions):
+    """The options of ``python -m builders sugarcrepe-pp``."""
+
+    annotations: Path = field_like(
+        SugarCrepeOptions,
+        "annotations",
+        help="the data folder of the Hub release Aman-J/SugarCrepe_pp (<subset>.json)",
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``sugarcrepe-pp``: data/<subset>.json + COCO images -> dataset repo."""
     p = sub.add_parser("sugarcrepe-pp", help="build a dataset repo from SugarCrepe++'s JSON files")
-    add_arguments(p, "the data folder of the Hub release Aman-J/SugarCrepe_pp (<subset>.json)")
+    add_field_options(p, SugarCrepePPOptions)
     p.set_defaults(func=_run)
 
 

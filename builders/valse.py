@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options, option
 
 from bla_metric.neighbour_references import VALSE_INSTRUMENTS
 from builders.neighbours import (
@@ -26,7 +29,9 @@ from builders.neighbours import (
     RepoText,
     build_repo,
     first_existing,
+    input_path,
     inside,
+    out_folder,
     read_json,
     run_cli,
     sha256_text,
@@ -188,39 +193,27 @@ def build_valse(
     return build_repo(out, TEXT, configs, hashes, BUILDER), configs
 
 
+@dataclass(frozen=True, kw_only=True)
+class ValseOptions:
+    """The options of ``python -m builders valse``."""
+
+    annotations: Path = input_path("folder of the VALSE instrument files (existence.json, ...)")
+    images: tuple[Path, ...] = input_path(
+        "folder of the images by file name (repeatable; Visual7W's v7w_<id>.jpg is also found "
+        "as <id>.jpg)",
+        action="append",
+    )
+    out: Path = out_folder()
+    all_candidates: bool = option(
+        False, "keep the items the MTurk validation rejected too (column `validated`)"
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``valse``: VALSE instrument files + images -> dataset repo."""
     p = sub.add_parser("valse", help="build a dataset repo from the VALSE release")
-    _arguments(p)
+    add_field_options(p, ValseOptions)
     p.set_defaults(func=_run)
-
-
-def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--annotations",
-        type=Path,
-        required=True,
-        help="folder of the VALSE instrument files (existence.json, ...)",
-    )
-    p.add_argument(
-        "--images",
-        type=Path,
-        action="append",
-        required=True,
-        help="folder of the images by file name (repeatable; Visual7W's v7w_<id>.jpg "
-        "is also found as <id>.jpg)",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        required=True,
-        help="output folder, replaced only after a successful build",
-    )
-    p.add_argument(
-        "--all-candidates",
-        action="store_true",
-        help="keep the items the MTurk validation rejected too (column `validated`)",
-    )
 
 
 def _run(args: argparse.Namespace) -> int:

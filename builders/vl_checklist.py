@@ -20,7 +20,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.neighbours import VL_CHECKLIST_CORPUS, VL_CHECKLIST_LEAVES
 from builders.neighbours import (
@@ -30,7 +33,9 @@ from builders.neighbours import (
     RepoText,
     build_repo,
     first_existing,
+    input_path,
     inside,
+    out_folder,
     read_json,
     run_cli,
     sha256_text,
@@ -215,34 +220,24 @@ def build_vl_checklist(
     return manifest, configs
 
 
+@dataclass(frozen=True, kw_only=True)
+class VlCheckListOptions:
+    """The options of ``python -m builders vl-checklist``."""
+
+    annotations: Path = input_path("VL-CheckList folder with data/ (and corpus.json)")
+    images: tuple[Path, ...] = input_path(
+        "image root (repeatable): upstream layout <root>/vg/VG_100K/<id>.jpg, <root>/swig/..., "
+        "<root>/hake/..., or a flat Visual Genome folder <id>.jpg",
+        action="append",
+    )
+    out: Path = out_folder()
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``vl-checklist``: VL-CheckList annotations + images -> dataset repo."""
     p = sub.add_parser("vl-checklist", help="build a dataset repo from VL-CheckList")
-    _arguments(p)
+    add_field_options(p, VlCheckListOptions)
     p.set_defaults(func=_run)
-
-
-def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--annotations",
-        type=Path,
-        required=True,
-        help="VL-CheckList folder with data/ (and corpus.json)",
-    )
-    p.add_argument(
-        "--images",
-        type=Path,
-        action="append",
-        required=True,
-        help="image root (repeatable): upstream layout <root>/vg/VG_100K/<id>.jpg, "
-        "<root>/swig/..., <root>/hake/..., or a flat Visual Genome folder <id>.jpg",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        required=True,
-        help="output folder, replaced only after a successful build",
-    )
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -11,7 +11,10 @@ unpacked into a folder (``<image_0>.png``; ``.jpg``/``.jpeg`` are accepted too).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+
+from bla_eval.cli_common import add_field_options
 
 from bla_metric.neighbour_references import WINOGROUND_CONFIG
 from builders.neighbours import (
@@ -22,9 +25,11 @@ from builders.neighbours import (
     UniqueIds,
     build_repo,
     first_existing,
+    input_path,
     inside,
     item_id,
     json_lines,
+    out_folder,
     run_cli,
     sha256_text,
     text_field,
@@ -126,32 +131,20 @@ def build_winoground(examples: Path, images: Path, out: Path) -> tuple[dict, dic
     return build_repo(out, TEXT, configs, hashes, BUILDER), configs
 
 
+@dataclass(frozen=True, kw_only=True)
+class WinogroundOptions:
+    """The options of ``python -m builders winoground``."""
+
+    examples: Path = input_path("examples.jsonl of the Hub release (data/examples.jsonl)")
+    images: Path = input_path("folder of the unpacked data/images.zip (<image_0>.png ...)")
+    out: Path = out_folder()
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``winoground``: examples.jsonl + images -> dataset repo."""
     p = sub.add_parser("winoground", help="build a dataset repo from Winoground's examples.jsonl")
-    _arguments(p)
+    add_field_options(p, WinogroundOptions)
     p.set_defaults(func=_run)
-
-
-def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--examples",
-        type=Path,
-        required=True,
-        help="examples.jsonl of the Hub release (data/examples.jsonl)",
-    )
-    p.add_argument(
-        "--images",
-        type=Path,
-        required=True,
-        help="folder of the unpacked data/images.zip (<image_0>.png ...)",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        required=True,
-        help="output folder, replaced only after a successful build",
-    )
 
 
 def _run(args: argparse.Namespace) -> int:

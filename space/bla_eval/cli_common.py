@@ -201,47 +201,104 @@ def say(line: str) -> None:
     sys.stderr.flush()
 
 
-def add_field_options(parser: argparse.ArgumentParser, settings: type) -> None:
-    """One option per field of the dataclass ``settings``, read from its type and metadata.
+def option(default: Any = None, help: str = "", **cli: Any) -> Any:
+    """A dataclass field that a command line sets: its default (``MISSING``: required), help
+    line and the metadata :func:`add_field_options` reads (``flag``, ``type``, ``choices`` ...)."""
+    return dataclasses.field(default=default, metadata={"help": help, **cli})
 
-    Metadata: ``help``; ``flag`` (default ``--`` + the name with dashes); ``type`` (default: from
-    the annotation, ``int``/``float``/``str``); ``choices`` (a sequence, or a callable giving one,
-    called now); ``choice_help`` (a callable giving choice -> one line, added to the help). A
-    field without a default is required, a ``bool`` field is a switch, a ``tuple`` field takes
-    one or more values. The destination is the field name.
+
+def command_parser(prog: str, description: str, *settings: type, **kwargs: Any) -> OneLineParser:
+    """The parser of a command: the options of the dataclasses ``settings``, and ``--debug``."""
+    parser = OneLineParser(prog=prog, description=description, **kwargs)
+    add_field_options(parser, *settings, Debugging)
+    return parser
+
+
+def field_like(settings: type, name: str, **changes: Any) -> Any:
+    """A dataclass field declared as the field ``name`` of ``settings`` (its default and metadata),
+    with ``changes``: ``default`` and metadata keys (``help`` ...) that differ."""
+    (same,) = (f for f in dataclasses.fields(settings) if f.name == name)
+    default = changes.pop("default", same.default)
+    return dataclasses.field(default=default, metadata={**same.metadata, **changes})
+
+
+@dataclasses.dataclass(frozen=True)
+class Debugging:
+    """The switch every command has (:func:`run_guarded`'s ``debug``)."""
+
+    debug: bool = option(False, "show the traceback of an error instead of its one line")
+
+
+def add_field_options(
+    parser: argparse.ArgumentParser,
+    *settings: type,
+    suppress: bool = False,
+) -> None:
+    """One argument per field of each dataclass of ``settings``, read from its type and metadata.
+
+    Metadata: ``help``; ``flag`` (default ``--`` + the name with dashes; a tuple for several
+    flags; a name without dashes makes a positional argument); ``type`` (default: from the
+    annotation, ``int``/``float``/``str``); ``choices`` (a sequence, or a callable giving one,
+    called now); ``choice_help`` (a callable giving choice -> one line, added to the help);
+    ``nargs``, ``action`` and ``metavar`` as argparse's; ``parsed`` (the value of an option not
+    given, where it is not the field's default: ``None`` for a tuple field, say). A field without
+    a default is required, a ``bool`` field is a switch, a ``tuple`` field takes one or more
+    values. The destination is the field name. ``suppress``: an option not given sets nothing
+    (``argparse.SUPPRESS``), so a subcommand's copy of its parent's option keeps the parent's.
     """
-    hints = typing.get_type_hints(settings)
-    for f in dataclasses.fields(settings):
-        meta, hint = f.metadata, hints[f.name]
-        flag = meta.get("flag", "--" + f.name.replace("_", "-"))
-        kwargs: dict[str, Any] = {"dest": f.name, "help": _help(f)}
-        if f.default is dataclasses.MISSING:
-            kwargs["required"] = True
-        else:
-            kwargs["default"] = f.default
-        if hint is bool:
-            parser.add_argument(flag, action="store_true", **kwargs)
-            continue
-        if typing.get_origin(hint) is tuple:
-            kwargs.update(nargs="+", default=list(kwargs.get("default", ())))
-        kwargs["type"] = meta.get("type") or _scalar_type(hint)
-        choices = meta.get("choices")
-        if choices is not None:
-            kwargs["choices"] = tuple(choices() if callable(choices) else choices)
-        else:
-            kwargs["metavar"] = flag.lstrip("-").replace("-", "_").upper()
-        parser.add_argument(flag, **kwargs)
+    for cls in settings:
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            flags, kwargs = _argument(f, hints[f.name])
+            if suppress:
+                kwargs["default"] = argparse.SUPPRESS
+            parser.add_argument(*flags, **kwargs)
+
+
+def _argument(f: dataclasses.Field, hint: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The flags (or positional name) and ``add_argument`` keywords of the field ``f``."""
+    meta = f.metadata
+    flag = meta.get("flag", "--" + f.name.replace("_", "-"))
+    flags = (flag,) if isinstance(flag, str) else tuple(flag)
+    positional = not flags[0].startswith("-")
+    kwargs: dict[str, Any] = {"help": _help(f)}
+    if not positional:
+        kwargs["dest"] = f.name
+    if f.default is not dataclasses.MISSING:
+        kwargs["default"] = f.default
+    elif not positional:
+        kwargs["required"] = True
+    if hint is bool and "action" not in meta:
+        return flags, {**kwargs, "action": "store_false" if f.default is True else "store_true"}
+    kwargs.update({key: meta[key] for key in ("nargs", "action", "metavar") if key in meta})
+    if typing.get_origin(hint) is tuple:
+        if "default" in kwargs:
+            kwargs["default"] = list(kwargs["default"])
+        if "action" not in kwargs:
+            kwargs.setdefault("nargs", "+")
+    if "parsed" in meta:
+        kwargs["default"] = meta["parsed"]
+    kwargs["type"] = meta.get("type") or _scalar_type(hint)
+    choices = meta.get("choices")
+    if choices is not None:
+        kwargs["choices"] = tuple(choices() if callable(choices) else choices)
+    elif not positional:
+        long = next((name for name in flags if name.startswith("--")), flags[0])
+        kwargs.setdefault("metavar", long.lstrip("-").replace("-", "_").upper())
+    return flags, kwargs
 
 
 def field_values(settings: type, args: argparse.Namespace) -> dict[str, Any]:
     """The values of the dataclass ``settings``' fields in ``args`` (parsed with
-    :func:`add_field_options`); a tuple field's values may also be comma-separated."""
+    :func:`add_field_options`) as tuples; a ``tuple[str, ...]`` field's values may also be
+    comma-separated."""
     hints = typing.get_type_hints(settings)
     values = {}
     for f in dataclasses.fields(settings):
         value = getattr(args, f.name)
         if typing.get_origin(hints[f.name]) is tuple:
-            value = split_values(value)
+            strings = typing.get_args(hints[f.name])[0] is str
+            value = split_values(value or ()) if strings else tuple(value or ())
         values[f.name] = value
     return values
 

@@ -23,8 +23,8 @@ from bla_metric.formulas import MAX_RESAMPLES
 from bla_metric.published import SETUPS, Published, Setup, find_setup, numbers_of, setups_of
 
 from . import tables
-from .cli_common import OneLineParser, bounded_int, run_guarded
-from .config import MAX_BATCH_SIZE, MAX_LIMIT
+from .cli_common import bounded_int, command_parser, field_like, option, run_guarded
+from .config import RunConfig
 from .protocols import get_protocol
 from .runs import RunFolder, protocol_name
 from .runs.check import protocol_record
@@ -286,7 +286,6 @@ def list_rows() -> str:
 
 
 def _run_config(setup: Setup, args: argparse.Namespace, protocol: str, out: Path, tasks):
-    from .config import RunConfig
     from .scorers.local import resolve_device
 
     settings = dict(setup.settings)
@@ -356,54 +355,54 @@ def missing_inputs(setup: Setup, args: argparse.Namespace) -> str:
 # ----------------------------------------------------------------------------- command line
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog=PROG,
-        description="Check a run against a published row (paper and thesis tables), or run the "
-        "row's model with its protocol and check that.",
-    )
-    p.add_argument(
-        "row",
+@dataclass(frozen=True, kw_only=True)
+class ReproduceOptions:
+    """The options of ``bla-eval reproduce``; those of the run it starts are ``RunConfig``'s."""
+
+    row: str | None = option(
+        help="published row, by the paper's model name (clip, blip2, blip2-icl-sd, gpt-2, ...; "
+        "case-insensitive)",
+        flag="row",
         nargs="?",
-        help="published row, by the paper's model name (clip, "
-        "blip2, blip2-icl-sd, gpt-2, ...; case-insensitive)",
     )
-    p.add_argument("--list", action="store_true", help="show every row and whether it can run")
-    p.add_argument("--run", help="check this finished run folder instead of running")
-    p.add_argument("--baseline-run", help="improvement rows: the zero-shot run on the same split")
-    p.add_argument("--model", help="run this model instead of the row's Hub id")
-    p.add_argument("--output", help="folder for the run (improvement rows: one subfolder each)")
-    p.add_argument("--data", help="Hub dataset id or local dataset folder (default: the bla one)")
-    p.add_argument(
-        "--regions",
-        help="ViLBERT and LXMERT rows: the region features, as bla-eval --regions (a .tsv in the "
-        "authors' layout, a region store, or the detector)",
+    list: bool = option(False, "show every row and whether it can run")
+    run: str | None = option(help="check this finished run folder instead of running")
+    baseline_run: str | None = option(help="improvement rows: the zero-shot run on the same split")
+    model: str | None = field_like(
+        RunConfig, "model", default=None, help="run this model instead of the row's Hub id"
     )
-    p.add_argument(
-        "--limit",
-        type=bounded_int(1, MAX_LIMIT),
-        help=f"score only the first N datapoints per task (at most {MAX_LIMIT})",
+    output: str | None = option(help="folder for the run (improvement rows: one subfolder each)")
+    data: str | None = field_like(
+        RunConfig, "data", help="Hub dataset id or local dataset folder (default: the bla one)"
     )
-    p.add_argument(
-        "--batch-size",
-        type=bounded_int(1, MAX_BATCH_SIZE),
-        help=f"sentences per forward pass (at most {MAX_BATCH_SIZE})",
+    regions: str | None = field_like(
+        RunConfig,
+        "regions",
+        help="ViLBERT and LXMERT rows: the region features, as bla-eval --regions (a .tsv in "
+        "the authors' layout, a region store, or the detector)",
     )
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
-    p.add_argument(
-        "--resamples",
+    limit: int | None = field_like(RunConfig, "limit")
+    batch_size: int | None = field_like(RunConfig, "batch_size")
+    device: str = field_like(RunConfig, "device")
+    resamples: int = option(
+        1000,
+        f"bootstrap resamples (0: no CI; at most {MAX_RESAMPLES})",
         type=bounded_int(0, MAX_RESAMPLES),
-        default=1000,
-        help=f"bootstrap resamples (0: no CI; at most {MAX_RESAMPLES})",
     )
-    p.add_argument(
-        "--seed",
+    seed: int = option(
+        0,
+        "seed of the bootstrap and the ICL coins (0 to 2**32 - 1)",
         type=bounded_int(0, 2**32 - 1),
-        default=0,
-        help="seed of the bootstrap and the ICL coins (0 to 2**32 - 1)",
     )
-    p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return command_parser(
+        PROG,
+        "Check a run against a published row (paper and thesis tables), or run the "
+        "row's model with its protocol and check that.",
+        ReproduceOptions,
+    )
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -9,12 +9,22 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 
 import pytest
 from bla_eval.cli import SUBCOMMANDS
 from bla_eval.cli import main as bla_eval
-from bla_eval.cli_common import text_problem
+from bla_eval.cli_common import (
+    Debugging,
+    OneLineParser,
+    add_field_options,
+    field_like,
+    field_values,
+    option,
+    text_problem,
+)
+from bla_eval.config import RunConfig
 from bla_eval.finetune.cli import main as bla_finetune
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE
 from bla_eval.scorers import kinds
@@ -368,3 +378,48 @@ def test_text_problem_names_the_first_hidden_character():
     assert "U+202E" in text_problem("ab\u202ec") and "position 3" in text_problem("ab\u202ec")
     assert "0xff, which is not UTF-8" in text_problem(os.fsdecode(b"a\xff"))
     assert "U+0000" in text_problem("a\x00") and "U+2028" in text_problem("a\u2028")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Options:
+    """Every shape of option a command declares."""
+
+    runs: tuple[str, ...] = option(MISSING, "folders", flag="runs", metavar="RUN")
+    images: tuple[Path, ...] = option(MISSING, "repeatable", type=Path, action="append")
+    tasks: tuple[str, ...] = option((), "tasks", parsed=None)
+    size: tuple[int, ...] = option((1, 2), "two numbers", type=int, nargs=2, parsed=(1, 2))
+    learning_rate: float = option(1e-5, "rate", flag="--lr")
+    limit: int | None = field_like(RunConfig, "limit", help="first N")
+
+
+def _parse(argv: list[str], *settings: type, suppress: bool = False):
+    parser = OneLineParser(prog="demo")
+    add_field_options(parser, *settings, suppress=suppress)
+    return parser.parse_args(argv)
+
+
+def test_options_of_every_shape_come_from_the_fields():
+    args = _parse(["a", "b", "--images", "x", "--images", "y", "--lr", "0.5"], _Options, Debugging)
+    assert (args.runs, args.images, args.tasks, args.size) == (
+        ["a", "b"],
+        [Path("x"), Path("y")],
+        None,
+        (1, 2),
+    )
+    assert (args.learning_rate, args.limit, args.debug) == (0.5, None, False)
+    values = field_values(_Options, _parse(["a", "--images", "x", "--tasks", "ap,co"], _Options))
+    assert values["tasks"] == ("ap", "co") and values["runs"] == ("a",)
+
+
+def test_a_field_taken_from_runconfig_keeps_its_bounds(capsys):
+    with pytest.raises(SystemExit) as stop:
+        _parse(["a", "--images", "x", "--limit", "0"], _Options)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "demo: error: argument --limit: must be at least 1, got 0"
+    ]
+
+
+def test_suppressed_options_set_nothing_when_not_given():
+    assert not hasattr(_parse([], Debugging, suppress=True), "debug")
+    assert _parse(["--debug"], Debugging, suppress=True).debug is True

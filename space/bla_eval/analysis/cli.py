@@ -7,10 +7,14 @@ and return 2 (no traceback unless ``--debug``); nothing is left half-written.
 from __future__ import annotations
 
 import argparse
+from dataclasses import MISSING, dataclass
 
 from bla_metric.formulas import MAX_RESAMPLES
 
-from ..cli_common import OneLineParser, bounded_int, run_guarded
+from ..cli_common import bounded_int, command_parser, option, run_guarded
+from ..config import registry
+from ..tables import TABLE_FORMATS
+from . import leaderboard as board
 from .compare import DEFAULT_RESAMPLES
 
 MAX_EXAMPLES = 100
@@ -19,10 +23,101 @@ MAX_SEED = 2**32 - 1
 """The largest bootstrap seed."""
 
 
-def _parser(prog: str, description: str) -> argparse.ArgumentParser:
-    p = OneLineParser(prog=prog, description=description)
-    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    return p
+@dataclass(frozen=True, kw_only=True)
+class AnalyzeOptions:
+    """The options of ``bla-eval analyze``."""
+
+    run_dir: str = option(
+        MISSING, "folder of a finished bla-eval run (results.json)", flag="run_dir"
+    )
+    data: str | None = option(help="dataset the run scored (default: the one in results.json)")
+    output: str | None = option(help="folder to write (default: RUN_DIR/analysis)")
+    examples: int = option(
+        3,
+        f"extreme cases shown per outcome and task (at most {MAX_EXAMPLES})",
+        type=bounded_int(0, MAX_EXAMPLES),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareOptions:
+    """The options of ``bla-eval compare``."""
+
+    runs: tuple[str, ...] = option(
+        MISSING, "folders of finished runs (two or more)", flag="runs", metavar="RUN"
+    )
+    output: str | None = option(
+        help="folder for compare.md/.json/.csv, leaderboard.csv and leaderboard.png"
+    )
+    resamples: int = option(
+        DEFAULT_RESAMPLES,
+        f"bootstrap resamples (at most {MAX_RESAMPLES})",
+        type=bounded_int(1, MAX_RESAMPLES),
+    )
+    seed: int = option(0, f"bootstrap seed, 0 to {MAX_SEED}", type=bounded_int(0, MAX_SEED))
+    table_format: str | None = option(
+        help="print the tables with one number per cell in this format instead of the report",
+        choices=TABLE_FORMATS,
+    )
+    metric: str | None = option(
+        help="what the leaderboard ranks by: one of the benchmark's leaderboard metrics (BLA: "
+        f"{', '.join(board.METRICS)}; default: the first, else the benchmark's headline)"
+    )
+    rank_sets: str = option(
+        board.RANK_SETS[0],
+        "confidence sets for ranks: simultaneous (all hold together) or marginal (each on its own)",
+        choices=board.RANK_SETS,
+    )
+    cluster: str | None = option(
+        help="the leaderboard's resamples draw whole clusters of datapoints sharing this "
+        "dataset column (AP's predicate; tasks without it resample datapoints)",
+        choices=board.CLUSTERS,
+    )
+    data: str | None = option(
+        help="dataset the runs scored, for --cluster (default: the one in results.json)"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportOptions:
+    """The options of ``bla-eval export``."""
+
+    run_dir: str = option(
+        MISSING,
+        "a bla-eval run folder, or an inspect-ai log of a BLA task (.eval, .json) or a folder "
+        "of them",
+        flag="run_dir",
+        metavar="RUN_DIR",
+    )
+    fmt: str = option(
+        "eval-results",
+        "eval-results (.eval_results/bla.yaml) or model-index (model card YAML)",
+        flag="--format",
+        choices=registry("bla_eval.analysis.export:FORMATS"),
+    )
+    output: str | None = option(help="folder to write into (default: the run folder)")
+    dataset_id: str | None = option(
+        help="Hub dataset id of the benchmark (default: the run's, else the public one)"
+    )
+    source_url: str | None = option(help="link to the run's logs (optional)")
+    push: bool = option(False, "open a pull request on the model repo (needs network and a token)")
+    repo_id: str | None = option(
+        help="the model repo, e.g. ORG/MODEL: --push opens the pull request there, and the "
+        "entries' source.url links the run's Every Eval Ever record in it"
+    )
+    dry_run: bool = option(False, "with --push: print the call only")
+    allow_partial: bool = option(
+        False, "export a partial run (--limit, inspect's --limit or --sample-id); the notes say so"
+    )
+    scores: str | None = option(
+        help="Hub dataset repo of the run's per-datapoint scores, named in the notes; with "
+        "--push they are committed there too",
+        metavar="ORG/RESULTS",
+    )
+
+
+def _parser(prog: str, description: str, options: type) -> argparse.ArgumentParser:
+    return command_parser(prog, description, options)
 
 
 def analyze_main(argv: list[str] | None = None) -> int:
@@ -31,17 +126,7 @@ def analyze_main(argv: list[str] | None = None) -> int:
         "bla-eval analyze",
         "Analyses of a finished run (thesis ch. 7): pairwise and "
         "per-verb tables, noun order, regression, extreme cases.",
-    )
-    p.add_argument("run_dir", help="folder of a finished bla-eval run (results.json)")
-    p.add_argument(
-        "--data", default=None, help="dataset the run scored (default: the one in results.json)"
-    )
-    p.add_argument("--output", default=None, help="folder to write (default: RUN_DIR/analysis)")
-    p.add_argument(
-        "--examples",
-        type=bounded_int(0, MAX_EXAMPLES),
-        default=3,
-        help=f"extreme cases shown per outcome and task (default 3, at most {MAX_EXAMPLES})",
+        AnalyzeOptions,
     )
     args = p.parse_args(argv)
 
@@ -58,63 +143,12 @@ def analyze_main(argv: list[str] | None = None) -> int:
 def compare_main(argv: list[str] | None = None) -> int:
     """``bla-eval compare RUN RUN ...``: paired differences with bootstrap and McNemar tests, and
     a leaderboard with rank intervals and groups not separated."""
-    from ..tables import TABLE_FORMATS
-    from . import leaderboard as board
-
     p = _parser(
         "bla-eval compare",
         "Compare two or more runs on the same datapoints: paired tests (two runs), and a "
         "leaderboard with confidence sets for ranks, the set of runs that may be best, groups not "
         "separated and the smallest detectable difference.",
-    )
-    p.add_argument("runs", nargs="+", metavar="RUN", help="folders of finished runs (two or more)")
-    p.add_argument(
-        "--output",
-        default=None,
-        help="folder for compare.md/.json/.csv, leaderboard.csv and leaderboard.png",
-    )
-    p.add_argument(
-        "--resamples",
-        type=bounded_int(1, MAX_RESAMPLES),
-        default=DEFAULT_RESAMPLES,
-        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES}, at most {MAX_RESAMPLES})",
-    )
-    p.add_argument(
-        "--seed",
-        type=bounded_int(0, MAX_SEED),
-        default=0,
-        help=f"bootstrap seed, 0 to {MAX_SEED} (default 0)",
-    )
-    p.add_argument(
-        "--table-format",
-        choices=TABLE_FORMATS,
-        default=None,
-        help="print the tables with one number per cell in this format instead of the report",
-    )
-    p.add_argument(
-        "--metric",
-        default=None,
-        help="what the leaderboard ranks by: one of the benchmark's leaderboard metrics (BLA: "
-        f"{', '.join(board.METRICS)}; default: the first, else the benchmark's headline)",
-    )
-    p.add_argument(
-        "--rank-sets",
-        choices=board.RANK_SETS,
-        default=board.RANK_SETS[0],
-        help="confidence sets for ranks: simultaneous (all hold together, the default) or "
-        "marginal (each on its own)",
-    )
-    p.add_argument(
-        "--cluster",
-        choices=board.CLUSTERS,
-        default=None,
-        help="the leaderboard's resamples draw whole clusters of datapoints sharing this "
-        "dataset column (AP's predicate; tasks without it resample datapoints)",
-    )
-    p.add_argument(
-        "--data",
-        default=None,
-        help="dataset the runs scored, for --cluster (default: the one in results.json)",
+        CompareOptions,
     )
     args = p.parse_args(argv)
     if len(args.runs) < 2:
@@ -142,53 +176,7 @@ def compare_main(argv: list[str] | None = None) -> int:
 
 def export_main(argv: list[str] | None = None) -> int:
     """``bla-eval export RUN_DIR``: .eval_results/*.yaml or model-index YAML for the model repo."""
-    from .export import FORMATS
-
-    p = _parser("bla-eval export", "Write a run's results in the Hub's formats.")
-    p.add_argument(
-        "run_dir",
-        metavar="RUN_DIR",
-        help="a bla-eval run folder, or an inspect-ai log of a BLA task (.eval, .json) or a "
-        "folder of them",
-    )
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="eval-results",
-        dest="fmt",
-        help="eval-results (.eval_results/bla.yaml) or model-index (model card YAML)",
-    )
-    p.add_argument("--output", default=None, help="folder to write into (default: the run folder)")
-    p.add_argument(
-        "--dataset-id",
-        default=None,
-        help="Hub dataset id of the benchmark (default: the run's, else the public one)",
-    )
-    p.add_argument("--source-url", default=None, help="link to the run's logs (optional)")
-    p.add_argument(
-        "--push",
-        action="store_true",
-        help="open a pull request on the model repo (needs network and a token)",
-    )
-    p.add_argument(
-        "--repo-id",
-        default=None,
-        help="the model repo, e.g. ORG/MODEL: --push opens the pull request there, and the "
-        "entries' source.url links the run's Every Eval Ever record in it",
-    )
-    p.add_argument("--dry-run", action="store_true", help="with --push: print the call only")
-    p.add_argument(
-        "--allow-partial",
-        action="store_true",
-        help="export a partial run (--limit, inspect's --limit or --sample-id); the notes say so",
-    )
-    p.add_argument(
-        "--scores",
-        default=None,
-        metavar="ORG/RESULTS",
-        help="Hub dataset repo of the run's per-datapoint scores, named in the notes; with "
-        "--push they are committed there too",
-    )
+    p = _parser("bla-eval export", "Write a run's results in the Hub's formats.", ExportOptions)
     args = p.parse_args(argv)
 
     def body() -> int:

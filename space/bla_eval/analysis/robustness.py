@@ -19,6 +19,7 @@ runs' records; the formulas are ``bla_metric.stats.robustness``'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, dataclass
 from statistics import fmean
 from typing import Any
 
@@ -26,7 +27,7 @@ from bla_metric import formulas
 from bla_metric.stats import robustness, significance
 
 from ..benchmarks import get_benchmark
-from ..cli_common import OneLineParser, run_guarded
+from ..cli_common import command_parser, option, run_guarded
 from ..tables import Table, markdown
 
 RESAMPLES = 2000
@@ -408,22 +409,26 @@ def _margin(text: str) -> float:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``bla-eval robustness RUN [RUN ...]``."""
-    p = OneLineParser(
-        prog="bla-eval robustness",
-        description="Prompt sensitivity, image gain and ranking agreement of finished runs "
-        "scored with --prompts or --control.",
-    )
-    p.add_argument("runs", nargs="+", help="folders of finished bla-eval runs")
-    p.add_argument(
-        "--margin",
-        type=_margin,
-        default=None,
+@dataclass(frozen=True, kw_only=True)
+class RobustnessOptions:
+    """The options of ``bla-eval robustness``."""
+
+    runs: tuple[str, ...] = option(MISSING, "folders of finished bla-eval runs", flag="runs")
+    margin: float | None = option(
         help="equivalence margin of the image gain in points, above 0 and below 100 (default "
         f"{100 * robustness.EQUIVALENCE_MARGIN:g}: a gain within it is no gain)",
+        type=_margin,
     )
-    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``bla-eval robustness RUN [RUN ...]``."""
+    p = command_parser(
+        "bla-eval robustness",
+        "Prompt sensitivity, image gain and ranking agreement of finished runs "
+        "scored with --prompts or --control.",
+        RobustnessOptions,
+    )
     args = p.parse_args(argv)
 
     def body() -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from .. import tables
 from ..benchmarks.bla import summarise
-from ..cli_common import OneLineParser, run_guarded
+from ..cli_common import command_parser, option, run_guarded
 from ..outputs import FINETUNE_FILE, read_json, staged
 from ..protocols import PROTOCOLS, Protocol
 from ..runs import RESULTS_FILE, RunFolder, protocol_name
@@ -366,20 +366,24 @@ def build_report(folders: Sequence[str], output: Path | None) -> tuple[str, dict
     return "\n".join(text), document
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReportOptions:
+    """The options of ``bla-eval learning-report``."""
+
+    runs: tuple[str, ...] = option(MISSING, "bla-eval or bla-finetune output folders", flag="runs")
+    output: str | None = option(
+        help="folder for learning_report.md, learning_report.json and the figure PNG"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``bla-eval learning-report``."""
-    p = OneLineParser(
-        prog="bla-eval learning-report",
-        description="Paper Table 3, Table 4 and Figure 3 from bla-eval runs (zero-shot, icl-sd, "
+    p = command_parser(
+        "bla-eval learning-report",
+        "Paper Table 3, Table 4 and Figure 3 from bla-eval runs (zero-shot, icl-sd, "
         "icl-dd on the learning test splits) and bla-finetune runs.",
+        ReportOptions,
     )
-    p.add_argument("runs", nargs="+", help="bla-eval or bla-finetune output folders")
-    p.add_argument(
-        "--output",
-        default=None,
-        help="folder for learning_report.md, learning_report.json and the figure PNG",
-    )
-    p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     args = p.parse_args(argv)
 
     def run() -> int:

@@ -34,6 +34,7 @@ from ..locking import output_lock
 from ..outputs import FINETUNE_FILE, check_replaceable, owner, staged
 from ..scorers import detect_kind
 from ..scorers.local import resolve_device
+from .config import FinetuneConfig
 from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 from .models import Trainable, load_trainable
 
@@ -41,30 +42,6 @@ FINETUNE_COMMAND = "bla-finetune"
 """The command named in the marker of a fine-tuning output (``--overwrite`` replaces only these)."""
 METRICS = LEARNING_METRICS
 """The binary metrics of the paper's learning tables (Table 3, Table 4, Figure 3)."""
-
-
-@dataclass(frozen=True)
-class FinetuneConfig:
-    """Settings of one ``bla-finetune`` call (defaults: the paper's, Appendix D)."""
-
-    model: str
-    task: str
-    output: str
-    data: str | None = None
-    seeds: int = 1
-    seed: int = 0
-    learning_rate: float = 1e-5
-    batch_size: int = 16
-    """Training rows (images, each with its true and false sentence) per step."""
-    epochs: int = 10
-    device: str = "auto"
-    eval_tasks: tuple[str, ...] = ()
-    """Test splits scored before and after training (default: every task: SD + DD)."""
-    limit: int | None = None
-    """Score only the first N validation and test datapoints (quick runs; training uses all)."""
-    overwrite: bool = False
-    regions: str | None = None
-    """The region features of a model that reads them (``bla-eval --regions``)."""
 
 
 @dataclass

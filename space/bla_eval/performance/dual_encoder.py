@@ -9,20 +9,22 @@ tokens.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
 
 from ..benchmarks.bla import default_data, load_bla
+from ..cli_common import option
 from ..config import RunConfig
 from ..items import Item, decode_image
 from ..run import evaluate
 from ..testing.dual_encoders import save_random_clip
+from .options import data_option, parse_options
 
 
 @torch.inference_mode()
@@ -46,15 +48,18 @@ def per_datapoint_loop(model_dir: Path, points: Sequence[Item]) -> list[list[flo
     return scores
 
 
+@dataclass(frozen=True, kw_only=True)
+class DualEncoderOptions:
+    """The options of ``python -m bla_eval.performance.dual_encoder``."""
+
+    data: str | None = data_option()
+    limit: int | None = option(help="first N datapoints per task", type=int)
+    batch_size: int = option(32, "sentences per forward pass", type=int)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Time both paths on the same datapoints and print the absolute times and the ratio."""
-    p = argparse.ArgumentParser(
-        prog="python -m bla_eval.performance.dual_encoder", description=__doc__
-    )
-    p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
-    p.add_argument("--limit", type=int, default=None, help="first N datapoints per task")
-    p.add_argument("--batch-size", type=int, default=32)
-    args = p.parse_args(argv)
+    args = parse_options(DualEncoderOptions, "bla_eval.performance.dual_encoder", __doc__, argv)
     data = args.data or default_data()
     points = load_bla(data, limit=args.limit)
     print(f"datapoints: {len(points)}, torch threads: {torch.get_num_threads()}")

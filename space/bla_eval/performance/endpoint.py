@@ -8,13 +8,15 @@ of scoring (model set-up and data loading excluded).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 
 from ..api.settings import DEFAULT_CONCURRENCY
+from ..cli_common import option
 from ..config import RunConfig
 from ..run import evaluate
+from .options import data_option, parse_options
 
 
 def throughput(config: RunConfig) -> tuple[int, float, float]:
@@ -24,21 +26,22 @@ def throughput(config: RunConfig) -> tuple[int, float, float]:
     return points, seconds, points / seconds if seconds else float("inf")
 
 
+@dataclass(frozen=True, kw_only=True)
+class EndpointOptions:
+    """The options of ``python -m bla_eval.performance.endpoint``."""
+
+    endpoint: str = option(MISSING, "API base URL or provider shortcut")
+    model: str = option(MISSING, "the model name the server knows")
+    data: str | None = data_option("dataset folder (default: bla-eval's)")
+    tasks: tuple[str, ...] = option(("ap", "co", "rc"), "tasks to score")
+    limit: int = option(10, "datapoints per task", type=int)
+    concurrency: tuple[int, ...] = option((1, DEFAULT_CONCURRENCY), "levels", type=int)
+    text_only: bool = option(False, "send no image")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print one line per concurrency."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bla_eval.performance.endpoint", description=__doc__
-    )
-    parser.add_argument("--endpoint", required=True, help="API base URL or provider shortcut")
-    parser.add_argument("--model", required=True, help="the model name the server knows")
-    parser.add_argument("--data", default=None, help="dataset folder (default: bla-eval's)")
-    parser.add_argument("--tasks", nargs="+", default=["ap", "co", "rc"], help="tasks to score")
-    parser.add_argument("--limit", type=int, default=10, help="datapoints per task")
-    parser.add_argument(
-        "--concurrency", type=int, nargs="+", default=[1, DEFAULT_CONCURRENCY], help="levels"
-    )
-    parser.add_argument("--text-only", action="store_true", help="send no image")
-    args = parser.parse_args(argv)
+    args = parse_options(EndpointOptions, "bla_eval.performance.endpoint", __doc__, argv)
     for level in args.concurrency:
         with tempfile.TemporaryDirectory() as folder:
             config = RunConfig(

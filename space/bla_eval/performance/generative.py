@@ -30,11 +30,14 @@ import os
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from ..cli_common import option
+from .options import PairsOptions, parse_options, threads_option
 from .pairs import max_score_difference, spread_pairs
 
 
@@ -86,37 +89,28 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+@dataclass(frozen=True, kw_only=True)
+class GenerativeOptions(PairsOptions):
+    """The options of ``python -m bla_eval.performance.generative``."""
+
+    shape: str = option(
+        "smolvlm-256m", "the released sizes of the random-weight model", choices=sorted(SHAPES)
+    )
+    architecture: tuple[str, ...] = option(
+        (),
+        "rows of the architecture matrix to time (tiny models; default: SmolVLM-shaped)",
+        parsed=None,
+    )
+    device: str = option("cpu", "cpu, cuda or cuda:N")
+    images_per_step: int = option(2, "images per turn of each path", type=int)
+    threads: int | None = threads_option()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Time the fast and the plain path of the generative scorer on the same datapoints."""
     from ..benchmarks.bla import default_data
 
-    p = argparse.ArgumentParser(
-        prog="python -m bla_eval.performance.generative", description=__doc__
-    )
-    p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
-    p.add_argument(
-        "--images", type=int, default=8, help="N images spread over the benchmark (default 8)"
-    )
-    p.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass")
-    p.add_argument("--model", default=None, help="a generative model (default: --shape)")
-    p.add_argument(
-        "--shape",
-        choices=sorted(SHAPES),
-        default="smolvlm-256m",
-        help="the released sizes of the random-weight model (default smolvlm-256m)",
-    )
-    p.add_argument(
-        "--architecture",
-        nargs="+",
-        default=None,
-        help="rows of the architecture matrix to time (tiny models; default: SmolVLM-shaped)",
-    )
-    p.add_argument("--device", default="cpu")
-    p.add_argument(
-        "--images-per-step", type=int, default=2, help="images per turn of each path (default 2)"
-    )
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
-    args = p.parse_args(argv)
+    args = parse_options(GenerativeOptions, "bla_eval.performance.generative", __doc__, argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     data = args.data or default_data()

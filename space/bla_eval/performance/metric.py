@@ -5,13 +5,16 @@ Run ``python -m bla_eval.performance.metric [--n 100000] [--repeats 3]``.
 
 from __future__ import annotations
 
-import argparse
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from bla_metric.formulas import compute
 from bla_metric.tasks import get_task
+
+from ..cli_common import option
+from .options import parse_options
 
 
 def synthetic(n: int, seed: int = 0) -> tuple[list[list[float]], list[list[int]]]:
@@ -39,14 +42,17 @@ CASES: dict[str, dict] = {
 }
 
 
+@dataclass(frozen=True, kw_only=True)
+class MetricOptions:
+    """The options of ``python -m bla_eval.performance.metric``."""
+
+    n: int = option(100_000, "number of datapoints", type=int)
+    repeats: int = option(3, "runs per case (best is shown)", type=int)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the best time of each case of ``CASES``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bla_eval.performance.metric", description=__doc__
-    )
-    parser.add_argument("--n", type=int, default=100_000, help="number of datapoints")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per case (best is shown)")
-    args = parser.parse_args(argv)
+    args = parse_options(MetricOptions, "bla_eval.performance.metric", __doc__, argv)
     for name, kwargs in CASES.items():
         seconds = time_compute(args.n, args.repeats, **kwargs)
         print(f"{name:24s} {args.n:>9,d} datapoints  {seconds:.3f} s")

@@ -12,15 +12,17 @@ architecture matrix instead (a check that the script runs, not a speed).
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from PIL import Image
 
+from ..cli_common import option
 from ..devices import check_device
+from .options import data_option, parse_options, threads_option
 
 
 def detector(device: str, min_size: int, max_size: int, shape: str = "released") -> Any:
@@ -55,19 +57,31 @@ def images_of(data: str | None, count: int, size: tuple[int, int]) -> list[Image
     return list(seen.values())
 
 
+@dataclass(frozen=True, kw_only=True)
+class RegionsOptions:
+    """The options of ``python -m bla_eval.performance.regions``."""
+
+    device: str = option("cpu", "cpu, cuda or cuda:N")
+    images: int = option(4, "images timed after the warm-up", type=int)
+    size: str = option("375x500", "HxW of the random images")
+    data: str | None = data_option("time a built dataset's images instead")
+    resize: tuple[int, ...] = option(
+        (600, 1000),
+        "the detector's shorter and longer side",
+        type=int,
+        nargs=2,
+        metavar=("MIN", "MAX"),
+        parsed=(600, 1000),
+    )
+    threads: int | None = threads_option()
+    shape: str = option("released", "the detector's sizes", choices=("released", "tiny"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Time the detector and print the seconds per image."""
-    p = argparse.ArgumentParser(
-        prog="python -m bla_eval.performance.regions", description=__doc__.split("\n\n")[0]
+    args = parse_options(
+        RegionsOptions, "bla_eval.performance.regions", __doc__.split("\n\n")[0], argv
     )
-    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
-    p.add_argument("--images", type=int, default=4, help="images timed after the warm-up")
-    p.add_argument("--size", default="375x500", help="HxW of the random images")
-    p.add_argument("--data", default=None, help="time a built dataset's images instead")
-    p.add_argument("--resize", type=int, nargs=2, default=(600, 1000), metavar=("MIN", "MAX"))
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    p.add_argument("--shape", choices=("released", "tiny"), default="released")
-    args = p.parse_args(argv)
     device = check_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)

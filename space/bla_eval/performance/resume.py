@@ -12,21 +12,23 @@ uninterrupted bytes. A resume should cost the missing half, not the whole run ag
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from ..benchmarks.bla import default_data, load_bla
+from ..cli_common import option
 from ..config import RunConfig
 from ..run import evaluate
 from ..runs import RESULTS_FILE, SCORES_FILE
 from ..testing.dual_encoders import save_random_clip, tiny_clip_config
 from ..testing.generative import build_llama_text, build_llava_chat
+from .options import data_option, parse_options, threads_option
 
 KINDS: dict[str, tuple[str, Callable[[Path, list[str]], object]]] = {
     "text": ("text", build_llama_text),
@@ -95,15 +97,20 @@ def measure(config: RunConfig, root: Path) -> dict[str, float | bool]:
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class ResumeOptions:
+    """The options of ``python -m bla_eval.performance.resume``."""
+
+    data: str | None = data_option()
+    limit: int = option(200, "first N datapoints per task", type=int)
+    images_per_batch: int = option(8, "images per call", type=int)
+    kinds: tuple[str, ...] = option(tuple(KINDS), "kinds measured", choices=tuple(KINDS))
+    threads: int = threads_option(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure each kind once; exit 1 when a ratio is over :data:`TARGET` or bytes differ."""
-    p = argparse.ArgumentParser(prog="python -m bla_eval.performance.resume", description=__doc__)
-    p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
-    p.add_argument("--limit", type=int, default=200, help="first N datapoints per task (200)")
-    p.add_argument("--images-per-batch", type=int, default=8, help="images per call (8)")
-    p.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS))
-    p.add_argument("--threads", type=int, default=1, help="torch threads (1)")
-    args = p.parse_args(argv)
+    args = parse_options(ResumeOptions, "bla_eval.performance.resume", __doc__, argv)
     torch.set_num_threads(args.threads)
     data = args.data or default_data()
     sentences = [c for item in load_bla(data) for c in item.captions]

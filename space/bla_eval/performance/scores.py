@@ -12,16 +12,24 @@ shape (:func:`bla_eval.testing.generative.save_smolvlm_shaped`).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from .options import PairsOptions, parse_options, threads_option
 from .pairs import spread_pairs
 
 MODES = ("yes-no", "caption", "caption-pmi")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoresOptions(PairsOptions):
+    """The options of ``python -m bla_eval.performance.scores``."""
+
+    threads: int | None = threads_option()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,13 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     from ..scorers import LoadOptions, load_scorer
     from ..testing.generative import save_smolvlm_shaped
 
-    p = argparse.ArgumentParser(prog="python -m bla_eval.performance.scores", description=__doc__)
-    p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
-    p.add_argument("--images", type=int, default=8, help="N images (default 8)")
-    p.add_argument("--model", default=None, help="a generative model (default: SmolVLM-shaped)")
-    p.add_argument("--batch-size", type=int, default=8, help="sentences per forward pass")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
-    args = p.parse_args(argv)
+    args = parse_options(ScoresOptions, "bla_eval.performance.scores", __doc__, argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     items, images, queries = spread_pairs(args.data or default_data(), args.images)

@@ -13,14 +13,16 @@ leaves this process's torch threads to transformers.
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cli_common import field_like, option
+from .options import PairsOptions, parse_options
 from .pairs import max_score_difference, spread_pairs
 
 
@@ -43,6 +45,15 @@ def time_both(
     return out
 
 
+@dataclass(frozen=True, kw_only=True)
+class VllmOptions(PairsOptions):
+    """The options of ``python -m bla_eval.performance.vllm``."""
+
+    images: int = field_like(PairsOptions, "images", default=32)
+    images_per_step: int = option(8, "images per turn", type=int)
+    gpu_memory_utilization: float | None = option(help="vLLM's fraction", type=float)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Time the generative kind's fast path and the vllm kind on the same datapoints."""
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "1")  # the engine in its own process
@@ -53,14 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     from ..scorers.vllm_engine import shutdown_engines
     from ..testing.generative import build_llava_vllm
 
-    p = argparse.ArgumentParser(prog="python -m bla_eval.performance.vllm", description=__doc__)
-    p.add_argument("--data", default=None, help="dataset id or folder (default: the project's)")
-    p.add_argument("--images", type=int, default=32, help="N images over the benchmark (32)")
-    p.add_argument("--model", default=None, help="a generative model (default: tiny LLaVA)")
-    p.add_argument("--images-per-step", type=int, default=8, help="images per turn (8)")
-    p.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per pass")
-    p.add_argument("--gpu-memory-utilization", type=float, default=None, help="vLLM's fraction")
-    args = p.parse_args(argv)
+    args = parse_options(VllmOptions, "bla_eval.performance.vllm", __doc__, argv)
     items, images, queries = spread_pairs(args.data or default_data(), args.images)
     n_pairs = sum(len(q) for q in queries)
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import time
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 
-from ..cli_common import OneLineParser, bounded_int, run_guarded
+from ..cli_common import bounded_int, command_parser, option, run_guarded
 from .slurm_executor import CLUSTERS, DEFAULT_SILENCE_S
 
 EXECUTORS = ("local", "ray", "slurm")
@@ -28,73 +29,65 @@ CANCEL_WAIT_S = 30
 """With ``--cancel-running``: how long past a record's staleness its runner may take to end."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class SweepOptions:
+    """The options of ``bla-eval sweep``."""
+
+    plan: str = option(MISSING, "the plan (YAML; see docs/sweeps.md)", flag="plan", metavar="PLAN")
+    output: str = option(MISSING, "the sweep folder (new, empty or a sweep's)")
+    executor: str = option("local", "where the cells run", choices=EXECUTORS)
+    workers: int = option(
+        1,
+        f"local: worker processes, each given one GPU in turn (at most {MAX_WORKERS})",
+        type=bounded_int(1, MAX_WORKERS),
+    )
+    cpus_per_cell: int = option(
+        1,
+        "torch threads of each cell; Ray's num_cpus, Slurm's cpus-per-task",
+        type=bounded_int(1, MAX_WORKERS),
+    )
+    gpus_per_cell: int = option(
+        0, "ray: num_gpus of each task; slurm: GPUs of each job", type=bounded_int(0, 64)
+    )
+    address: str | None = option(
+        help="ray: the cluster's address (default $RAY_ADDRESS, else a local instance)"
+    )
+    partition: str | None = option(help="slurm: the partition")
+    time: int = option(
+        60, "slurm: each job's time limit in minutes", type=bounded_int(1, 60 * 24 * 30)
+    )
+    cluster: str = option(
+        "slurm",
+        "slurm: submitit's cluster (local: the jobs as processes here, without Slurm)",
+        choices=CLUSTERS,
+    )
+    resamples: int = option(
+        DEFAULT_RESAMPLES,
+        "bootstrap resamples of the leaderboards",
+        type=bounded_int(1, 100_000),
+    )
+    max_silence: int = option(
+        DEFAULT_SILENCE_S,
+        "slurm: seconds a running cell may go without a heartbeat before its job is cancelled "
+        "and the cell fails",
+        type=bounded_int(10, 7 * 24 * 3600),
+    )
+    cancel_running: bool = option(
+        False,
+        "cancel the jobs of an earlier sweep that still run cells of this one (default: refuse "
+        "to start while they run)",
+    )
+    quiet: bool = option(False, "no progress display")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog="bla-eval sweep",
-        description="Run every cell of a plan (models x benchmarks x protocols) as a bla-eval run "
+    return command_parser(
+        "bla-eval sweep",
+        "Run every cell of a plan (models x benchmarks x protocols) as a bla-eval run "
         "folder under --output, on local processes, Ray or Slurm; rerun to resume. Exit status "
         f"{FAILED_BASE} + the number of failed cells when some failed.",
+        SweepOptions,
     )
-    p.add_argument("plan", metavar="PLAN", help="the plan (YAML; see docs/sweeps.md)")
-    p.add_argument("--output", required=True, help="the sweep folder (new, empty or a sweep's)")
-    p.add_argument("--executor", choices=EXECUTORS, default="local", help="default: local")
-    p.add_argument(
-        "--workers",
-        type=bounded_int(1, MAX_WORKERS),
-        default=1,
-        help=f"local: worker processes, each given one GPU in turn (default 1, at most "
-        f"{MAX_WORKERS})",
-    )
-    p.add_argument(
-        "--cpus-per-cell",
-        type=bounded_int(1, MAX_WORKERS),
-        default=1,
-        help="torch threads of each cell; Ray's num_cpus, Slurm's cpus-per-task (default 1)",
-    )
-    p.add_argument(
-        "--gpus-per-cell",
-        type=bounded_int(0, 64),
-        default=0,
-        help="ray: num_gpus of each task; slurm: GPUs of each job (default 0)",
-    )
-    p.add_argument(
-        "--address", help="ray: the cluster's address (default $RAY_ADDRESS, else a local instance)"
-    )
-    p.add_argument("--partition", help="slurm: the partition")
-    p.add_argument(
-        "--time",
-        type=bounded_int(1, 60 * 24 * 30),
-        default=60,
-        help="slurm: each job's time limit in minutes (default 60)",
-    )
-    p.add_argument(
-        "--cluster",
-        choices=CLUSTERS,
-        default="slurm",
-        help="slurm: submitit's cluster (local: the jobs as processes here, without Slurm)",
-    )
-    p.add_argument(
-        "--resamples",
-        type=bounded_int(1, 100_000),
-        default=DEFAULT_RESAMPLES,
-        help=f"bootstrap resamples of the leaderboards (default {DEFAULT_RESAMPLES})",
-    )
-    p.add_argument(
-        "--max-silence",
-        type=bounded_int(10, 7 * 24 * 3600),
-        default=DEFAULT_SILENCE_S,
-        help=f"slurm: seconds a running cell may go without a heartbeat before its job is "
-        f"cancelled and the cell fails (default {DEFAULT_SILENCE_S})",
-    )
-    p.add_argument(
-        "--cancel-running",
-        action="store_true",
-        help="cancel the jobs of an earlier sweep that still run cells of this one (default: "
-        "refuse to start while they run)",
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress display")
-    p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    return p
 
 
 def sweep(args: argparse.Namespace) -> int:

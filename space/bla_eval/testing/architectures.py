@@ -375,9 +375,9 @@ def markdown_rows() -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m bla_eval.testing.architectures``: print the matrix as docs/models.md's table."""
-    import argparse
+    from ..cli_common import OneLineParser
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m bla_eval.testing.architectures",
         description="Print the architecture matrix as a Markdown table (docs/models.md).",
     )

@@ -11,9 +11,10 @@ Its weights are random, so its scores are noise around chance: it shows that the
 from __future__ import annotations
 
 import sys
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 
-from ..cli_common import OneLineParser, run_guarded
+from ..cli_common import OneLineParser, command_parser, option, run_guarded
 from ..outputs import staged
 
 PROG = "python -m bla_eval.testing.tiny"
@@ -49,20 +50,22 @@ def build(out: Path, architecture: str = DEFAULT, seed: int = 0) -> Path:
     return out
 
 
-def build_parser() -> OneLineParser:
-    p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, required=True, help="folder to save the model into")
-    p.add_argument(
-        "--architecture",
-        choices=list(rows()),
-        default=DEFAULT,
+@dataclass(frozen=True, kw_only=True)
+class TinyOptions:
+    """The options of ``python -m bla_eval.testing.tiny``."""
+
+    out: Path = option(MISSING, "folder to save the model into", type=Path)
+    architecture: str = option(
+        DEFAULT,
+        "a row of docs/models.md's architecture matrix (clip: a dual encoder)",
+        choices=lambda: tuple(rows()),
         metavar="NAME",
-        help=f"a row of docs/models.md's architecture matrix (default {DEFAULT}; clip: a dual "
-        "encoder)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random weights")
-    p.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    return p
+    seed: int = option(0, "seed of the random weights", type=int)
+
+
+def build_parser() -> OneLineParser:
+    return command_parser(PROG, __doc__.split("\n\n")[0], TinyOptions)
 
 
 def main(argv: list[str] | None = None) -> int:
