@@ -21,7 +21,7 @@ from typing import Any
 
 import datasets
 import yaml
-from bla_eval.outputs import parse_json, read_regular
+from bla_eval.outputs import check_replaceable, parse_json, read_regular
 from datasets.splits import SplitDict, SplitInfo
 
 from builders import io
@@ -515,7 +515,7 @@ def run_cli(
     builders`` turns them into one line and exit code 2). With ``builder``, an ``out`` that
     the build could not replace is refused before anything is read."""
     if builder is not None:
-        io.check_replaceable(Path(out), builder)
+        check_replaceable(Path(out), builder, keep_hidden=True)
     _, configs = build(*args)
     print(summary(benchmark, out, configs))
     return 0

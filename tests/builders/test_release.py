@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from bla_eval.outputs import OWNER_FILE
 
 from builders.card import features_of
 from builders.release import build_release, data_file
@@ -180,7 +181,8 @@ def test_manifest_hashes_every_file(built_dataset: Path, release_dir: Path) -> N
     written = sorted(
         p.relative_to(built_dataset).as_posix() for p in built_dataset.rglob("*") if p.is_file()
     )
-    assert sorted([*manifest["files"], "manifest.json"]) == written
+    assert written[0] == OWNER_FILE  # the marker of the folder: not part of the dataset
+    assert sorted([*manifest["files"], "manifest.json"]) == written[1:]
     for rel, entry in manifest["files"].items():
         data = (built_dataset / rel).read_bytes()
         assert entry == {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
