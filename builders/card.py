@@ -10,16 +10,16 @@ from datasets.splits import SplitDict, SplitInfo
 
 from bla_metric import hub_ids
 from bla_metric.citation import CITATION
-from bla_metric.tasks import TASKS
-from builders.io import data_file
-from builders.records import Datapoint
-from builders.schema import (
+from bla_metric.schema import (
     DATASET_VERSION,
     FEATURES,
     LEARNING_SUFFIX,
     SENTENCE_FEATURES,
     SENTENCES_SUFFIX,
 )
+from bla_metric.tasks import TASKS
+from builders.io import data_file
+from builders.records import Datapoint
 
 PAPER_TABLE1: dict[str, dict[str, float]] = {
     "active_passive": {"datapoints": 613, "vocab": 165},

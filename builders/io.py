@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from bla_eval.outputs import staged
 
-from builders.schema import FEATURES
+from bla_metric.schema import FEATURES
 
 ROW_GROUP_SIZE = 100
 """Rows per parquet row group (fixed, so the file layout never depends on the machine)."""

@@ -11,13 +11,13 @@ from pathlib import Path
 from bla_eval.outputs import check_replaceable
 from tqdm.auto import tqdm
 
+from bla_metric.schema import config_names
 from bla_metric.tasks import TASKS
 from builders.card import render_card
 from builders.hub_eval import EVAL_FILE, render_eval_yaml
 from builders.io import data_file, dump_json, staged_folder, write_parquet, write_text
 from builders.manifest import make_manifest
 from builders.records import Datapoint, image_file, main_file, read_learning, read_main
-from builders.schema import config_names
 from builders.sentences import write_sentence_tables
 from builders.source import ReleaseSource
 from builders.validate import check_decodable, check_images_present, check_rows, check_unique

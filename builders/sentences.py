@@ -18,9 +18,9 @@ from bla_eval.api.messages import data_url
 from bla_eval.protocols.templates import get_template
 
 from bla_metric.answers import NO, YES
+from bla_metric.schema import SENTENCE_FEATURES, sentence_config
 from builders.io import data_file, write_parquet
 from builders.records import Datapoint
-from builders.schema import SENTENCE_FEATURES, sentence_config
 
 SPLIT = "test"
 COMPRESSION = "zstd"

@@ -13,11 +13,11 @@ from pathlib import Path
 import datasets
 import pytest
 
+from bla_metric.schema import FEATURES
 from builders.__main__ import main
 from builders.construct.config import ConstructConfig
 from builders.construct.pipeline import construct
 from builders.construct.writer import write_result
-from builders.schema import FEATURES
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "vg"
 OFF = ConstructConfig(grammar_scorer="none")

@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow.parquet as pq
 from PIL import Image
 
+from bla_metric.schema import FEATURES
 from builders.release import data_file
-from builders.schema import FEATURES
 
 LOAD_SCRIPT = """
 import json, datasets

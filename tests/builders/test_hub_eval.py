@@ -12,11 +12,11 @@ import datasets
 import pytest
 import yaml
 
+from bla_metric.schema import DATASET_VERSION, SENTENCE_FEATURES, sentence_config, sentence_configs
 from bla_metric.tasks import TASKS
 from builders.__main__ import main
 from builders.hub_eval import EVALUATION_FRAMEWORK, eval_config, render_eval_yaml
 from builders.manifest import sha256_file
-from builders.schema import DATASET_VERSION, SENTENCE_FEATURES, sentence_config, sentence_configs
 
 FRAMEWORKS = Path(__file__).with_name("hub_evaluation_frameworks.txt")
 INSPECT_SOLVERS = {"prompt_template", "system_message", "user_message", "chain_of_thought"}

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from bla_eval.outputs import OWNER_FILE
 
+from bla_metric.schema import DATASET_VERSION
 from builders.__main__ import main
 from builders.publish import plan_publish, publish
-from builders.schema import DATASET_VERSION
 
 TAG = f"v{DATASET_VERSION}"
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from bla_eval.outputs import OWNER_FILE
 
+from bla_metric.schema import COLUMNS, DATASET_VERSION, FEATURES, config_names, sentence_configs
 from builders.card import features_of
 from builders.release import build_release, data_file
-from builders.schema import COLUMNS, DATASET_VERSION, FEATURES, config_names, sentence_configs
 
 TASK_FILES = {
     "active_passive": "active_passive_captions.json",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.schema import DATASET_VERSION
+from bla_metric.schema import DATASET_VERSION
 
 TAG = f"v{DATASET_VERSION}"
 REPO = "bla-org/bla"

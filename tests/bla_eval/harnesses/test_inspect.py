@@ -120,9 +120,9 @@ def first_rows_build(built: Path, out: Path, rows: int) -> Path:
     whole build over HTTP."""
     import pyarrow.parquet as pq
 
+    from bla_metric.schema import SENTENCE_FEATURES, sentence_configs
     from builders.card import card_metadata
     from builders.io import data_file, write_parquet
-    from builders.schema import SENTENCE_FEATURES, sentence_configs
 
     info = {}
     for config in sentence_configs():

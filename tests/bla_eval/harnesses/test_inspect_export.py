@@ -92,9 +92,9 @@ def small_build(built: Path, out: Path) -> Path:
     its eval.yaml and a card naming every config: a whole dataset that each path reads."""
     import pyarrow.parquet as pq
 
+    from bla_metric.schema import FEATURES, SENTENCE_FEATURES, sentence_config
     from builders.card import card_metadata
     from builders.io import data_file, write_parquet
-    from builders.schema import FEATURES, SENTENCE_FEATURES, sentence_config
 
     info = {}
     for task in TASKS.values():
