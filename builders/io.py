@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from bla_eval.outputs import staged
 
-from bla_metric.schema import FEATURES
+from bla_metric.schema import BLA_ROWS
 
 ROW_GROUP_SIZE = 100
 """Rows per parquet row group (fixed, so the file layout never depends on the machine)."""
@@ -26,18 +26,18 @@ def data_file(config: str, split: str) -> str:
 def write_parquet(
     rows: list[dict],
     path: Path,
-    features: datasets.Features = FEATURES,
+    features: datasets.Features | None = None,
     compression: str = "snappy",
 ) -> int:
     """Write ``rows`` (dicts with the ``features`` columns) to ``path`` as deterministic parquet.
 
     Returns the arrow size of the table as read back, the ``num_bytes`` of the card.
     The arrow schema carries the ``huggingface`` metadata of ``features`` (default: BLA's
-    FEATURES; the neighbouring benchmarks pass their own), so ``datasets`` reads the ``image``
+    rows, ``BLA_ROWS``; the other benchmarks pass their own), so ``datasets`` reads the ``image``
     column back as an Image feature. No timestamps are written; the row group size is
     fixed. ``compression``: parquet's codec (snappy; the per-sentence configs take zstd).
     """
-    schema = features.arrow_schema
+    schema = (features or BLA_ROWS.features()).arrow_schema
     table = pa.Table.from_pylist(rows, schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(

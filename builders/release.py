@@ -62,7 +62,7 @@ def read_images(source: ReleaseSource, tables: Tables, progress: bool = True) ->
 
 
 def to_row(dp: Datapoint, images: dict[str, bytes]) -> dict:
-    """A FEATURES row; the image is the original JPEG bytes, not re-encoded (null when
+    """A BLA_ROWS row; the image is the original JPEG bytes, not re-encoded (null when
     ``images`` lacks it: constructed sets built without the Visual Genome images)."""
     return {
         "id": dp.id,

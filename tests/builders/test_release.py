@@ -11,7 +11,7 @@ import pytest
 import yaml
 from bla_eval.outputs import OWNER_FILE
 
-from bla_metric.schema import COLUMNS, DATASET_VERSION, FEATURES, config_names, sentence_configs
+from bla_metric.schema import BLA_ROWS, COLUMNS, DATASET_VERSION, config_names, sentence_configs
 from builders.card import features_of
 from builders.release import build_release, data_file
 
@@ -132,8 +132,9 @@ def test_images_are_the_release_bytes(built_dataset: Path, release_dir: Path) ->
 
 def test_parquet_schema_carries_the_features(built_dataset: Path) -> None:
     schema = pq.read_schema(built_dataset / data_file("coordination", "test"))
-    assert schema.remove_metadata() == FEATURES.arrow_schema.remove_metadata()
-    assert json.loads(schema.metadata[b"huggingface"])["info"]["features"] == FEATURES.to_dict()
+    features = BLA_ROWS.features()
+    assert schema.remove_metadata() == features.arrow_schema.remove_metadata()
+    assert json.loads(schema.metadata[b"huggingface"])["info"]["features"] == features.to_dict()
 
 
 def test_card_yaml_matches_files(built_dataset: Path) -> None:
