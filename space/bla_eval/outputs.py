@@ -15,9 +15,10 @@
 - Ownership: a command replaces an output only when the output's marker (:data:`OWNER_FILE`)
   names that command and lists every file in it (:func:`check_replaceable`; a dataset folder
   built before the builders wrote the marker counts through its manifest, :func:`earlier_owner`);
-  a single file written into a folder of the user's carries a first-line mark (:func:`write_marked_text`). The
-  working directory, its parents and symbolic links are refused (:func:`output_path`); no file
-  is written through a symbolic link (:func:`open_own`, :func:`refuse_link`).
+  a single file written into a folder of the user's carries a first-line mark
+  (:func:`write_marked_text`). The working directory, its parents and symbolic links are refused
+  (:func:`output_path`); no file is written through a symbolic link (:func:`open_own`,
+  :func:`refuse_link`).
 - :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
 - Secrets: what the writers write has every secret the process knows masked (``bla_eval.redact``).
 
