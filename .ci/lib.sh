@@ -1,5 +1,6 @@
-# Shared by .ci/setup, .ci/build-env and .ci/lock (sourced, not run): uv, pinned by the locks,
-# and the one way an environment is installed from a lock.
+# Shared by .ci/setup, .ci/build-env, .ci/lock and the fix-ups .ci/envs/*.sh (sourced, not run): uv,
+# pinned by the locks, the one way an environment is installed from a lock, and the one patch that
+# lets PyPI's torchvision load beside torch's +cpu build.
 #
 # uv comes from .ci/locks/uv.txt (its release and hashes, taken from dev.txt by .ci/lock), installed
 # once with pip into ${BLA_ENV_CACHE:-~/.cache/bla-envs}/uv-<hash of uv.txt>.
@@ -53,4 +54,20 @@ bla_sync() {  # bla_sync PYTHON LOCK: the environment of PYTHON holds exactly LO
   # The lock it now holds, for results.json's provenance (bla_eval/provenance.py reads it).
   printf '{"lock": "%s", "sha256": "%s"}\n' "$2" "$(sha256sum "$2" | cut -d' ' -f1)" \
     >"$prefix/.bla-lock.json"
+}
+
+bla_guard_torchvision_ops() {  # bla_guard_torchvision_ops PYTHON WHO: load PyPI's torchvision beside torch +cpu
+  # PyPI has no CPU build of torchvision: its CUDA build stays, its C++ ops (linked to CUDA torch)
+  # do not load, which torchvision allows (`extension._has_ops()` is False and every op then
+  # refuses to run), except that `_meta_registrations.py` registers fake kernels for
+  # `torchvision::nms` and `::qnms` unconditionally and so fails with "operator torchvision::nms
+  # does not exist". The one patch: those two registrations get the same `_has_ops()` guard the
+  # module's other registrations have. WHO names the caller in the error.
+  local meta
+  meta="$("$1" -c 'import importlib.util as u; print(u.find_spec("torchvision").submodule_search_locations[0])')/_meta_registrations.py"
+  sed -i -E 's/^@torch\.library\.register_fake\("torchvision::(nms|qnms)"\)$/@(torch.library.register_fake("torchvision::\1") if torchvision.extension._has_ops() else (lambda fn: fn))/' "$meta"
+  [ "$(grep -c '_has_ops() else (lambda fn: fn)' "$meta")" = 2 ] || {
+    echo "$2: torchvision's $meta no longer has the two unguarded registrations" >&2
+    return 1
+  }
 }

@@ -11,16 +11,16 @@ from datasets.splits import SplitDict, SplitInfo
 
 from bla_metric import hub_ids
 from bla_metric.citation import CITATION
+from bla_metric.schema import (
+    BLA_ROWS,
+    DATASET_VERSION,
+    LEARNING_SUFFIX,
+    SENTENCE_ROWS,
+    SENTENCES_SUFFIX,
+)
 from bla_metric.tasks import TASKS
 from builders.io import data_file
 from builders.records import Datapoint
-from builders.schema import (
-    DATASET_VERSION,
-    FEATURES,
-    LEARNING_SUFFIX,
-    SENTENCE_FEATURES,
-    SENTENCES_SUFFIX,
-)
 
 PAPER_TABLE1: dict[str, dict[str, float]] = {
     "active_passive": {"datapoints": 613, "vocab": 165},
@@ -91,16 +91,20 @@ def card_metadata(info: Info) -> dict:
             }
             for config, splits in info.items()
         ],
-        "dataset_info": [_dataset_info(config, splits) for config, splits in info.items()],
+        "dataset_info": [
+            dataset_info(config, splits, features_of(config)) for config, splits in info.items()
+        ],
     }
 
 
 def features_of(config: str) -> Features:
     """The features of a config: the per-sentence schema or the datapoint one."""
-    return SENTENCE_FEATURES if config.endswith(SENTENCES_SUFFIX) else FEATURES
+    return (SENTENCE_ROWS if config.endswith(SENTENCES_SUFFIX) else BLA_ROWS).features()
 
 
-def _dataset_info(config: str, splits: dict[str, dict[str, int]]) -> dict:
+def dataset_info(config: str, splits: dict[str, dict[str, int]], features: Features) -> dict:
+    """The card header's ``dataset_info`` entry of one config: its ``features``, splits and sizes
+    (``num_bytes``, ``num_examples``, ``file_bytes`` of each split)."""
     split_dict = SplitDict()
     for name, v in splits.items():
         split_dict.add(
@@ -108,7 +112,7 @@ def _dataset_info(config: str, splits: dict[str, dict[str, int]]) -> dict:
         )
     return {
         "config_name": config,
-        "features": features_of(config)._to_yaml_list(),
+        "features": features._to_yaml_list(),
         "splits": split_dict._to_yaml_list(),
         "download_size": sum(v["file_bytes"] for v in splits.values()),
         "dataset_size": sum(v["num_bytes"] for v in splits.values()),

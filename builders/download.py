@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from bla_eval.outputs import atomic_file, remove_stale
+from bla_eval.user_cache import user_cache
 from tqdm.auto import tqdm
 
 from builders.source import ReleaseError, ReleaseSource
@@ -29,7 +30,6 @@ RELEASE_URL = (
 itself rather than Dropbox's page). ``$BLA_RELEASE_URL`` overrides it."""
 
 URL_ENV = "BLA_RELEASE_URL"
-CACHE_ENV = "BLA_CACHE_DIR"
 ZIP_NAME = "BLA_benchmark.zip"
 CHECKSUMS = Path(__file__).resolve().parent / "data" / "release_sha256.json"
 """Relative path inside the release -> sha256, for every annotation and image file the build
@@ -42,14 +42,6 @@ CHUNK = 1 << 20
 def release_url() -> str:
     """``$BLA_RELEASE_URL``, else :data:`RELEASE_URL`."""
     return os.environ.get(URL_ENV) or RELEASE_URL
-
-
-def cache_dir() -> Path:
-    """``$BLA_CACHE_DIR``, else ``$XDG_CACHE_HOME/bla``, else ``~/.cache/bla``."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "bla"
 
 
 def pinned_checksums() -> dict[str, str]:
@@ -79,7 +71,7 @@ def fetch_release(url: str | None = None, cache: Path | None = None, progress: b
     A zip already in the cache (downloaded earlier, or put there by hand) is checked too.
     """
     url = url or release_url()
-    target = (cache or cache_dir()) / ZIP_NAME
+    target = (cache or user_cache()) / ZIP_NAME
     if target.is_file():
         verify_release(target)
         return target

@@ -24,8 +24,8 @@ from pathlib import Path
 import yaml
 from bla_eval.benchmarks.bla import BENCHMARK
 
+from bla_metric.schema import sentence_config
 from bla_metric.tasks import TASKS
-from builders.schema import sentence_config
 
 EVAL_FILE = "eval.yaml"
 EVALUATION_FRAMEWORK = "inspect-ai"

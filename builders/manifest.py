@@ -9,7 +9,7 @@ from pathlib import Path
 import datasets
 import pyarrow as pa
 
-from builders.schema import DATASET_VERSION
+from bla_metric.schema import DATASET_VERSION
 
 MANIFEST = "manifest.json"
 

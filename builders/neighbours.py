@@ -1,7 +1,7 @@
-"""What the builders of VALSE, VL-CheckList and Winoground share: their features (defined once,
-here), image look-up with missing-image counts, and writing a dataset repo (parquet per config,
-card, manifest) atomically and reproducibly through :mod:`builders.io` and
-:mod:`builders.manifest`.
+"""What the builders of the other benchmarks share: image look-up with missing-image counts, and
+writing a dataset repo (parquet per config, card, manifest) atomically and reproducibly through
+:mod:`builders.io` and :mod:`builders.manifest`, in the rows of its benchmark's schema
+(:data:`bla_metric.schema.BENCHMARK_ROWS`).
 
 Every row carries its image(s) as the original file bytes. A config's items whose image the user
 does not have are left out and counted; the card and the manifest say how many per config.
@@ -19,14 +19,13 @@ from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import datasets
 import yaml
 from bla_eval.cli_common import option
-from bla_eval.outputs import parse_json, read_regular
-from datasets.splits import SplitDict, SplitInfo
+from bla_eval.outputs import check_replaceable, parse_json, read_regular
 
+from bla_metric.schema import BENCHMARK_ROWS
 from builders import io
-from builders.card import size_category
+from builders.card import dataset_info, size_category
 from builders.io import dump_json, staged_folder, write_text
 from builders.manifest import make_manifest
 from builders.validate import check_decodable
@@ -36,94 +35,6 @@ NEIGHBOURS_VERSION = "1.0.0"
 
 SPLIT = "test"
 """Every config holds its whole benchmark part as split ``test``."""
-
-_PAIR = {
-    "id": datasets.Value("string"),
-    "image": datasets.Image(),
-    "captions": datasets.Sequence(datasets.Value("string")),
-    "labels": datasets.Sequence(datasets.Value("int8")),
-    "caption_types": datasets.Sequence(datasets.Value("string")),
-}
-
-FEATURES: dict[str, datasets.Features] = {
-    "valse": datasets.Features(
-        {
-            **_PAIR,
-            "image_file": datasets.Value("string"),
-            "instrument": datasets.Value("string"),
-            "dataset": datasets.Value("string"),
-            "linguistic_phenomena": datasets.Value("string"),
-            "classes": datasets.Value("string"),
-            "classes_foil": datasets.Value("string"),
-            "mturk_caption": datasets.Value("int8"),
-            "mturk_foil": datasets.Value("int8"),
-            "mturk_other": datasets.Value("int8"),
-            "validated": datasets.Value("bool"),
-            "metadata": datasets.Value("string"),
-        }
-    ),
-    "vl-checklist": datasets.Features(
-        {
-            **_PAIR,
-            "image_path": datasets.Value("string"),
-            "corpus": datasets.Value("string"),
-            "source": datasets.Value("string"),
-        }
-    ),
-    "winoground": datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "image_0": datasets.Image(),
-            "image_1": datasets.Image(),
-            "caption_0": datasets.Value("string"),
-            "caption_1": datasets.Value("string"),
-            "tag": datasets.Value("string"),
-            "secondary_tag": datasets.Value("string"),
-            "num_main_preds": datasets.Value("int32"),
-            "collapsed_tag": datasets.Value("string"),
-        }
-    ),
-    "sugarcrepe": datasets.Features({**_PAIR, "filename": datasets.Value("string")}),
-    "sugarcrepe-pp": datasets.Features({**_PAIR, "filename": datasets.Value("string")}),
-    "aro": datasets.Features(
-        {
-            **_PAIR,
-            "image_path": datasets.Value("string"),
-            "group": datasets.Value("string"),
-            "bbox": datasets.Sequence(datasets.Value("float32")),
-        }
-    ),
-    "mmvp-vlm": datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "image_0": datasets.Image(),
-            "image_1": datasets.Image(),
-            "caption_0": datasets.Value("string"),
-            "caption_1": datasets.Value("string"),
-            "pattern": datasets.Value("string"),
-            "question_ids": datasets.Sequence(datasets.Value("string")),
-        }
-    ),
-    "naturalbench": datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "image_0": datasets.Image(),
-            "image_1": datasets.Image(),
-            "question_0": datasets.Value("string"),
-            "question_1": datasets.Value("string"),
-            "answers": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
-            "question_type": datasets.Value("string"),
-            "source": datasets.Value("string"),
-        }
-    ),
-}
-"""Row features per benchmark. VALSE and VL-CheckList rows are one image with its texts in the
-order true, false (``captions``/``labels``/``caption_types``: caption, foil / POS, NEG).
-Winoground rows keep the Hub release's columns (two images, two captions, tags). SugarCrepe(++)
-and ARO rows are one image with its texts, the true ones first (SugarCrepe++: two positives, then
-the negative; ARO: the image already cropped to the relation's box, ``group`` its relation or
-attribute pair). MMVP-VLM rows are a pair of images with statement ``k`` true of image ``k``;
-NaturalBench rows two images, two questions and ``answers[image][question]`` ("Yes"/"No")."""
 
 
 class BuildError(ValueError):
@@ -373,7 +284,7 @@ def build_repo(
     Configs that hold no row are not written (a parquet file with no rows is of no use) but are
     listed in the card and the manifest with their counts. Returns the manifest.
     """
-    features = FEATURES[text.benchmark]
+    features = BENCHMARK_ROWS[text.benchmark].features()
     for config, part in configs.items():
         ids = UniqueIds()
         for number, row in enumerate(part.rows, 1):
@@ -416,6 +327,7 @@ def build_repo(
 
 def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> str:
     """README.md: YAML header (configs, features, split sizes), then counts per config."""
+    features = BENCHMARK_ROWS[text.benchmark].features()
     header = {
         "pretty_name": text.pretty_name,
         "language": ["en"],
@@ -431,7 +343,7 @@ def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> s
             }
             for i, c in enumerate(info)
         ],
-        "dataset_info": [_dataset_info(c, s, FEATURES[text.benchmark]) for c, s in info.items()],
+        "dataset_info": [dataset_info(c, s, features) for c, s in info.items()],
     }
     reasons = sorted({r for part in configs.values() for r in part.left_out})
     head = ["config", "items held", "left out: image missing", *(f"left out: {r}" for r in reasons)]
@@ -469,21 +381,6 @@ def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> s
     )
 
 
-def _dataset_info(config: str, splits: dict, features: datasets.Features) -> dict:
-    split_dict = SplitDict()
-    for name, v in splits.items():
-        split_dict.add(
-            SplitInfo(name=name, num_bytes=v["num_bytes"], num_examples=v["num_examples"])
-        )
-    return {
-        "config_name": config,
-        "features": features._to_yaml_list(),
-        "splits": split_dict._to_yaml_list(),
-        "download_size": sum(v["file_bytes"] for v in splits.values()),
-        "dataset_size": sum(v["num_bytes"] for v in splits.values()),
-    }
-
-
 def summary(benchmark: str, out: Path, configs: dict[str, ConfigRows]) -> str:
     """One line per config for the terminal: held and left-out counts."""
     lines = [f"wrote {benchmark} to {out}"]
@@ -516,7 +413,7 @@ def run_cli(
     builders`` turns them into one line and exit code 2). With ``builder``, an ``out`` that
     the build could not replace is refused before anything is read."""
     if builder is not None:
-        io.check_replaceable(Path(out), builder)
+        check_replaceable(Path(out), builder, keep_hidden=True)
     _, configs = build(*args)
     print(summary(benchmark, out, configs))
     return 0

@@ -39,7 +39,7 @@ def check_tag(tag: str, manifest: dict) -> None:
         raise ValueError(
             f"tag {tag!r} does not match the built dataset version {manifest['dataset_version']} "
             f"(manifest.json): use --tag {expected}, or bump DATASET_VERSION in "
-            "builders/schema.py and rebuild"
+            "bla_metric/schema.py and rebuild"
         )
 
 
@@ -121,7 +121,7 @@ def refuse_existing_tag(api, repo_id: str, tag: str) -> None:
         if ref.name == tag:
             raise PublishError(
                 f"tag {tag} already exists on dataset {repo_id} (commit {ref.target_commit[:12]}): "
-                "a published version is never moved; bump DATASET_VERSION in builders/schema.py, "
+                "a published version is never moved; bump DATASET_VERSION in bla_metric/schema.py, "
                 "rebuild and publish the new version"
             )
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bla_metric.schema import LEARNING_SPLITS
 from bla_metric.tasks import get_task
-from builders.schema import LEARNING_SPLITS
 from builders.source import ReleaseError, ReleaseSource
 
 LEARNING_ROOT = "annotations/finetune/finetune_random"

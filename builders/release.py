@@ -8,22 +8,16 @@ from __future__ import annotations
 from itertools import chain
 from pathlib import Path
 
+from bla_eval.outputs import check_replaceable
 from tqdm.auto import tqdm
 
+from bla_metric.schema import config_names
 from bla_metric.tasks import TASKS
 from builders.card import render_card
 from builders.hub_eval import EVAL_FILE, render_eval_yaml
-from builders.io import (
-    check_replaceable,
-    data_file,
-    dump_json,
-    staged_folder,
-    write_parquet,
-    write_text,
-)
+from builders.io import data_file, dump_json, staged_folder, write_parquet, write_text
 from builders.manifest import make_manifest
 from builders.records import Datapoint, image_file, main_file, read_learning, read_main
-from builders.schema import config_names
 from builders.sentences import write_sentence_tables
 from builders.source import ReleaseSource
 from builders.validate import check_decodable, check_images_present, check_rows, check_unique
@@ -68,7 +62,7 @@ def read_images(source: ReleaseSource, tables: Tables, progress: bool = True) ->
 
 
 def to_row(dp: Datapoint, images: dict[str, bytes]) -> dict:
-    """A FEATURES row; the image is the original JPEG bytes, not re-encoded (null when
+    """A BLA_ROWS row; the image is the original JPEG bytes, not re-encoded (null when
     ``images`` lacks it: constructed sets built without the Visual Genome images)."""
     return {
         "id": dp.id,
@@ -111,7 +105,7 @@ def build_release(source: Path, out: Path, progress: bool = True) -> dict:
     into place, so ``out`` is left as it was on any error. Returns the manifest.
     """
     out = Path(out)
-    check_replaceable(out, BUILDER)  # refuse before the long read, not only before the swap
+    check_replaceable(out, BUILDER, keep_hidden=True)  # before the long read, not only the swap
     with ReleaseSource(Path(source)) as release:
         tables = read_release(release)
         images = read_images(release, tables, progress)

@@ -18,16 +18,16 @@ from bla_eval.api.messages import data_url
 from bla_eval.protocols.templates import get_template
 
 from bla_metric.answers import NO, YES
+from bla_metric.schema import SENTENCE_ROWS, sentence_config
 from builders.io import data_file, write_parquet
 from builders.records import Datapoint
-from builders.schema import SENTENCE_FEATURES, sentence_config
 
 SPLIT = "test"
 COMPRESSION = "zstd"
 
 
 def sentence_rows(dp: Datapoint, image: bytes) -> list[dict]:
-    """The four SENTENCE_FEATURES rows of one datapoint, in release order."""
+    """The four SENTENCE_ROWS rows of one datapoint, in release order."""
     uri = data_url(image)
     question = get_template().question
     return [
@@ -59,7 +59,7 @@ def write_sentence_tables(
         rows = [row for dp in points for row in sentence_rows(dp, images[dp.image_id])]
         name = sentence_config(config)
         path = stage / data_file(name, SPLIT)
-        num_bytes = write_parquet(rows, path, SENTENCE_FEATURES, compression=COMPRESSION)
+        num_bytes = write_parquet(rows, path, SENTENCE_ROWS.features(), compression=COMPRESSION)
         info[name] = {
             SPLIT: {
                 "num_examples": len(rows),

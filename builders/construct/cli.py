@@ -131,10 +131,11 @@ def run(args: argparse.Namespace) -> int:
     Settings and the output folder are checked before any model loads; a run in which no set
     survives is an error (nothing written).
     """
+    from bla_eval.outputs import check_replaceable
+
     from builders.construct.grammar import SCORERS
     from builders.construct.pipeline import NO_GRAMMAR, construct
     from builders.construct.writer import BUILDER, write_result
-    from builders.io import check_replaceable
 
     config = config_from_args(args)
     if config.grammar_scorer != NO_GRAMMAR:
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{', '.join([*sorted(SCORERS), NO_GRAMMAR])}"
             )
         config.threshold(args.task)  # a scorer without a recorded calibration fails here
-    check_replaceable(args.out, BUILDER)
+    check_replaceable(args.out, BUILDER, keep_hidden=True)
     result = construct(args.vg, args.task, config, limit=args.limit, progress=not args.quiet)
     manifest = write_result(result, args.task, args.out, args.images, config.to_json())
     if not args.quiet:

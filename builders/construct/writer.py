@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bla_eval.outputs import check_replaceable
+
 from bla_metric.tasks import get_task
 from builders.card import render_card
 from builders.construct.pipeline import CaptionSet, ConstructResult
-from builders.io import check_replaceable, dump_json, staged_folder, write_text
+from builders.io import dump_json, staged_folder, write_text
 from builders.manifest import MANIFEST, make_manifest
 from builders.records import Datapoint
 from builders.release import write_tables
@@ -113,7 +115,7 @@ def write_result(
     Raises :class:`NothingConstructed` (nothing written) when no set survived.
     """
     check_result(result, task)
-    check_replaceable(Path(out), BUILDER)
+    check_replaceable(Path(out), BUILDER, keep_hidden=True)
     config = get_task(task).config
     tables = {config: {"test": datapoints(task, result.sets)}}
     image_bytes = read_images(result.sets, images)

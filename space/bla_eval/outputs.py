@@ -13,10 +13,12 @@
   killed process left behind. Every temporary is a folder holding :data:`TEMP_MARKER`, the proof
   that it is ours: a name that matches the pattern is never enough.
 - Ownership: a command replaces an output only when the output's marker (:data:`OWNER_FILE`)
-  names that command and lists every file in it (:func:`check_replaceable`); a single file
-  written into a folder of the user's carries a first-line mark (:func:`write_marked_text`). The
-  working directory, its parents and symbolic links are refused (:func:`output_path`); no file
-  is written through a symbolic link (:func:`open_own`, :func:`refuse_link`).
+  names that command and lists every file in it (:func:`check_replaceable`; a dataset folder
+  built before the builders wrote the marker counts through its manifest, :func:`earlier_owner`);
+  a single file written into a folder of the user's carries a first-line mark
+  (:func:`write_marked_text`). The working directory, its parents and symbolic links are refused
+  (:func:`output_path`); no file is written through a symbolic link (:func:`open_own`,
+  :func:`refuse_link`).
 - :func:`naming`: an OS error that names no file (a full disk) is raised naming the path.
 - Secrets: what the writers write has every secret the process knows masked (``bla_eval.redact``).
 
@@ -45,6 +47,11 @@ from .redact import any_registered, scrub, scrub_data
 FINETUNE_FILE = "finetune.json"
 OWNER_FILE = ".bla-output.json"
 """The marker of an output: ``{"command": ..., "files": [...]}``, written last."""
+BUILD_MANIFEST = "manifest.json"
+"""The manifest of a dataset folder of ``python -m builders``: in folders built before the
+builders wrote :data:`OWNER_FILE`, the proof of ownership (:func:`earlier_owner`)."""
+BUILDERS = "python -m builders "
+"""The start of every builder's command (``python -m builders release``, ``... construct``)."""
 RECORD_KEYS = ("task", "id", "scores")
 """Keys every score record has."""
 
@@ -401,10 +408,11 @@ def output_path(target: Path | str) -> Path:
 
 def owner(folder: Path) -> dict[str, Any] | None:
     """The marker of ``folder`` (``command`` and ``files``), or None when it has no valid one
-    (a symbolic link is no marker). A marker's lists name paths (``files``, a sweep's
-    ``cells``): an entry that is no string names none and is left out, so every reader gets
-    names only."""
-    marker = _read_marker(Path(folder) / OWNER_FILE)
+    (a symbolic link is no marker); a folder without one that an earlier version wrote has its
+    :func:`earlier_owner`. A marker's lists name paths (``files``, a sweep's ``cells``): an
+    entry that is no string names none and is left out, so every reader gets names only."""
+    path = Path(folder) / OWNER_FILE
+    marker = _read_marker(path) if os.path.lexists(path) else earlier_owner(Path(folder))
     if marker is None or not isinstance(marker.get("command"), str):
         return None
     if not isinstance(marker.get("files"), list):
@@ -413,6 +421,21 @@ def owner(folder: Path) -> dict[str, Any] | None:
         key: [name for name in value if isinstance(name, str)] if isinstance(value, list) else value
         for key, value in marker.items()
     }
+
+
+def earlier_owner(folder: Path) -> dict[str, Any] | None:
+    """The marker a folder written before its tool wrote :data:`OWNER_FILE` stands for: a dataset
+    folder whose :data:`BUILD_MANIFEST` names a builder (``builder``: :data:`BUILDERS` +
+    subcommand, or the oldest ``"kind": "construct"``) and lists its ``files``."""
+    manifest = _read_marker(folder / BUILD_MANIFEST)
+    if manifest is None or not isinstance(manifest.get("files"), dict):
+        return None
+    command = manifest.get("builder")
+    if command is None and manifest.get("kind") == "construct":
+        command = BUILDERS + "construct"
+    if not isinstance(command, str) or not command.startswith(BUILDERS):
+        return None
+    return {"command": command, "files": [*manifest["files"], BUILD_MANIFEST]}
 
 
 def _read_marker(path: Path) -> dict[str, Any] | None:
@@ -461,16 +484,25 @@ def shown(names: list[str]) -> str:
     return ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
-def check_replaceable(target: Path | str, command: str | None = None) -> None:
+def hidden(name: str) -> bool:
+    """Whether the relative path ``name`` lies in a hidden entry at the top of its folder."""
+    return name.startswith(".")
+
+
+def check_replaceable(
+    target: Path | str, command: str | None = None, keep_hidden: bool = False
+) -> None:
     """Allow writing ``target`` when it is absent, an empty folder, or (with ``command``) a
-    folder whose marker names ``command`` and lists every file in it; anything else is a
-    FileExistsError that lists what is there (the refusals of :func:`output_path` come first)."""
+    folder whose marker (:func:`owner`) names ``command`` and lists every file in it; anything
+    else is a FileExistsError that lists what is there (the refusals of :func:`output_path` come
+    first). With ``keep_hidden``, hidden entries at its top (a repo's ``.git``, ``.gitignore``)
+    count for nothing: the replacement keeps them (:func:`staged`)."""
     path = output_path(target)
     if not path.exists():
         return
     if not path.is_dir():
         raise FileExistsError(f"output {target} exists and is not a folder: choose another path")
-    entries = sorted(os.listdir(path))
+    entries = [e for e in sorted(os.listdir(path)) if not (keep_hidden and hidden(e))]
     if not entries:
         return
     marker = owner(path)
@@ -488,6 +520,7 @@ def check_replaceable(target: Path | str, command: str | None = None) -> None:
     listed = set(marker["files"])
     unknown = sorted(set(files_under(path)) - listed - {OWNER_FILE})
     unknown += sorted(f"{name}/" for name in _foreign_folders(path, listed))
+    unknown = [name for name in unknown if not (keep_hidden and hidden(name))]
     if unknown:
         raise FileExistsError(
             f"output {target} holds files `{command}` did not write ({shown(unknown)}): "
@@ -654,16 +687,19 @@ def staged(
     target: Path | str,
     command: str | None = None,
     check: Callable[[Path], None] | None = None,
+    keep_hidden: bool = False,
 ) -> Iterator[Path]:
     """Yield a folder inside a marked hidden folder beside ``target``; when the block succeeds
     it becomes ``target`` (two renames when ``target`` is replaced), when it fails it is removed.
 
     ``check(target)`` allows the write; it runs before and again right before the rename
-    (default: :func:`check_replaceable` with ``command``). With ``command`` the folder is
-    marked as its output (:data:`OWNER_FILE`). Stale temporaries beside ``target`` are removed.
+    (default: :func:`check_replaceable` with ``command`` and ``keep_hidden``). With ``command``
+    the folder is marked as its output (:data:`OWNER_FILE`). With ``keep_hidden``, the hidden
+    entries at the top of the ``target`` replaced are carried into the new one (not listed in
+    its marker). Stale temporaries beside ``target`` are removed.
     """
     path = output_path(target)
-    check = check or (lambda t: check_replaceable(t, command))
+    check = check or (lambda t: check_replaceable(t, command, keep_hidden))
     check(Path(target))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(path.parent)
@@ -678,6 +714,8 @@ def staged(
             scrub_files(stage)
             if command is not None:
                 write_owner(stage, command)
+            if keep_hidden:
+                _carry_hidden(path, stage)
             _swap(stage, path)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
@@ -702,6 +740,20 @@ def scrub_files(folder: Path) -> None:
         clean = scrub(text)
         if clean != text:
             path.write_text(clean, encoding="utf-8", errors="surrogateescape")
+
+
+def _carry_hidden(target: Path, stage: Path) -> None:
+    """Copy the hidden entries at the top of the folder ``target`` that ``stage`` lacks into it
+    (links as links)."""
+    if not target.is_dir() or target.is_symlink():
+        return
+    for entry in sorted(target.iterdir()):
+        if not hidden(entry.name) or os.path.lexists(stage / entry.name):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, stage / entry.name, symlinks=True)
+        else:
+            shutil.copy2(entry, stage / entry.name, follow_symlinks=False)
 
 
 def _swap(stage: Path, target: Path) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bla_eval.benchmarks.bla import default_data
+from bla_eval.user_cache import user_cache
 
 from bla_metric import hub_ids
 
@@ -123,13 +124,6 @@ def _flag(env: Mapping[str, str], key: str, default: bool) -> bool:
     """``env[key]`` as on/off (``1``, ``true``, ``yes``, ``on``), else ``default`` when unset."""
     raw = env.get(key)
     return default if raw in (None, "") else raw.lower() in TRUE_WORDS
-
-
-def user_cache(env: Mapping[str, str]) -> Path:
-    """``$BLA_CACHE_DIR``, else ``$XDG_CACHE_HOME/bla``, else ``~/.cache/bla`` (of ``env``)."""
-    if env.get("BLA_CACHE_DIR"):
-        return Path(env["BLA_CACHE_DIR"])
-    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bla"
 
 
 def _number(env: Mapping[str, str], key: str, default: float) -> float:

@@ -478,3 +478,50 @@ def test_a_markers_entries_that_are_no_names_are_left_out(tmp_path):
         "cells": [],
     }
     check_replaceable(tmp_path / "ours", "bla-eval compare")
+
+
+def _earlier_build(folder: Path, manifest: dict) -> None:
+    """A dataset folder as the builders wrote it before :data:`OWNER_FILE`: its manifest."""
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "t.parquet").write_bytes(b"rows")
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text("ref", encoding="utf-8")
+
+
+def test_a_folder_of_an_earlier_version_is_its_builders_through_the_manifest(tmp_path):
+    from bla_eval.outputs import owner
+
+    release = "python -m builders release"
+    old = tmp_path / "bla"
+    _earlier_build(old, {"builder": release, "files": {"data/t.parquet": {}}})
+    assert owner(old) == {"command": release, "files": ["data/t.parquet", "manifest.json"]}
+    check_replaceable(old, release, keep_hidden=True)
+    with pytest.raises(FileExistsError, match=f"holds the output of `{release}`"):
+        check_replaceable(old, "python -m builders construct", keep_hidden=True)
+    with pytest.raises(FileExistsError, match=r"did not write \(.git/HEAD, .git/\)"):
+        check_replaceable(old, release)  # hidden entries count unless they are kept
+    (old / "data" / "mine.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=r"did not write \(data/mine.txt\)"):
+        check_replaceable(old, release, keep_hidden=True)
+    oldest = tmp_path / "ap"
+    _earlier_build(oldest, {"kind": "construct", "files": {"data/t.parquet": {}}})
+    assert owner(oldest)["command"] == "python -m builders construct"
+    other = tmp_path / "project"
+    _earlier_build(other, {"builder": "my tool", "files": {"data/t.parquet": {}}})
+    assert owner(other) is None
+
+
+def test_a_replacement_keeping_hidden_entries_carries_them_unlisted(tmp_path):
+    release = "python -m builders release"
+    old = tmp_path / "bla"
+    _earlier_build(old, {"builder": release, "files": {"data/t.parquet": {}}})
+    with staged(old, release, keep_hidden=True) as stage:
+        (stage / "README.md").write_text("card", encoding="utf-8")
+    assert listing(old) == [".bla-output.json", ".git", "README.md"]
+    assert (old / ".git" / "HEAD").read_text(encoding="utf-8") == "ref"
+    assert json.loads((old / OWNER_FILE).read_text(encoding="utf-8")) == {
+        "command": release,
+        "files": ["README.md"],
+    }
+    check_replaceable(old, release, keep_hidden=True)

@@ -13,11 +13,11 @@ from pathlib import Path
 import datasets
 import pytest
 
+from bla_metric.schema import BLA_ROWS
 from builders.__main__ import main
 from builders.construct.config import ConstructConfig
 from builders.construct.pipeline import construct
 from builders.construct.writer import write_result
-from builders.schema import FEATURES
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "vg"
 OFF = ConstructConfig(grammar_scorer="none")
@@ -96,7 +96,7 @@ def test_output_loads_like_the_release_configs(runs, tmp_path, release_dir, repr
     out = tmp_path / "built"
     write_result(runs["release", "co"], "co", out, release_dir / "images", OFF.to_json())
     loaded = datasets.load_dataset(str(out), split="test")
-    assert loaded.features == FEATURES
+    assert loaded.features == BLA_ROWS.features()
     assert len(loaded) == len(reproduced_images["co"])
     row = loaded[0]
     assert row["id"] == "co-0000" and row["labels"] == [1, 1, 0, 0]

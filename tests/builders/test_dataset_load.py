@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow.parquet as pq
 from PIL import Image
 
+from bla_metric.schema import BLA_ROWS
 from builders.release import data_file
-from builders.schema import FEATURES
 
 LOAD_SCRIPT = """
 import json, datasets
@@ -54,7 +54,7 @@ def test_load_dataset_offline_by_folder_name(built_dataset: Path, tmp_path: Path
     assert got["captions"] == expected["captions"]
     assert got["labels"] == expected["labels"]
     assert got["image_type"].endswith("ImageFile")
-    assert got["features"] == FEATURES.to_dict()
+    assert got["features"] == BLA_ROWS.features().to_dict()
 
 
 def test_loaded_images_decode_to_the_release_images(
@@ -65,7 +65,7 @@ def test_loaded_images_decode_to_the_release_images(
     )
     assert {s: bla[s].num_rows for s in bla} == {"train": 100, "validation": 200, "test": 200}
     train = bla["train"]
-    assert train.features == FEATURES
+    assert train.features == BLA_ROWS.features()
     for row in train.select(range(0, 100, 10)):
         assert isinstance(row["image"], Image.Image)
         original = Image.open(

@@ -12,11 +12,11 @@ import datasets
 import pytest
 import yaml
 
+from bla_metric.schema import DATASET_VERSION, SENTENCE_ROWS, sentence_config, sentence_configs
 from bla_metric.tasks import TASKS
 from builders.__main__ import main
 from builders.hub_eval import EVALUATION_FRAMEWORK, eval_config, render_eval_yaml
 from builders.manifest import sha256_file
-from builders.schema import DATASET_VERSION, SENTENCE_FEATURES, sentence_config, sentence_configs
 
 FRAMEWORKS = Path(__file__).with_name("hub_evaluation_frameworks.txt")
 INSPECT_SOLVERS = {"prompt_template", "system_message", "user_message", "chain_of_thought"}
@@ -51,7 +51,7 @@ def test_every_task_is_an_inspect_hf_task_on_its_sentence_config() -> None:
     config = yaml.safe_load(render_eval_yaml())
     assert list(config) == ["name", "description", "evaluation_framework", "tasks"]
     assert [t["id"] for t in config["tasks"]] == [t.config for t in TASKS.values()]
-    columns = set(SENTENCE_FEATURES)
+    columns = set(SENTENCE_ROWS.names)
     for task in config["tasks"]:
         assert task["config"] == sentence_config(task["id"]) and task["split"] == "test"
         spec = task["field_spec"]
@@ -69,7 +69,7 @@ def test_built_sentence_configs_hold_one_row_per_image_and_sentence(built_datase
         test = datasets.load_dataset(str(built_dataset), task.config, split="test")
         rows = datasets.load_dataset(str(built_dataset), name, split="test")
         assert manifest["configs"][name] == {"test": 4 * test.num_rows}
-        assert rows.features == SENTENCE_FEATURES
+        assert rows.features == SENTENCE_ROWS.features()
         first = test.with_format("arrow")[:1]
         image = first["image"][0]["bytes"].as_py()
         for position in range(4):

@@ -139,7 +139,7 @@ def test_a_neighbour_builder_never_replaces_a_bla_build(
     capsys.readouterr()
     assert builders_main([*argv, "--out", str(bla_build)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "holds a build of `python -m builders release`" in err[0], err
+    assert len(err) == 1 and "holds the output of `python -m builders release`" in err[0], err
     with pytest.raises(FileExistsError, match="python -m builders release"):
         build(*args, bla_build)  # the writer itself refuses too, right before its swap
     assert tree_bytes(bla_build) == before
@@ -156,4 +156,4 @@ def test_a_neighbour_builder_replaces_its_own_build(name, small, tmp_path, capsy
     _, argv, _ = BUILDERS[other](small, tmp_path / "other")
     capsys.readouterr()
     assert builders_main([*argv, "--out", str(out)]) == 2
-    assert f"holds a build of `python -m builders {name}`" in capsys.readouterr().err
+    assert f"holds the output of `python -m builders {name}`" in capsys.readouterr().err

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from bla_eval.outputs import check_replaceable
 
 from bla_metric.tasks import TASKS
 from builders.__main__ import main
 from builders.construct.config import ConstructConfig
 from builders.construct.pipeline import construct
 from builders.construct.writer import NothingConstructed, write_result
-from builders.io import check_replaceable
 from builders.records import Datapoint
 from builders.release import build_release, read_release
 from builders.source import ReleaseError, ReleaseSource
@@ -66,7 +66,7 @@ def test_build_refuses_a_folder_it_did_not_write_alone(
     args = ["release", "--source", str(small), "--quiet"] if kind == "release" else CONSTRUCT
     if prepare == "foreign":
         _foreign(out)
-        kept = "src/important.txt"
+        kept = "(it holds manifest.json, src)"
     else:
         _ours_plus_one(out, lambda o: main([*args, "--out", str(o)]))
         kept = "data/notes.txt"
@@ -87,10 +87,28 @@ def test_a_build_of_another_subcommand_is_not_replaced(
     before = tree_bytes(release_out)
     capsys.readouterr()
     assert main([*CONSTRUCT, "--out", str(release_out)]) == 2
-    assert "holds a build of `python -m builders release`" in capsys.readouterr().err
+    assert "holds the output of `python -m builders release`" in capsys.readouterr().err
     assert main(["release", "--source", str(small), "--quiet", "--out", str(constructed)]) == 2
-    assert "holds a build of `python -m builders construct`" in capsys.readouterr().err
+    assert "holds the output of `python -m builders construct`" in capsys.readouterr().err
     assert tree_bytes(release_out) == before
+
+
+def test_a_build_of_an_earlier_version_is_replaced_by_its_builder_only(
+    small, tmp_path, capsys, tree_bytes
+):
+    out = tmp_path / "bla"
+    build_release(small, out, progress=False)
+    first = tree_bytes(out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    marker = json.loads((out / ".bla-output.json").read_text())
+    assert marker == {"command": "python -m builders release", "files": sorted(first)[1:]}
+    assert sorted(first)[1:] == sorted([*manifest["files"], "manifest.json"])
+    (out / ".bla-output.json").unlink()  # as the builders wrote a folder before the marker
+    capsys.readouterr()
+    assert main([*CONSTRUCT, "--out", str(out)]) == 2
+    assert "holds the output of `python -m builders release`" in capsys.readouterr().err
+    build_release(small, out, progress=False)
+    assert tree_bytes(out) == first
 
 
 def test_own_build_is_replaced_keeping_hidden_files(small, tmp_path, tree_bytes):
@@ -115,7 +133,7 @@ def test_folder_that_is_a_file_or_has_no_manifest(tmp_path):
         check_replaceable(tmp_path / "mine")
     (tmp_path / "hidden").mkdir()
     (tmp_path / "hidden" / ".git").mkdir()
-    check_replaceable(tmp_path / "hidden")  # only hidden entries: may be built into
+    check_replaceable(tmp_path / "hidden", keep_hidden=True)  # only hidden entries: built into
 
 
 # ----------------------------------------------------------------------------- one format

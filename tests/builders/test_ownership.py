@@ -90,7 +90,7 @@ def deploy_cases(command: str) -> dict[str, Case]:
         "a-link-to-a-folder": Case("lnk", "is a symbolic link", linked("lnk", "mine")),
         "a-dangling-link": Case("lnk", "is a symbolic link", linked("lnk", "nowhere")),
         "the-other-deploys-output": Case("out", "holds the output of", built(other)),
-        "a-dataset-build": Case("out", "was not written by", fake_build),
+        "a-dataset-build": Case("out", "output of `python -m builders release`", fake_build),
         "its-output-plus-a-user-file": Case(
             "out",
             "did not write (notes.md)",

@@ -9,10 +9,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from bla_eval.outputs import OWNER_FILE
 
+from bla_metric.schema import BLA_ROWS, COLUMNS, DATASET_VERSION, config_names, sentence_configs
 from builders.card import features_of
 from builders.release import build_release, data_file
-from builders.schema import COLUMNS, DATASET_VERSION, FEATURES, config_names, sentence_configs
 
 TASK_FILES = {
     "active_passive": "active_passive_captions.json",
@@ -131,8 +132,9 @@ def test_images_are_the_release_bytes(built_dataset: Path, release_dir: Path) ->
 
 def test_parquet_schema_carries_the_features(built_dataset: Path) -> None:
     schema = pq.read_schema(built_dataset / data_file("coordination", "test"))
-    assert schema.remove_metadata() == FEATURES.arrow_schema.remove_metadata()
-    assert json.loads(schema.metadata[b"huggingface"])["info"]["features"] == FEATURES.to_dict()
+    features = BLA_ROWS.features()
+    assert schema.remove_metadata() == features.arrow_schema.remove_metadata()
+    assert json.loads(schema.metadata[b"huggingface"])["info"]["features"] == features.to_dict()
 
 
 def test_card_yaml_matches_files(built_dataset: Path) -> None:
@@ -180,7 +182,8 @@ def test_manifest_hashes_every_file(built_dataset: Path, release_dir: Path) -> N
     written = sorted(
         p.relative_to(built_dataset).as_posix() for p in built_dataset.rglob("*") if p.is_file()
     )
-    assert sorted([*manifest["files"], "manifest.json"]) == written
+    assert written[0] == OWNER_FILE  # the marker of the folder: not part of the dataset
+    assert sorted([*manifest["files"], "manifest.json"]) == written[1:]
     for rel, entry in manifest["files"].items():
         data = (built_dataset / rel).read_bytes()
         assert entry == {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}

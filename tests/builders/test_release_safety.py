@@ -223,7 +223,7 @@ def test_crash_while_writing_keeps_out_and_leaves_no_temp(tmp_path: Path, tree_b
     out.mkdir()
     ours = b'{"builder": "python -m builders release", "files": {}}'
     (out / "manifest.json").write_bytes(ours)
-    with pytest.raises(RuntimeError), staged_folder(out) as stage:
+    with pytest.raises(RuntimeError), staged_folder(out, "python -m builders release") as stage:
         (stage / "README.md").write_text("half")
         raise RuntimeError("disk full")
     assert tree_bytes(out) == {"manifest.json": ours}
@@ -250,7 +250,7 @@ def test_refuses_to_replace_a_folder_that_is_not_a_build(
     out = tmp_path / "home"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match="not a build of ours .* notes.txt"):
+    with pytest.raises(FileExistsError, match="not written by `python -m builders release`.*notes"):
         build_release(small, out, progress=False)
     assert tree_bytes(out) == {"notes.txt": b"mine"}
 

@@ -28,10 +28,10 @@ from pathlib import Path
 import evaluate
 import pytest
 
+from bla_metric.schema import DATASET_VERSION
 from bla_metric.tasks import TASKS
 from builders import deploy
 from builders.metric_repo import metric_files
-from builders.schema import DATASET_VERSION
 
 pytestmark = pytest.mark.slow
 

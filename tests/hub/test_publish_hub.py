@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bla_eval.outputs import OWNER_FILE
 
-from builders.schema import DATASET_VERSION
+from bla_metric.schema import DATASET_VERSION
 
 TAG = f"v{DATASET_VERSION}"
 REPO = "bla-org/bla"
@@ -56,7 +57,7 @@ def test_publish_is_one_commit_tagged_once(hub, run_cli, built_dataset: Path) ->
     built = {
         p.relative_to(built_dataset).as_posix(): p.read_bytes()
         for p in built_dataset.rglob("*")
-        if p.is_file()
+        if p.is_file() and p.name != OWNER_FILE  # the folder's local marker is not published
     }
     at_tag = hub.files("dataset", REPO, TAG)
     assert at_tag.pop(".gitattributes")  # managed by the Hub, kept

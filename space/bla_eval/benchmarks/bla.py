@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bla_metric import formulas, hub_ids, paper, references
+from bla_metric.schema import BENCHMARK_ROWS
 from bla_metric.stats import significance
 from bla_metric.tasks import LEARNING_SUFFIX, get_task, task_configs
 
@@ -13,7 +14,6 @@ from ..data import default_dataset, load_split
 from ..items import ImageRef, Item, image_key
 from . import Benchmark
 
-REQUIRED_COLUMNS: tuple[str, ...] = ("id", "image", "captions", "labels", "caption_types")
 """Columns the engine reads; ``image_id`` is used when present to share images across tasks."""
 
 VIEWS = {
@@ -51,7 +51,7 @@ def task_label(config: str) -> str:
 
 def read_items(data: str, config: str, split: str = "test", limit: int | None = None) -> list[Item]:
     """The items of one BLA config (the first ``limit``), in dataset order."""
-    ds = load_split(data, config, split, REQUIRED_COLUMNS)
+    ds = load_split(data, config, split, BENCHMARK_ROWS["bla"].required)
     if limit is not None:
         ds = ds.select(range(min(limit, len(ds))))
     return [_item(config, row) for row in ds]

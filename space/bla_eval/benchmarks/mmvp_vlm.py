@@ -13,6 +13,7 @@ from typing import Any
 
 from bla_metric import compositional, formulas
 from bla_metric.compositional_references import compositional_reference_rows
+from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
@@ -23,7 +24,6 @@ HUB_SOURCE = "MMVP/MMVP_VLM"
 CONFIG = "mmvp_vlm"
 PREFIX = "a photo of "
 """Upstream ``evaluate_vlm.py`` asks ``'a photo of ' + statement``."""
-REQUIRED_COLUMNS = ("id", "image_0", "image_1", "caption_0", "caption_1")
 
 VIEWS = {
     "pairs": (("pair_accuracy",), "MMVP-VLM (%): pair accuracy (mean over the visual patterns)")
@@ -50,7 +50,7 @@ def pattern_of(item_id: str) -> str:
 
 def read_items(data: str, config: str, split: str = "test", limit: int | None = None) -> list[Item]:
     """The pairs (the first ``limit``), in dataset order."""
-    ds = load_split(data, config, split, REQUIRED_COLUMNS)
+    ds = load_split(data, config, split, BENCHMARK_ROWS["mmvp-vlm"].required)
     if limit is not None:
         ds = ds.select(range(min(limit, len(ds))))
     items = []

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bla_metric import compositional
+from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
@@ -36,7 +37,6 @@ SUFFIXES = {
     MULTIPLE_CHOICE: "Please output the letter corresponding to the correct option.",
 }
 """Upstream ``SUFFIX_FOR_VQA`` per question type (config), appended without a space."""
-REQUIRED_COLUMNS = ("id", "image_0", "image_1", "question_0", "question_1", "answers")
 
 VIEWS = {
     "accuracy": (
@@ -66,7 +66,7 @@ def resolve_task(name: str) -> str:
 
 def read_items(data: str, config: str, split: str = "test", limit: int | None = None) -> list[Item]:
     """The samples of one question type (the first ``limit``), in dataset order."""
-    ds = load_split(data, config, split, REQUIRED_COLUMNS)
+    ds = load_split(data, config, split, BENCHMARK_ROWS["naturalbench"].required)
     if limit is not None:
         ds = ds.select(range(min(limit, len(ds))))
     suffix = SUFFIXES[config]

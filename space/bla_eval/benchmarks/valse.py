@@ -11,13 +11,12 @@ from typing import Any
 
 from bla_metric import hub_ids, neighbours
 from bla_metric.neighbour_references import VALSE_INSTRUMENTS, neighbour_reference_rows
+from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
 from . import Benchmark
 from .bla import answer_labels
-
-REQUIRED_COLUMNS: tuple[str, ...] = ("id", "image", "captions", "labels", "caption_types")
 
 VIEWS = {
     "pairwise": (("acc_r", "auroc"), "VALSE (%): acc_r (caption > foil) / AUROC"),
@@ -51,7 +50,7 @@ def pair_items(
     meta_columns: Sequence[str],
 ) -> list[Item]:
     """Items of a one-image benchmark (texts in ``captions``, truth in ``labels``)."""
-    ds = load_split(data, config, split, REQUIRED_COLUMNS)
+    ds = load_split(data, config, split, BENCHMARK_ROWS[benchmark].required)
     if limit is not None:
         ds = ds.select(range(min(limit, len(ds))))
     items = []

@@ -17,13 +17,13 @@ from bla_metric.neighbour_references import (
     WINOGROUND_CONFIG,
     neighbour_reference_rows,
 )
+from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
 from ..items import ImageRef, Item, image_key
 from . import Benchmark
 
-REQUIRED_COLUMNS = ("id", "image_0", "image_1", "caption_0", "caption_1")
-META_COLUMNS = ("tag", "secondary_tag", "num_main_preds", "collapsed_tag")
+ROWS = BENCHMARK_ROWS["winoground"]
 
 VIEWS = {
     "scores": (neighbours.WINOGROUND_METRICS, "Winoground (%): text / image / group score"),
@@ -40,7 +40,7 @@ def resolve_task(name: str) -> str:
 
 def read_items(data: str, config: str, split: str = "test", limit: int | None = None) -> list[Item]:
     """The Winoground examples (the first ``limit``), in dataset order."""
-    ds = load_split(data, config, split, REQUIRED_COLUMNS)
+    ds = load_split(data, config, split, ROWS.required)
     if limit is not None:
         ds = ds.select(range(min(limit, len(ds))))
     items = []
@@ -55,7 +55,7 @@ def read_items(data: str, config: str, split: str = "test", limit: int | None = 
                 captions=(row["caption_0"], row["caption_1"]),
                 labels=((1, 0), (0, 1)),
                 caption_types=("caption_0", "caption_1"),
-                meta={k: row[k] for k in META_COLUMNS if k in row},
+                meta={k: row[k] for k in ROWS.optional if k in row},
             )
         )
     return items

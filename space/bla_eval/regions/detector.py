@@ -45,6 +45,13 @@ WEIGHTS = "pytorch_model.bin"
 CLASS_NMS = 0.3
 """The per-class NMS threshold of the Caffe release's feature extraction (``cfg.TEST.NMS``)."""
 FEATURE_STRIDE = 16
+MIN_SIZE = 600
+"""The shorter image side the detector resizes to by default, in pixels (the Caffe setting
+VOLTA's and LXMERT's features were made with)."""
+MAX_SIZE = 1000
+"""The longest image side by default, in pixels."""
+BOXES = 36
+"""Regions per image by default (the Caffe release's exactly 36)."""
 """res4's stride: the RPN's anchor step and the RoI pooling scale."""
 HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 BLOCKS = {50: (3, 4, 6), 101: (3, 4, 23), 152: (3, 8, 36)}
@@ -379,9 +386,9 @@ class BottomUpDetector(nn.Module):
         self,
         cfg: DetectorConfig,
         *,
-        min_size: int = 600,
-        max_size: int = 1000,
-        boxes: int = 36,
+        min_size: int = MIN_SIZE,
+        max_size: int = MAX_SIZE,
+        boxes: int = BOXES,
         source: str = "",
         revision: str | None = None,
         sha256: str | None = None,
@@ -404,9 +411,9 @@ class BottomUpDetector(nn.Module):
         cls,
         path_or_id: str,
         *,
-        min_size: int = 600,
-        max_size: int = 1000,
-        boxes: int = 36,
+        min_size: int = MIN_SIZE,
+        max_size: int = MAX_SIZE,
+        boxes: int = BOXES,
         device: str = "cpu",
     ) -> BottomUpDetector:
         """The detector of a folder or Hub repo holding ``config.yaml`` and

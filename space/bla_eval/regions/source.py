@@ -25,13 +25,6 @@ from .features import RegionFeatures
 from .store import RegionStore, cache_root, image_hash, store_key
 from .tsv import RegionTable
 
-MIN_SIZE = 600
-"""The detector's shorter image side, in pixels (the Caffe setting VOLTA's and LXMERT's features
-were made with)."""
-MAX_SIZE = 1000
-"""The detector's longest image side, in pixels."""
-BOXES = 36
-"""Regions per image."""
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -156,16 +149,17 @@ class DetectedRegions(RegionSource):
 
 
 def load_detector(detector: str) -> Any:
-    """The bottom-up-attention Faster R-CNN of a folder or Hub id at the run's settings."""
+    """The bottom-up-attention Faster R-CNN of a folder or Hub id at its default settings."""
     from .detector import BottomUpDetector
 
-    return BottomUpDetector.from_pretrained(
-        detector, min_size=MIN_SIZE, max_size=MAX_SIZE, boxes=BOXES
-    )
+    return BottomUpDetector.from_pretrained(detector)
 
 
 def detector_record(detector: str) -> dict[str, Any]:
-    """What makes a detector's regions: its folder or Hub id, revision, resize and box count."""
+    """What makes a detector's regions: its folder or Hub id, revision, resize and box count
+    (the detector's defaults, which :func:`load_detector` runs it at)."""
+    from .detector import BOXES, MAX_SIZE, MIN_SIZE
+
     return {
         "detector": detector,
         "revision": detector_revision(detector),

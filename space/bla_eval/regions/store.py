@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..outputs import atomic_file, read_json, read_regular, write_json_atomic
+from ..user_cache import user_cache
 from .features import RegionFeatures
 
 STORE_FILE = "regions-store.json"
@@ -32,9 +32,8 @@ def image_hash(encoded: bytes) -> str:
 
 
 def cache_root() -> Path:
-    """Where detector stores live: ``$BLA_CACHE_DIR/regions``, else ``~/.cache/bla/regions``."""
-    base = Path(os.environ.get("BLA_CACHE_DIR", Path.home() / ".cache" / "bla"))
-    return base / "regions"
+    """Where detector stores live: ``regions/`` of the user cache (``bla_eval.user_cache``)."""
+    return user_cache() / "regions"
 
 
 def store_key(record: dict[str, Any]) -> str:

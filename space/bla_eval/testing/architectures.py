@@ -24,6 +24,7 @@ import transformers as tf
 
 from .. import tables
 from ..tables import Table
+from ..user_cache import user_cache
 from . import (
     blip_family,
     bridgetower,
@@ -314,7 +315,7 @@ register(
 
 def build_cached(name: str, texts: Sequence[str], root: Path | None = None) -> Path:
     """The folder of architecture ``name`` built on ``texts``: built once under ``root``
-    (default ``$BLA_CACHE_DIR/tiny-models`` or ``~/.cache/bla/tiny-models``), keyed by the
+    (default ``tiny-models/`` of the user cache, ``bla_eval.user_cache``), keyed by the
     transformers version, the texts and the source of the builder's modules; a folder is
     renamed into place only when complete."""
     return build_once(name, ARCHITECTURES[name].build, texts, root)
@@ -335,7 +336,7 @@ def build_once(
     sources = [inspect.getsource(sys.modules[build.__module__])]
     sources += [inspect.getsource(module) for module in (processors, sizes)]
     key = hashlib.sha256(json.dumps([name, list(texts), sources]).encode()).hexdigest()[:16]
-    base = root or Path(os.environ.get("BLA_CACHE_DIR", Path.home() / ".cache" / "bla"))
+    base = root or user_cache()
     folder = base / "tiny-models" / f"transformers-{tf.__version__}" / f"{name}-{key}"
     if _complete(folder):
         return folder

@@ -29,7 +29,7 @@ def tiny_blip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """A BLIP ITM architecture with random weights and a word-level tokenizer of the release."""
     import pandas as pd
 
-    from builders.schema import SENTENCES_SUFFIX
+    from bla_metric.schema import SENTENCES_SUFFIX
 
     files = [  # the configs of datapoints (the per-sentence ones hold the same sentences)
         f

@@ -120,15 +120,15 @@ def first_rows_build(built: Path, out: Path, rows: int) -> Path:
     whole build over HTTP."""
     import pyarrow.parquet as pq
 
+    from bla_metric.schema import SENTENCE_ROWS, sentence_configs
     from builders.card import card_metadata
     from builders.io import data_file, write_parquet
-    from builders.schema import SENTENCE_FEATURES, sentence_configs
 
     info = {}
     for config in sentence_configs():
         table = pq.read_table(built / data_file(config, "test")).slice(0, rows)
         path = out / data_file(config, "test")
-        size = write_parquet(table.to_pylist(), path, SENTENCE_FEATURES, compression="zstd")
+        size = write_parquet(table.to_pylist(), path, SENTENCE_ROWS.features(), compression="zstd")
         info[config] = {
             "test": {"num_examples": rows, "num_bytes": size, "file_bytes": path.stat().st_size}
         }

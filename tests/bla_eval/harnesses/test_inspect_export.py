@@ -92,15 +92,15 @@ def small_build(built: Path, out: Path) -> Path:
     its eval.yaml and a card naming every config: a whole dataset that each path reads."""
     import pyarrow.parquet as pq
 
+    from bla_metric.schema import BLA_ROWS, SENTENCE_ROWS, sentence_config
     from builders.card import card_metadata
     from builders.io import data_file, write_parquet
-    from builders.schema import FEATURES, SENTENCE_FEATURES, sentence_config
 
     info = {}
     for task in TASKS.values():
         for config, rows, features in (
-            (task.config, DATAPOINTS, FEATURES),
-            (sentence_config(task.config), 4 * DATAPOINTS, SENTENCE_FEATURES),
+            (task.config, DATAPOINTS, BLA_ROWS.features()),
+            (sentence_config(task.config), 4 * DATAPOINTS, SENTENCE_ROWS.features()),
         ):
             table = pq.read_table(built / data_file(config, "test")).slice(0, rows)
             path = out / data_file(config, "test")
