@@ -133,3 +133,30 @@ def test_the_tiny_llava_scores_by_image_and_word_order(score, tiny_llava_command
         assert sorted(sentences[true].split()) == sorted(sentences[false].split())
         for row in scores:
             assert abs(row[true] - row[false]) > step, (score, sentences[true])
+
+
+@pytest.mark.parametrize("name", ["clip", "metaclip_2", "clipseg", "blip", "blip-itm"])
+def test_a_tiny_text_towers_token_ids_lie_in_its_vocabulary(name, tmp_path):
+    """The configs name the tiny tokenizer's ids, not the released vocabulary's (CLIP's 49406,
+    BLIP's 30522), so transformers has no token id to warn about."""
+    import logging
+
+    from bla_eval.testing.tiny import build
+    from transformers.utils import logging as tf_logging
+
+    class Record(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    tf_logging.warning_once.cache_clear()  # a warning given once per process is given here
+    handler, logger = Record(), tf_logging.get_logger("transformers")
+    logger.addHandler(handler)
+    try:
+        build(tmp_path / name, name)
+    finally:
+        logger.removeHandler(handler)
+    assert not [m for m in handler.messages if "token_id" in m]
