@@ -309,10 +309,9 @@ def markdown_section(
     metric = first.get("metric", DEFAULT_METRIC)
     kind = first.get("rank_set", RANK_SETS[0])
     control = first.get("control")
-    shares = (
-        "for set accuracy the Clopper-Pearson exact interval, the one results.json gives"
-        if get_benchmark(benchmark).intervals is not None
-        else "for a share of items (each item 0 or 1) the Clopper-Pearson exact interval"
+    shares = (  # one wording for every benchmark: a sweep prints the paragraph once
+        "for a share of items (each item 0 or 1, as BLA's set accuracy) the Clopper-Pearson exact "
+        "interval"
     )
     title = f"## Leaderboard with {kind} rank sets ({metric.replace('_', ' ')})"
     gain = ""
