@@ -238,14 +238,22 @@ def _group(ref: ReferenceRow) -> str:
     return "chance" if not ref.kind else "published model"
 
 
+NUMBER_CHARACTERS = 5
+"""The room a number column needs in characters ("-10.00" fits): a header word longer than
+this widens its column."""
+
+
 def column_widths(columns: Iterable[str]) -> list[str]:
-    """Widths that fit a table of this module on one screen: text columns wide, numbers narrow."""
-    columns = list(columns)
-    fixed = {"model": 14, "source": 12, "kind": 9, "protocol": 11, "datapoints": 9}
-    metric_columns = [c for c in columns if c not in fixed]
+    """Widths that fit a table of this module on one screen: text columns wide, numbers narrow,
+    the rest shared by the longest word of each header (no header word broken inside)."""
+    columns = [str(c) for c in columns]
+    fixed = {"model": 11, "source": 15, "kind": 9, "protocol": 11, "datapoints": 9}
+    room = {
+        c: max([NUMBER_CHARACTERS, *(len(w) for w in c.split())]) for c in columns if c not in fixed
+    }
     left = 100 - sum(fixed[c] for c in columns if c in fixed)
-    share = left / max(1, len(metric_columns))
-    return [f"{fixed.get(c, share):.1f}%" for c in columns]
+    unit = left / max(1, sum(room.values()))
+    return [f"{fixed[c] if c in fixed else unit * room[c]:.1f}%" for c in columns]
 
 
 WHOLE_TABLE = 100_000

@@ -6,6 +6,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from bla_metric.likelihood import SCORES
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPACE = REPO_ROOT / "space"
 ALLOWED = (SPACE / "bla_eval" / "testing", SPACE / "bla_eval" / "performance")
@@ -95,3 +99,64 @@ def test_the_tiny_command_builds_any_row_and_its_seed_draws_the_weights(tmp_path
     assert digests["clip", 0] != digests["clip", 1]
     assert build_tiny(["--architecture", "clip", "--out", str(tmp_path / "again")]) == 0
     assert _weights_digest(tmp_path / "again") == digests["clip", 0]
+
+
+@pytest.fixture(scope="module")
+def tiny_llava_command(tmp_path_factory) -> Path:
+    """The model ``python -m bla_eval.testing.tiny`` saves by default."""
+    from bla_eval.testing.tiny import build
+
+    return build(tmp_path_factory.mktemp("tiny") / "llava")
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_the_tiny_llava_scores_by_image_and_word_order(score, tiny_llava_command, built_dataset):
+    """The default tiny model's scores move with the image and with the order of the words: a
+    sentence and its word-order swap (same words, same length) score apart, as do two images for
+    one sentence (with transformers' default init a model this small scores a bag of words)."""
+    from bla_eval.benchmarks.bla import load_bla
+    from bla_eval.items import decode_image
+    from bla_eval.scorers import LoadOptions, Query, load_scorer
+
+    points = [p for p in load_bla(str(built_dataset)) if p.task == "active_passive"][:2]
+    images = [decode_image(p, p.images[0]).resize((40, 30)) for p in points]
+    sentences = points[0].captions  # TA, TP, FA, FP: each false one swaps the true one's roles
+    alpha = 1.0 if score == "caption-pmi" else None
+    options = LoadOptions(device="cpu", score=score, pmi_alpha=alpha)
+    scorer = load_scorer(str(tiny_llava_command), "generative", 4, options)
+    scores = scorer.score(images, [[Query(s) for s in sentences]] * 2).scores
+    step = 0.002 if score == "yes-no" else 0.1  # a probability; a sum of log-probabilities
+    for j in range(4):
+        assert abs(scores[0][j] - scores[1][j]) > step, (score, sentences[j])
+    for true, false in ((0, 2), (1, 3)):
+        assert len(sentences[true].split()) == len(sentences[false].split())
+        assert sorted(sentences[true].split()) == sorted(sentences[false].split())
+        for row in scores:
+            assert abs(row[true] - row[false]) > step, (score, sentences[true])
+
+
+@pytest.mark.parametrize("name", ["clip", "metaclip_2", "clipseg", "blip", "blip-itm"])
+def test_a_tiny_text_towers_token_ids_lie_in_its_vocabulary(name, tmp_path):
+    """The configs name the tiny tokenizer's ids, not the released vocabulary's (CLIP's 49406,
+    BLIP's 30522), so transformers has no token id to warn about."""
+    import logging
+
+    from bla_eval.testing.tiny import build
+    from transformers.utils import logging as tf_logging
+
+    class Record(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    tf_logging.warning_once.cache_clear()  # a warning given once per process is given here
+    handler, logger = Record(), tf_logging.get_logger("transformers")
+    logger.addHandler(handler)
+    try:
+        build(tmp_path / name, name)
+    finally:
+        logger.removeHandler(handler)
+    assert not [m for m in handler.messages if "token_id" in m]

@@ -3,6 +3,7 @@ protocol, the runs that reproduce a published row marked)."""
 
 from __future__ import annotations
 
+import pytest
 from bla_space import views
 
 from bla_metric import formulas, references
@@ -116,3 +117,15 @@ def test_leaderboard_rows_follow_the_first_tasks_headline_and_a_run_knows_its_ro
         small, [small, large, other]
     )
     assert "It is listed on the **Leaderboard**" in views.listing_line(large, [small, large])
+
+
+def test_column_widths_give_each_header_its_longest_word():
+    """The rank table's headers ("sentence accuracy", "not separated") get room for their longest
+    word, number columns the room of a number, and the widths fill the table."""
+    columns = ["task", "model", "sentence accuracy", "CI low", "rank", "not separated"]
+    widths = dict(zip(columns, (float(w[:-1]) for w in views.column_widths(columns)), strict=True))
+    assert sum(widths.values()) == pytest.approx(100, abs=0.5)
+    assert widths["CI low"] == widths["rank"] == widths["task"]
+    assert widths["sentence accuracy"] == pytest.approx(widths["rank"] * 8 / 5, abs=0.1)
+    assert widths["not separated"] > widths["sentence accuracy"]
+    assert views.column_widths([""]) == ["100.0%"]

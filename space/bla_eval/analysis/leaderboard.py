@@ -310,10 +310,9 @@ def markdown_section(
     metric = first.get("metric", DEFAULT_METRIC)
     kind = first.get("rank_set", RANK_SETS[0])
     control = first.get("control")
-    shares = (
-        "for set accuracy the Clopper-Pearson exact interval, the one results.json gives"
-        if get_benchmark(benchmark).intervals is not None
-        else "for a share of items (each item 0 or 1) the Clopper-Pearson exact interval"
+    shares = (  # one wording for every benchmark: a sweep prints the paragraph once
+        "for a share of items (each item 0 or 1, as BLA's set accuracy) the Clopper-Pearson exact "
+        "interval"
     )
     title = f"## Leaderboard with {kind} rank sets ({metric.replace('_', ' ')})"
     gain = ""
@@ -323,7 +322,7 @@ def markdown_section(
             f"real image minus {control} control)"
         )
         gain = (
-            f" Ranked by the image gain: per datapoint the {metric.replace('_', ' ')} with the "
+            f"\n\nRanked by the image gain: per datapoint the {metric.replace('_', ' ')} with the "
             f"real image minus with the {control} control image, the runs paired on each "
             "datapoint; its interval is the percentile bootstrap's. Beside it the real-image "
             "score with its interval and the control's score."
@@ -404,16 +403,28 @@ def power_line(board: dict[str, Any]) -> str | None:
     found = board.get("power")
     if not found:
         return None
-    runs = len(board["models"])
-    table_runs, table_n = rank_power.tabled(runs, board["n"]) or (runs, board["n"])
+    runs, n = len(board["models"]), board["n"]
     return (
         f"power: a run ahead of each of the other {runs - 1} by {100 * found['lead']:.1f} points "
         f"is alone at rank 1 (rank set [1, 1]) in {100 * rank_power.POWER:g}% of simulated "
-        f"benchmarks (standardised lead {found['lambda']:.2f} × sd {_points(found['sd'])} / √n, "
-        f"simulated for {table_runs} runs on {table_n} datapoints; sd the largest over pairs "
+        f"benchmarks (standardised lead {found['lambda']:.2f} × sd {_points(found['sd'])} / √n "
+        f"with n = {n}, {simulated_design(runs, n)}; sd the largest over pairs "
         "of these runs' per-datapoint differences with the leader's lead in place: python -m "
         "bla_eval.simulations.coverage --tables power,power-check); smaller leads mostly leave "
         "the runs not separated."
+    )
+
+
+def simulated_design(runs: int, n: int) -> str:
+    """Which simulated design the standardised lead of ``runs`` runs on ``n`` datapoints comes
+    from (:func:`bla_metric.rank_power.tabled`): the same, or the nearest tabled one on the safe
+    side (at least as many runs, at most as many datapoints: a lead at least as large)."""
+    table_runs, table_n = rank_power.tabled(runs, n) or (runs, n)
+    if (table_runs, table_n) == (runs, n):
+        return f"simulated for {runs} runs on {n} datapoints"
+    return (
+        f"simulated for {table_runs} runs on {table_n} datapoints, the design nearest to these "
+        f"{runs} runs on {n} that needs a lead at least as large"
     )
 
 

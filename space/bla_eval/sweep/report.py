@@ -39,7 +39,8 @@ def leaderboards(folder: SweepFolder, cells: Sequence[Cell], resamples: int, see
     for cell in cells:
         if folder.finished(cell):
             groups[(cell.benchmark, cell.protocol)].append(folder.cell_path(cell))
-    parts = []
+    parts: list[str] = []
+    seen: dict[str, str] = {}
     for (bench, protocol), paths in groups.items():
         title = f"# Sweep leaderboard: {bench}, {protocol}"
         if len(paths) < 2:
@@ -52,5 +53,29 @@ def leaderboards(folder: SweepFolder, cells: Sequence[Cell], resamples: int, see
             why = isinstance(err, ModuleNotFoundError) and install_hint(err, "analysis")
             parts.append(f"{title}\n\nNo leaderboard: {why or one_line(err)}\n")
             continue
+        report = once(report, seen, f"{bench}, {protocol}", out)
         parts.append(f"{title}: {measured(document)}\n\n{report}Written to {out}.\n")
     return "\n".join(parts)
+
+
+METHODS_LENGTH = 200
+"""A paragraph of a report this long, not a table, is a description of methods where it repeats
+(the tables, the runs' names and every number differ from one leaderboard to the next)."""
+
+
+def once(report: str, seen: dict[str, str], where: str, out: Path) -> str:
+    """``report`` with each paragraph that an earlier leaderboard of the sweep printed (``seen``:
+    paragraph -> where it was printed, updated) replaced by a line pointing there; its own
+    ``compare.md`` keeps the paragraph."""
+    kept = []
+    for paragraph in report.split("\n\n"):
+        if len(paragraph) < METHODS_LENGTH or paragraph.startswith("|"):
+            kept.append(paragraph)
+        elif paragraph in seen:
+            kept.append(
+                f"Described under {seen[paragraph]} above (in full in {out / 'compare.md'})."
+            )
+        else:
+            seen[paragraph] = where
+            kept.append(paragraph)
+    return "\n\n".join(kept)

@@ -10,10 +10,12 @@ import torch
 import transformers as tf
 
 from .processors import (
+    CLIP_TOKEN_IDS,
     bert_tokenizer,
     bpe_tokenizer,
     image_processor,
     multimodal_tokenizer,
+    token_ids,
     train_clip_tokenizer,
 )
 from .sizes import TINY_LAYERS, TINY_VISION, TWO_LAYERS
@@ -22,7 +24,7 @@ from .sizes import TINY_LAYERS, TINY_VISION, TWO_LAYERS
 def tiny_clip_config(layers: dict[str, int] = TINY_LAYERS) -> tf.CLIPConfig:
     """A CLIP config with ``layers`` in both towers, 32 px images and a 2000-token vocabulary."""
     return tf.CLIPConfig(
-        text_config=dict(layers, vocab_size=2000),
+        text_config=dict(layers, vocab_size=2000, **CLIP_TOKEN_IDS),
         vision_config=dict(layers, image_size=32, patch_size=8),
         projection_dim=16,
     )
@@ -58,7 +60,7 @@ def build_clip(out: Path, texts: list[str]) -> None:
 def build_siglip(out: Path, texts: list[str]) -> None:
     """A two-layer SigLIP with a BPE tokenizer (64 text positions)."""
     tok = bpe_tokenizer(texts)
-    text = dict(TWO_LAYERS, vocab_size=len(tok), max_position_embeddings=64)
+    text = dict(TWO_LAYERS, vocab_size=len(tok), max_position_embeddings=64, **token_ids(tok))
     config = tf.SiglipConfig(text_config=text, vision_config=TINY_VISION)
     tf.SiglipModel(config).save_pretrained(out)
     processor = image_processor(tf.SiglipImageProcessor)
@@ -98,7 +100,7 @@ def build_open_clip(out: Path, texts: list[str], context_length: int = 77) -> No
 def build_siglip2(out: Path, texts: list[str]) -> None:
     """A two-layer SigLIP 2 with its NaFlex image processor (variable patches, patch mask)."""
     tok = multimodal_tokenizer(texts, style="sentencepiece")
-    text = dict(TWO_LAYERS, vocab_size=len(tok), max_position_embeddings=64)
+    text = dict(TWO_LAYERS, vocab_size=len(tok), max_position_embeddings=64, **token_ids(tok))
     vision = dict(TWO_LAYERS, num_patches=16, patch_size=8)
     tf.Siglip2Model(tf.Siglip2Config(text_config=text, vision_config=vision)).save_pretrained(out)
     images = tf.Siglip2ImageProcessor(patch_size=8, max_num_patches=16)
@@ -108,7 +110,7 @@ def build_siglip2(out: Path, texts: list[str]) -> None:
 def build_metaclip_2(out: Path, texts: list[str]) -> None:
     """A two-layer MetaCLIP 2 (CLIP's architecture and processor, its own model type)."""
     tokenizer = train_clip_tokenizer(texts, 2000)
-    text = dict(TWO_LAYERS, vocab_size=2000, eos_token_id=tokenizer.eos_token_id)
+    text = dict(TWO_LAYERS, vocab_size=2000, **token_ids(tokenizer))
     vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
     config = tf.MetaClip2Config(text_config=text, vision_config=vision, projection_dim=16)
     tf.MetaClip2Model(config).save_pretrained(out)
@@ -162,7 +164,7 @@ def build_clipseg(out: Path, texts: list[str]) -> None:
     """A tiny CLIPSeg saved as the class its released repos declare
     (``CLIPSegForImageSegmentation``; its CLIP towers score, the decoder is not used)."""
     tokenizer = train_clip_tokenizer(texts, 2000)
-    text = dict(TWO_LAYERS, vocab_size=2000, eos_token_id=tokenizer.eos_token_id)
+    text = dict(TWO_LAYERS, vocab_size=2000, **token_ids(tokenizer))
     vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
     config = tf.CLIPSegConfig(
         text_config=text, vision_config=vision, projection_dim=16, extract_layers=[1, 2]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import transformers as tf
 
-from .processors import bert_tokenizer, image_processor
+from .processors import bert_ids, bert_tokenizer, image_processor
 from .sizes import TINY_VISION, TWO_LAYERS
 
 
@@ -21,7 +21,7 @@ def build_blip_itm(
     """A BLIP image-text matching model (or another head of ``model_class``: ``BlipModel``'s
     features); ``tokenizer`` defaults to ``bert_tokenizer(texts)``."""
     tok = bert_tokenizer(texts) if tokenizer is None else tokenizer
-    text = dict(layers, vocab_size=len(tok) + 8, encoder_hidden_size=32)
+    text = dict(layers, vocab_size=len(tok) + 8, encoder_hidden_size=32, **bert_ids(tok))
     vision = dict(layers, image_size=32, patch_size=8)
     config = tf.BlipConfig(text_config=text, vision_config=vision, projection_dim=16)
     model_class(config).save_pretrained(out)

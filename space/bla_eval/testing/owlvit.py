@@ -8,7 +8,7 @@ from pathlib import Path
 
 import transformers as tf
 
-from .processors import train_clip_tokenizer
+from .processors import token_ids, train_clip_tokenizer
 from .sizes import TWO_LAYERS
 
 TEXT_POSITIONS = 16
@@ -22,9 +22,7 @@ def _save(out: Path, texts: list[str], config_class, model_class, images_class, 
         TWO_LAYERS,
         vocab_size=2000,
         max_position_embeddings=TEXT_POSITIONS,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
+        **token_ids(tok),
     )
     vision = dict(TWO_LAYERS, image_size=32, patch_size=8)
     model_class(

@@ -80,16 +80,39 @@ def word_tokenizer(words: Iterable[str]) -> tf.BertTokenizer:
     return tf.BertTokenizer(vocab={w: i for i, w in enumerate([*BERT_SPECIALS, *words])})
 
 
+def bert_ids(tok: tf.BertTokenizer) -> dict:
+    """The special-token ids of a BERT-style text config (BLIP's) that uses ``tok``: ``[CLS]``
+    as its beginning, ``[SEP]``, ``[PAD]``."""
+    return dict(
+        bos_token_id=tok.cls_token_id, sep_token_id=tok.sep_token_id, pad_token_id=tok.pad_token_id
+    )
+
+
 def bert_tokenizer(texts: Iterable[str]) -> tf.BertTokenizer:
     """A WordPiece tokenizer whose vocabulary is every (lower-cased) word of ``texts``."""
     words = {w for t in texts for w in t.lower().replace("?", " ? ").replace(":", " : ").split()}
     return word_tokenizer(sorted(words))
 
 
+def token_ids(tok) -> dict:
+    """The special-token ids of a text config that uses ``tok``: a config class's defaults are
+    its released vocabulary's (CLIP's 49406, BLIP's 30522), outside a tiny one, and transformers
+    warns about every config that keeps them."""
+    return dict(
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id
+    )
+
+
+CLIP_TOKEN_IDS = dict(bos_token_id=0, eos_token_id=1, pad_token_id=1)
+"""The ids of ``train_clip_tokenizer``'s ``<|startoftext|>`` and ``<|endoftext|>`` (its pad
+token), numbered first whatever the sentences."""
+
+
 def lm_config(tok, **kwargs) -> dict:
     """The token ids and vocabulary size of a language-model config that uses ``tok``."""
-    ids = dict(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    return dict(vocab_size=len(tok), pad_token_id=tok.pad_token_id, **ids, **kwargs)
+    ids = token_ids(tok)
+    pad = ids.pop("pad_token_id")
+    return dict(vocab_size=len(tok), pad_token_id=pad, **ids, **kwargs)
 
 
 def image_processor(cls=tf.BlipImageProcessor):

@@ -298,3 +298,26 @@ def test_a_sweeps_leaderboards_say_what_they_rank(valse_run: Path, tmp_path: Pat
     line = printed[printed.index(refusal) + len(refusal) :].split("\n")[0]
     assert line.endswith("a leaderboard ranks runs of one benchmark")
     assert not folder.leaderboard_path("mixed", "zero-shot").exists()
+
+
+def test_a_sweep_prints_a_methods_paragraph_once(valse_run: Path, tmp_path: Path) -> None:
+    """The leaderboards of a sweep describe their methods in the same words: the printed report
+    gives the paragraph once and points back to it; each leaderboard's compare.md keeps it, and
+    the control's leaderboard still says what it ranks."""
+    from bla_eval.sweep.folder import SweepFolder
+    from bla_eval.sweep.plan import Cell
+    from bla_eval.sweep.report import leaderboards
+
+    folder = SweepFolder(tmp_path / "sweep")
+    plain = [Cell(m, "valse", "zero-shot", {}) for m in ("sees", "hurt")]
+    control = [Cell(m, "valse", "shuffled", {}) for m in ("sees", "hurt")]
+    for cells, real_control in ((plain, None), (control, HALF)):
+        _variant(valse_run, folder.cell_path(cells[0]), ALL, real_control)
+        _variant(valse_run, folder.cell_path(cells[1]), THIRD, real_control)
+    printed = leaderboards(folder, [*plain, *control], resamples=50)
+    methods = "Per task: the score with its 95% interval"
+    assert printed.count(methods) == 1
+    second = folder.leaderboard_path("valse", "shuffled") / "compare.md"
+    assert f"Described under valse, zero-shot above (in full in {second})." in printed
+    assert methods in second.read_text(encoding="utf-8")
+    assert printed.count("Ranked by the image gain: per datapoint") == 1

@@ -243,3 +243,25 @@ def test_the_leaderboard_ranks_by_set_accuracy_when_asked(tmp_path: Path, capsys
     err = capsys.readouterr().err
     expected = "--metric 'set_error': a BLA leaderboard ranks by sentence_accuracy, set_accuracy"
     assert err.count("\n") == 1 and expected in err
+
+
+@pytest.mark.parametrize(
+    ("runs", "n", "design"),
+    [
+        (2, 50, "simulated for 2 runs on 30 datapoints, the design nearest to these 2 runs on 50 "),
+        (3, 100, "simulated for 3 runs on 100 datapoints;"),
+        (5, 700, "simulated for 6 runs on 600 datapoints, the design nearest to these 5 runs on "),
+    ],
+)
+def test_the_power_line_names_the_simulated_design_and_the_tables_n(runs, n, design) -> None:
+    """The standardised lead comes from the simulated design nearest on the safe side; the line
+    says which, and that the lead is scaled by the table's own n."""
+    from bla_eval.analysis.leaderboard import power_line
+
+    board = {
+        "models": [{"model": f"m{k}"} for k in range(runs)],
+        "n": n,
+        "power": {"lead": 0.1, "lambda": 3.0, "sd": 0.2},
+    }
+    line = power_line(board)
+    assert f"√n with n = {n}, {design}" in line

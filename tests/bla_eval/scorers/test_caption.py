@@ -143,7 +143,7 @@ def prior_biased_model(out: Path, true: list[str], false: list[str], image) -> N
     scorer = load_scorer(str(out), "generative", 4, options)
     with_image, without = caption.heads(scorer, [*true, *false])
     model = scorer.model.train()
-    optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
 
     def loss(texts: list[str], shown: bool) -> torch.Tensor:
         if shown:
