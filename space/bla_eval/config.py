@@ -32,7 +32,7 @@ from .api.settings import (
     SCORING,
     check_api_fields,
 )
-from .cli_common import bounded_float, bounded_int, check_range, display_text, text_problem
+from .cli_common import bounded, check_bounds, display_text, text_problem
 from .controls import check_control
 from .devices import check_device
 from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
@@ -46,7 +46,6 @@ MAX_IMAGES_PER_BATCH = 1024
 """The most images decoded and held at once (``--images-per-batch``)."""
 MAX_PARALLEL = 1024
 """The most devices of ``--tensor-parallel-size`` and copies of ``--data-parallel-size``."""
-PARALLEL_SETTINGS = ("tensor_parallel_size", "data_parallel_size")
 MAX_MODEL_LEN = 10_000_000
 """The most tokens ``--max-model-len`` may ask for."""
 
@@ -154,17 +153,17 @@ class RunConfig:
     limit: int | None = option(
         help=f"score only the first N items of each task (at most {MAX_LIMIT})",
         resume=True,
-        type=bounded_int(1, MAX_LIMIT),
+        **bounded(1, MAX_LIMIT),
     )
     batch_size: int | None = option(
         help="sentences / pairs per model forward pass (default: the kind's; at most "
         f"{MAX_BATCH_SIZE}); halved automatically on out-of-memory",
-        type=bounded_int(1, MAX_BATCH_SIZE),
+        **bounded(1, MAX_BATCH_SIZE),
     )
     images_per_batch: int = option(
         32,
         f"distinct images decoded and scored together (at most {MAX_IMAGES_PER_BATCH})",
-        type=bounded_int(1, MAX_IMAGES_PER_BATCH),
+        **bounded(1, MAX_IMAGES_PER_BATCH),
     )
     device: str = option("auto", "auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
     dtype: str | None = option(
@@ -240,7 +239,7 @@ class RunConfig:
         help="caption-pmi: the prior's weight alpha (default: chosen on the learning split of "
         "the run's tasks, never on the scored split; 1 = pointwise mutual information)",
         resume=True,
-        type=bounded_float(0, MAX_PMI_ALPHA),
+        **bounded(0, MAX_PMI_ALPHA),
     )
     regions: str | None = option(
         help="region-itm kind (LXMERT, VOLTA's ViLBERT and LXMERT): the region features read, "
@@ -266,30 +265,30 @@ class RunConfig:
     concurrency: int = option(
         DEFAULT_CONCURRENCY,
         f"endpoint: requests in flight at once (at most {MAX_CONCURRENCY})",
-        type=bounded_int(1, MAX_CONCURRENCY),
+        **bounded(1, MAX_CONCURRENCY),
     )
     request_timeout: float = option(
         60.0,
         "endpoint: seconds one request may take, first byte sent to last byte read"
         f" (at most {MAX_REQUEST_TIMEOUT_S})",
-        type=bounded_float(MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S),
+        **bounded(MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S),
     )
     max_retries: int = option(
         5,
         "endpoint: retries of a request answered 408, 429 or 5xx (or cut off), with "
         f"exponential backoff that honours Retry-After (at most {MAX_RETRIES})",
-        type=bounded_int(0, MAX_RETRIES),
+        **bounded(0, MAX_RETRIES),
     )
     top_logprobs: int = option(
         MAX_TOP_LOGPROBS,
         f"endpoint: alternatives asked for the first answer token (at most {MAX_TOP_LOGPROBS})",
-        type=bounded_int(1, MAX_TOP_LOGPROBS),
+        **bounded(1, MAX_TOP_LOGPROBS),
     )
     max_answer_tokens: int = option(
         1,
         "endpoint, generation path: tokens of the generated answer (1: the first answer "
         f"token; more for models that reason before they answer; at most {MAX_ANSWER_TOKENS})",
-        type=bounded_int(1, MAX_ANSWER_TOKENS),
+        **bounded(1, MAX_ANSWER_TOKENS),
     )
     api_scoring: str = option(
         "auto",
@@ -303,11 +302,11 @@ class RunConfig:
     price_input: float | None = option(
         help="endpoint: US dollars per million prompt tokens (the cost in results.json; at most "
         f"{MAX_PRICE_USD:g})",
-        type=bounded_float(0, MAX_PRICE_USD),
+        **bounded(0, MAX_PRICE_USD),
     )
     price_output: float | None = option(
         help=f"endpoint: US dollars per million completion tokens (at most {MAX_PRICE_USD:g})",
-        type=bounded_float(0, MAX_PRICE_USD),
+        **bounded(0, MAX_PRICE_USD),
     )
     name: str | None = option(
         help="the model's display name in tables, plots and comparisons (results.json's "
@@ -325,17 +324,17 @@ class RunConfig:
     tensor_parallel_size: int = option(
         1,
         f"vllm kind: GPUs one copy of the model is split over (at most {MAX_PARALLEL})",
-        type=bounded_int(1, MAX_PARALLEL),
+        **bounded(1, MAX_PARALLEL),
     )
     data_parallel_size: int = option(
         1,
         f"vllm kind: copies of the model, each on its own GPUs (at most {MAX_PARALLEL})",
-        type=bounded_int(1, MAX_PARALLEL),
+        **bounded(1, MAX_PARALLEL),
     )
     max_model_len: int | None = option(
         help=f"vllm kind: the longest prompt plus answer in tokens (default: the model's; at "
         f"most {MAX_MODEL_LEN})",
-        type=bounded_int(1, MAX_MODEL_LEN),
+        **bounded(1, MAX_MODEL_LEN),
     )
     gpu_memory_utilization: float | None = option(
         help="vllm kind: fraction (0-1] of GPU memory for the weights and the KV cache (on a "
@@ -350,17 +349,7 @@ class RunConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))
         object.__setattr__(self, "tasks", tuple(self.tasks))
-        for name, high in (
-            ("limit", MAX_LIMIT),
-            ("batch_size", MAX_BATCH_SIZE),
-            ("images_per_batch", MAX_IMAGES_PER_BATCH),
-            ("tensor_parallel_size", MAX_PARALLEL),
-            ("data_parallel_size", MAX_PARALLEL),
-            ("max_model_len", MAX_MODEL_LEN),
-        ):
-            value = getattr(self, name)
-            if value is not None or name in ("images_per_batch", *PARALLEL_SETTINGS):
-                check_range(name, value, 1, high)
+        check_bounds(self)
         share = self.gpu_memory_utilization
         if share is not None and not (
             isinstance(share, (int, float)) and not isinstance(share, bool) and 0 < share <= 1

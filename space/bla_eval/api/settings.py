@@ -8,7 +8,6 @@ when they are read, which masks them in everything written or printed.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,49 +171,13 @@ def api_settings(config: Any, cache_dir: Path | None = None) -> ApiSettings | No
 
 
 def check_api_fields(config: Any) -> None:
-    """ValueError naming the first bad API setting of a ``RunConfig``."""
+    """ValueError naming a bad endpoint, ``api_scoring`` or ``api_key_env`` of a ``RunConfig``
+    (its numbers are checked against their bounds, declared on the fields)."""
     if config.endpoint is not None:
         resolve_endpoint(config.endpoint)
-    _whole(config.concurrency, "concurrency", 1, MAX_CONCURRENCY)
-    _whole(config.max_retries, "max_retries", 0, MAX_RETRIES)
-    check_answer_settings(config.top_logprobs, config.max_answer_tokens)
-    _seconds(
-        config.request_timeout, "request_timeout", MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S
-    )
     if config.api_scoring not in SCORING:
         raise ValueError(
             f"unknown api_scoring {config.api_scoring!r}: use one of {', '.join(SCORING)}"
         )
-    for name in ("price_input", "price_output"):
-        value = getattr(config, name)
-        if value is not None and not (_number(value) and 0 <= value <= MAX_PRICE_USD):
-            raise ValueError(
-                f"{name} must be a number from 0 to {MAX_PRICE_USD:g} (US dollars per million "
-                f"tokens), got {value!r}"
-            )
     if config.api_key_env is not None and not str(config.api_key_env).strip():
         raise ValueError("api_key_env must name an environment variable")
-
-
-def check_answer_settings(top_logprobs: Any, max_answer_tokens: Any) -> None:
-    """ValueError naming a ``top_logprobs`` outside 1 to :data:`MAX_TOP_LOGPROBS` or a
-    ``max_answer_tokens`` outside 1 to :data:`MAX_ANSWER_TOKENS` (the endpoint kind's settings
-    and the inspect tasks' ``-T`` parameters)."""
-    _whole(top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
-    _whole(max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _whole(value: Any, name: str, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
-
-
-def _seconds(value: Any, name: str, least: float, most: float) -> None:
-    if not _number(value) or not least <= value <= most:
-        raise ValueError(
-            f"{name} must be a number of seconds from {least:g} to {most:g}, got {value!r}"
-        )
