@@ -79,10 +79,10 @@ def retry_after(headers: Any) -> float | None:
     value = headers.get("Retry-After")
     try:
         if millis is not None:
-            return _seconds(float(millis) / 1000)
+            return _wait(float(millis) / 1000)
         if value is None:
             return None
-        return _seconds(float(value))
+        return _wait(float(value))
     except ValueError:
         pass
     try:
@@ -94,7 +94,8 @@ def retry_after(headers: Any) -> float | None:
         return None
 
 
-def _seconds(value: float) -> float | None:
+def _wait(value: float) -> float | None:
+    """Seconds to wait: a negative value waits none, NaN says nothing."""
     return None if math.isnan(value) else max(value, 0.0)
 
 
