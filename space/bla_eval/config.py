@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bla_metric.likelihood import SCORES
 
@@ -37,6 +37,8 @@ from .controls import check_control
 from .devices import check_device
 from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
 from .protocols.templates import get_template, sweep_names
+
+Settings = TypeVar("Settings")
 
 MAX_LIMIT = 1_000_000
 """The most datapoints per task ``--limit`` may ask for (more than any benchmark holds)."""
@@ -81,9 +83,11 @@ class Recorded(Enum):
 
     ALWAYS = "always"
     BY_KIND = "by kind"
-    """Its value for a kind that takes it (the scorer's ``takes_<name>``), else None."""
+    """Its value for a kind that reads it (its row of :data:`KIND_READS`), else None."""
     BY_PROTOCOL = "by protocol"
     """Only when the run's protocol names it (its spec's ``resume_settings``)."""
+    IF_READ = "if read"
+    """Only for a kind that reads it (its row of :data:`KIND_READS`): the endpoint's settings."""
 
 
 MAX_PMI_ALPHA = 10.0
@@ -110,9 +114,10 @@ def check_score(config: RunConfig, protocol: Any) -> None:
 
 def option(default: Any = None, help: str = "", resume: bool | Recorded = False, **cli: Any) -> Any:
     """A ``RunConfig`` field: its default (``MISSING``: required), help line, whether it decides
-    the scores (``resume``: True or a :class:`Recorded` rule; ``run.json`` records it and a
-    resume must match it) and command-line metadata (``flag``, ``type``, ``choices``,
-    ``choice_help``: kind -> its line)."""
+    the scores (``resume``: True or a :class:`Recorded` rule; ``run.json`` records it, or what
+    its ``record`` function, ``module:name``, makes of it, and a resume must match it), its bounds
+    (``**bounded(low, high)``: the parser's type and ``RunConfig``'s check) and command-line
+    metadata (``flag``, ``type``, ``choices``, ``choice_help``: kind -> its line)."""
     recorded = Recorded.ALWAYS if resume is True else resume or None
     return field(default=default, metadata={"help": help, "resume": recorded, **cli})
 
@@ -247,6 +252,7 @@ class RunConfig:
         "folder, or the bottom-up-attention detector's folder or Hub id (run once per image, "
         "kept in the cache)",
         resume=Recorded.BY_KIND,
+        record="bla_eval.regions.source:regions_record",
     )
     device_map: str | None = option(
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
@@ -255,7 +261,9 @@ class RunConfig:
     endpoint: str | None = option(
         help="score a model served behind an OpenAI-compatible chat-completions API (kind "
         "openai-api): its base URL, e.g. http://127.0.0.1:8000/v1, or one of "
-        f"{', '.join(PROVIDERS)}; --model is then the name the server knows"
+        f"{', '.join(PROVIDERS)}; --model is then the name the server knows",
+        resume=Recorded.IF_READ,
+        record="bla_eval.api.settings:recorded_endpoint",
     )
     api_key_env: str | None = option(
         help="environment variable holding the endpoint's API key (default: OPENAI_API_KEY; "
@@ -282,12 +290,14 @@ class RunConfig:
     top_logprobs: int = option(
         MAX_TOP_LOGPROBS,
         f"endpoint: alternatives asked for the first answer token (at most {MAX_TOP_LOGPROBS})",
+        resume=Recorded.IF_READ,
         **bounded(1, MAX_TOP_LOGPROBS),
     )
     max_answer_tokens: int = option(
         1,
         "endpoint, generation path: tokens of the generated answer (1: the first answer "
         f"token; more for models that reason before they answer; at most {MAX_ANSWER_TOKENS})",
+        resume=Recorded.IF_READ,
         **bounded(1, MAX_ANSWER_TOKENS),
     )
     api_scoring: str = option(
@@ -295,9 +305,12 @@ class RunConfig:
         "endpoint: auto = P(yes) from top log-probabilities where the endpoint returns them, "
         "else the generated answer classified; or force logprobs or generation",
         choices=SCORING,
+        resume=Recorded.IF_READ,
     )
     text_only: bool = option(
-        False, "endpoint: send the question without the image (text-only models)"
+        False,
+        "endpoint: send the question without the image (text-only models)",
+        resume=Recorded.IF_READ,
     )
     price_input: float | None = option(
         help="endpoint: US dollars per million prompt tokens (the cost in results.json; at most "
@@ -378,6 +391,15 @@ class RunConfig:
                 "--overwrite discards them)"
             )
 
+    def settings_for(self, settings: type[Settings], **resolved: Any) -> Settings:
+        """The dataclass ``settings`` built from this run by field name: each of its fields
+        that ``RunConfig`` declares takes this run's value, or the value ``resolved`` gives
+        (what the run resolved from it: this process's device, the endpoint's URL); its other
+        fields take ``resolved``'s values or their defaults."""
+        names = {f.name for f in fields(self)}
+        taken = {f.name: getattr(self, f.name) for f in fields(settings) if f.name in names}
+        return settings(**(taken | resolved))
+
     def with_(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed."""
         return replace(self, **changes)
@@ -388,6 +410,12 @@ class RunConfig:
         doc["output_dir"] = str(self.output_dir)
         doc["tasks"] = list(self.tasks)
         return doc
+
+
+def run_default(name: str) -> Any:
+    """The default of ``RunConfig``'s field ``name``, the default of a field of the same name
+    in a dataclass built by ``RunConfig.settings_for`` (``scorers.LoadOptions``)."""
+    return next(f.default for f in fields(RunConfig) if f.name == name)
 
 
 LIKELIHOOD = ("scores_captions", "has no sentence likelihood (the generative kind scores it)")
