@@ -187,3 +187,26 @@ def test_a_value_outside_its_fields_bounds_is_named(name, value, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         check_field(RunConfig, name, value)
     assert check_field(RunConfig, name, None if name == "pmi_alpha" else 1) in (None, 1)
+
+
+def test_the_load_options_are_the_runs_settings_of_their_names():
+    """``RunConfig.settings_for``: each ``LoadOptions`` field that ``RunConfig`` declares takes
+    the run's value (or what the run resolved), with ``RunConfig``'s default."""
+    from dataclasses import fields
+
+    from bla_eval.scorers import LoadOptions
+
+    shared = [f for f in fields(LoadOptions) if f.name in RunConfig.__dataclass_fields__]
+    assert {f.name for f in fields(LoadOptions)} - {f.name for f in shared} == {"api"}
+    defaults = RunConfig("m", "o")
+    assert all(f.default == getattr(defaults, f.name) for f in shared)
+    config = RunConfig("m", "o", similarity="clipscore", dtype="float16", enforce_eager=True)
+    options = config.settings_for(LoadOptions, device="cpu", regions=None)
+    assert (options.similarity, options.dtype, options.enforce_eager) == (
+        "clipscore",
+        "float16",
+        True,
+    )
+    assert options.device == "cpu" and options.api is None
+    with pytest.raises(TypeError, match="unknown_setting"):
+        config.settings_for(LoadOptions, unknown_setting=1)

@@ -28,6 +28,8 @@ def test_kind_and_protocol_decide_which_settings_are_recorded():
     remote = resume_settings(CONFIG.with_(endpoint="http://127.0.0.1:1/v1"), "openai-api", "d")
     assert remote["endpoint"] == "http://127.0.0.1:1/v1" and remote["api_scoring"] == "auto"
     assert "endpoint" not in resume_settings(CONFIG, "contrastive", "/data")
+    shortcut = resume_settings(CONFIG.with_(endpoint="openai"), "openai-api", "d")
+    assert shortcut["endpoint"] == "https://api.openai.com/v1"  # its record function's value
 
 
 def test_settings_older_runs_did_not_record_count_as_their_value_then():
