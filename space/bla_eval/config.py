@@ -1,11 +1,13 @@
 """The settings of one evaluation run, in one documented object (CLI, Space and tests build it).
 
 Each field is declared once: its default, and in its metadata its help line and, where the command
-line needs them, its flag (default: ``--`` + the name with dashes), argparse type and choices.
+line needs them, its flag (default: ``--`` + the name with dashes), argparse type and choices, and
+a number's bounds (``cli_common.bounded``: the parser's type and ``RunConfig``'s check read them).
 ``bla-eval``'s parser is derived from these fields (``bla_eval.cli_common.add_field_options``).
 Choices that come from a registry are a callable, called only when the parser is built. A setting
 that decides the scores says so in its metadata (``resume``): ``run.json`` records it and a resume
-with another value is refused (``bla_eval.runs.settings``).
+with another value is refused (``bla_eval.runs.settings``). The settings objects of the
+scorers and of the endpoint take their fields from a run by name (:meth:`RunConfig.settings_for`).
 """
 
 from __future__ import annotations
