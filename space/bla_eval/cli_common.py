@@ -91,8 +91,7 @@ def _bounded(parse: type, low: float, high: float) -> Callable[[str], Any]:
                 f"invalid {parse.__name__} value: {text[:40]!r}"
             ) from None
         given = None if parse is int else text[:40]
-        whole = parse is int
-        return check_range("", value, low, high, argparse.ArgumentTypeError, whole, given)
+        return check_range("", value, low, high, argparse.ArgumentTypeError, parse is int, given)
 
     return checked
 
@@ -119,9 +118,9 @@ def check_range(
     if isinstance(value, bool) or not isinstance(value, int):
         raise error(f"{what} be a whole number, got {shown}")
     if value < low:
-        raise error(f"{what} be at least {low}, got {value if given is None else given}")
+        raise error(f"{what} be at least {low}, got {shown}")
     if value > high:
-        raise error(f"{what} be at most {high}, got {value if given is None else given}")
+        raise error(f"{what} be at most {high}, got {shown}")
     return value
 
 
@@ -129,12 +128,17 @@ def _bound(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
+def _counts(low: float, high: float) -> bool:
+    """Whether bounds bound a count (both ``int``), whose values are whole numbers."""
+    return isinstance(low, int) and isinstance(high, int)
+
+
 def bounded(low: float, high: float) -> dict[str, Any]:
     """Metadata of a settings field holding a number from ``low`` to ``high``: the bounds,
     which :func:`check_field` reads, and the argparse type that applies them (whole numbers
     when both bounds are ``int``)."""
-    whole = isinstance(low, int) and isinstance(high, int)
-    return {"bounds": (low, high), "type": (bounded_int if whole else bounded_float)(low, high)}
+    parse = bounded_int if _counts(low, high) else bounded_float
+    return {"bounds": (low, high), "type": parse(low, high)}
 
 
 def check_field(settings: type, name: str, value: Any) -> Any:
@@ -146,7 +150,7 @@ def check_field(settings: type, name: str, value: Any) -> Any:
     if bounds is None or (value is None and f.default is None):
         return value
     low, high = bounds
-    return check_range(name, value, low, high, whole=isinstance(low, int) and isinstance(high, int))
+    return check_range(name, value, low, high, whole=_counts(low, high))
 
 
 def check_bounds(settings: Any) -> None:
