@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import sys
 import typing
@@ -64,60 +65,99 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return check_range("", value, 1, math.inf, argparse.ArgumentTypeError)
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """argparse type: a whole number from ``low`` to ``high`` (the documented maximum of a count
     that scales work or memory)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid int value: {text[:40]!r}") from None
-        return check_range("", value, low, high, argparse.ArgumentTypeError)
-
-    return parse
+    return _bounded(int, low, high)
 
 
 def bounded_float(low: float, high: float) -> Callable[[str], float]:
     """argparse type: a finite number from ``low`` to ``high`` (the documented maximum of a
     time or amount a user gives; ``1e308`` or ``inf`` is refused, not passed on)."""
+    return _bounded(float, low, high)
 
-    def parse(text: str) -> float:
+
+def _bounded(parse: type, low: float, high: float) -> Callable[[str], Any]:
+    """argparse type: ``parse(text)`` checked by :func:`check_range` (a float named as typed)."""
+
+    def checked(text: str) -> Any:
         try:
-            value = float(text)
+            value = parse(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid float value: {text[:40]!r}") from None
-        if not low <= value <= high:  # also refuses nan
             raise argparse.ArgumentTypeError(
-                f"must be a number from {low:g} to {high:g}, got {text[:40]}"
-            )
-        return value
+                f"invalid {parse.__name__} value: {text[:40]!r}"
+            ) from None
+        given = None if parse is int else text[:40]
+        return check_range("", value, low, high, argparse.ArgumentTypeError, parse is int, given)
 
-    return parse
+    return checked
 
 
 def check_range(
     name: str,
     value: object,
-    low: int,
-    high: int,
+    low: float,
+    high: float,
     error: type[Exception] = ValueError,
-) -> int:
-    """``value`` when it is a whole number from ``low`` to ``high``; else ``error`` naming
-    ``name`` (when given), the value and the bound."""
+    whole: bool = True,
+    given: str | None = None,
+) -> Any:
+    """``value`` when it is a whole number (``whole``; else a finite number) from ``low`` to
+    ``high``; else ``error`` naming ``name`` (when given), the value (``given``: as the user
+    typed it) and the bounds."""
     what = f"{name} must" if name else "must"
+    shown = repr(value) if given is None else given
+    if not whole:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (number and math.isfinite(value) and low <= value <= high):  # type: ignore[operator]
+            raise error(f"{what} be a number from {_bound(low)} to {_bound(high)}, got {shown}")
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
-        raise error(f"{what} be a whole number, got {value!r}")
+        raise error(f"{what} be a whole number, got {shown}")
     if value < low:
-        raise error(f"{what} be at least {low}, got {value}")
+        raise error(f"{what} be at least {low}, got {shown}")
     if value > high:
-        raise error(f"{what} be at most {high}, got {value}")
+        raise error(f"{what} be at most {high}, got {shown}")
     return value
+
+
+def _bound(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def _counts(low: float, high: float) -> bool:
+    """Whether bounds bound a count (both ``int``), whose values are whole numbers."""
+    return isinstance(low, int) and isinstance(high, int)
+
+
+def bounded(low: float, high: float) -> dict[str, Any]:
+    """Metadata of a settings field holding a number from ``low`` to ``high``: the bounds,
+    which :func:`check_field` reads, and the argparse type that applies them (whole numbers
+    when both bounds are ``int``)."""
+    parse = bounded_int if _counts(low, high) else bounded_float
+    return {"bounds": (low, high), "type": parse(low, high)}
+
+
+def check_field(settings: type, name: str, value: Any) -> Any:
+    """``value`` when it is within the bounds of the field ``name`` of the dataclass
+    ``settings`` (:func:`bounded`; None where None is the field's default); else a ValueError
+    naming the field."""
+    f = next(f for f in dataclasses.fields(settings) if f.name == name)
+    bounds = f.metadata.get("bounds")
+    if bounds is None or (value is None and f.default is None):
+        return value
+    low, high = bounds
+    return check_range(name, value, low, high, whole=_counts(low, high))
+
+
+def check_bounds(settings: Any) -> None:
+    """ValueError naming the first field of the dataclass instance ``settings`` outside its
+    bounds (:func:`check_field`)."""
+    for f in dataclasses.fields(settings):
+        check_field(type(settings), f.name, getattr(settings, f.name))
 
 
 HIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")

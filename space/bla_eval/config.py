@@ -1,11 +1,13 @@
 """The settings of one evaluation run, in one documented object (CLI, Space and tests build it).
 
 Each field is declared once: its default, and in its metadata its help line and, where the command
-line needs them, its flag (default: ``--`` + the name with dashes), argparse type and choices.
+line needs them, its flag (default: ``--`` + the name with dashes), argparse type and choices, and
+a number's bounds (``cli_common.bounded``: the parser's type and ``RunConfig``'s check read them).
 ``bla-eval``'s parser is derived from these fields (``bla_eval.cli_common.add_field_options``).
 Choices that come from a registry are a callable, called only when the parser is built. A setting
 that decides the scores says so in its metadata (``resume``): ``run.json`` records it and a resume
-with another value is refused (``bla_eval.runs.settings``).
+with another value is refused (``bla_eval.runs.settings``). The settings objects of the
+scorers and of the endpoint take their fields from a run by name (:meth:`RunConfig.settings_for`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bla_metric.likelihood import SCORES
 
@@ -32,11 +34,13 @@ from .api.settings import (
     SCORING,
     check_api_fields,
 )
-from .cli_common import bounded_float, bounded_int, check_range, display_text, text_problem
+from .cli_common import bounded, check_bounds, display_text, text_problem
 from .controls import check_control
 from .devices import check_device
 from .protocols import DEFAULT_PROTOCOL, ORDERS, get_protocol
 from .protocols.templates import get_template, sweep_names
+
+Settings = TypeVar("Settings")
 
 MAX_LIMIT = 1_000_000
 """The most datapoints per task ``--limit`` may ask for (more than any benchmark holds)."""
@@ -46,7 +50,6 @@ MAX_IMAGES_PER_BATCH = 1024
 """The most images decoded and held at once (``--images-per-batch``)."""
 MAX_PARALLEL = 1024
 """The most devices of ``--tensor-parallel-size`` and copies of ``--data-parallel-size``."""
-PARALLEL_SETTINGS = ("tensor_parallel_size", "data_parallel_size")
 MAX_MODEL_LEN = 10_000_000
 """The most tokens ``--max-model-len`` may ask for."""
 
@@ -82,9 +85,11 @@ class Recorded(Enum):
 
     ALWAYS = "always"
     BY_KIND = "by kind"
-    """Its value for a kind that takes it (the scorer's ``takes_<name>``), else None."""
+    """Its value for a kind that reads it (its row of :data:`KIND_READS`), else None."""
     BY_PROTOCOL = "by protocol"
     """Only when the run's protocol names it (its spec's ``resume_settings``)."""
+    IF_READ = "if read"
+    """Only for a kind that reads it (its row of :data:`KIND_READS`): the endpoint's settings."""
 
 
 MAX_PMI_ALPHA = 10.0
@@ -111,9 +116,10 @@ def check_score(config: RunConfig, protocol: Any) -> None:
 
 def option(default: Any = None, help: str = "", resume: bool | Recorded = False, **cli: Any) -> Any:
     """A ``RunConfig`` field: its default (``MISSING``: required), help line, whether it decides
-    the scores (``resume``: True or a :class:`Recorded` rule; ``run.json`` records it and a
-    resume must match it) and command-line metadata (``flag``, ``type``, ``choices``,
-    ``choice_help``: kind -> its line)."""
+    the scores (``resume``: True or a :class:`Recorded` rule; ``run.json`` records it, or what
+    its ``record`` function, ``module:name``, makes of it, and a resume must match it), its bounds
+    (``**bounded(low, high)``: the parser's type and ``RunConfig``'s check) and command-line
+    metadata (``flag``, ``type``, ``choices``, ``choice_help``: kind -> its line)."""
     recorded = Recorded.ALWAYS if resume is True else resume or None
     return field(default=default, metadata={"help": help, "resume": recorded, **cli})
 
@@ -154,17 +160,17 @@ class RunConfig:
     limit: int | None = option(
         help=f"score only the first N items of each task (at most {MAX_LIMIT})",
         resume=True,
-        type=bounded_int(1, MAX_LIMIT),
+        **bounded(1, MAX_LIMIT),
     )
     batch_size: int | None = option(
         help="sentences / pairs per model forward pass (default: the kind's; at most "
         f"{MAX_BATCH_SIZE}); halved automatically on out-of-memory",
-        type=bounded_int(1, MAX_BATCH_SIZE),
+        **bounded(1, MAX_BATCH_SIZE),
     )
     images_per_batch: int = option(
         32,
         f"distinct images decoded and scored together (at most {MAX_IMAGES_PER_BATCH})",
-        type=bounded_int(1, MAX_IMAGES_PER_BATCH),
+        **bounded(1, MAX_IMAGES_PER_BATCH),
     )
     device: str = option("auto", "auto, cpu, cuda, cuda:N, mps, xpu or xpu:N")
     dtype: str | None = option(
@@ -240,7 +246,7 @@ class RunConfig:
         help="caption-pmi: the prior's weight alpha (default: chosen on the learning split of "
         "the run's tasks, never on the scored split; 1 = pointwise mutual information)",
         resume=True,
-        type=bounded_float(0, MAX_PMI_ALPHA),
+        **bounded(0, MAX_PMI_ALPHA),
     )
     regions: str | None = option(
         help="region-itm kind (LXMERT, VOLTA's ViLBERT and LXMERT): the region features read, "
@@ -248,6 +254,7 @@ class RunConfig:
         "folder, or the bottom-up-attention detector's folder or Hub id (run once per image, "
         "kept in the cache)",
         resume=Recorded.BY_KIND,
+        record="bla_eval.regions.source:regions_record",
     )
     device_map: str | None = option(
         help="generative models: from_pretrained(device_map=...), e.g. auto: one model over "
@@ -256,7 +263,9 @@ class RunConfig:
     endpoint: str | None = option(
         help="score a model served behind an OpenAI-compatible chat-completions API (kind "
         "openai-api): its base URL, e.g. http://127.0.0.1:8000/v1, or one of "
-        f"{', '.join(PROVIDERS)}; --model is then the name the server knows"
+        f"{', '.join(PROVIDERS)}; --model is then the name the server knows",
+        resume=Recorded.IF_READ,
+        record="bla_eval.api.settings:recorded_endpoint",
     )
     api_key_env: str | None = option(
         help="environment variable holding the endpoint's API key (default: OPENAI_API_KEY; "
@@ -266,48 +275,53 @@ class RunConfig:
     concurrency: int = option(
         DEFAULT_CONCURRENCY,
         f"endpoint: requests in flight at once (at most {MAX_CONCURRENCY})",
-        type=bounded_int(1, MAX_CONCURRENCY),
+        **bounded(1, MAX_CONCURRENCY),
     )
     request_timeout: float = option(
         60.0,
         "endpoint: seconds one request may take, first byte sent to last byte read"
         f" (at most {MAX_REQUEST_TIMEOUT_S})",
-        type=bounded_float(MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S),
+        **bounded(MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S),
     )
     max_retries: int = option(
         5,
         "endpoint: retries of a request answered 408, 429 or 5xx (or cut off), with "
         f"exponential backoff that honours Retry-After (at most {MAX_RETRIES})",
-        type=bounded_int(0, MAX_RETRIES),
+        **bounded(0, MAX_RETRIES),
     )
     top_logprobs: int = option(
         MAX_TOP_LOGPROBS,
         f"endpoint: alternatives asked for the first answer token (at most {MAX_TOP_LOGPROBS})",
-        type=bounded_int(1, MAX_TOP_LOGPROBS),
+        resume=Recorded.IF_READ,
+        **bounded(1, MAX_TOP_LOGPROBS),
     )
     max_answer_tokens: int = option(
         1,
         "endpoint, generation path: tokens of the generated answer (1: the first answer "
         f"token; more for models that reason before they answer; at most {MAX_ANSWER_TOKENS})",
-        type=bounded_int(1, MAX_ANSWER_TOKENS),
+        resume=Recorded.IF_READ,
+        **bounded(1, MAX_ANSWER_TOKENS),
     )
     api_scoring: str = option(
         "auto",
         "endpoint: auto = P(yes) from top log-probabilities where the endpoint returns them, "
         "else the generated answer classified; or force logprobs or generation",
         choices=SCORING,
+        resume=Recorded.IF_READ,
     )
     text_only: bool = option(
-        False, "endpoint: send the question without the image (text-only models)"
+        False,
+        "endpoint: send the question without the image (text-only models)",
+        resume=Recorded.IF_READ,
     )
     price_input: float | None = option(
         help="endpoint: US dollars per million prompt tokens (the cost in results.json; at most "
         f"{MAX_PRICE_USD:g})",
-        type=bounded_float(0, MAX_PRICE_USD),
+        **bounded(0, MAX_PRICE_USD),
     )
     price_output: float | None = option(
         help=f"endpoint: US dollars per million completion tokens (at most {MAX_PRICE_USD:g})",
-        type=bounded_float(0, MAX_PRICE_USD),
+        **bounded(0, MAX_PRICE_USD),
     )
     name: str | None = option(
         help="the model's display name in tables, plots and comparisons (results.json's "
@@ -325,17 +339,17 @@ class RunConfig:
     tensor_parallel_size: int = option(
         1,
         f"vllm kind: GPUs one copy of the model is split over (at most {MAX_PARALLEL})",
-        type=bounded_int(1, MAX_PARALLEL),
+        **bounded(1, MAX_PARALLEL),
     )
     data_parallel_size: int = option(
         1,
         f"vllm kind: copies of the model, each on its own GPUs (at most {MAX_PARALLEL})",
-        type=bounded_int(1, MAX_PARALLEL),
+        **bounded(1, MAX_PARALLEL),
     )
     max_model_len: int | None = option(
         help=f"vllm kind: the longest prompt plus answer in tokens (default: the model's; at "
         f"most {MAX_MODEL_LEN})",
-        type=bounded_int(1, MAX_MODEL_LEN),
+        **bounded(1, MAX_MODEL_LEN),
     )
     gpu_memory_utilization: float | None = option(
         help="vllm kind: fraction (0-1] of GPU memory for the weights and the KV cache (on a "
@@ -350,17 +364,7 @@ class RunConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", Path(self.output_dir))
         object.__setattr__(self, "tasks", tuple(self.tasks))
-        for name, high in (
-            ("limit", MAX_LIMIT),
-            ("batch_size", MAX_BATCH_SIZE),
-            ("images_per_batch", MAX_IMAGES_PER_BATCH),
-            ("tensor_parallel_size", MAX_PARALLEL),
-            ("data_parallel_size", MAX_PARALLEL),
-            ("max_model_len", MAX_MODEL_LEN),
-        ):
-            value = getattr(self, name)
-            if value is not None or name in ("images_per_batch", *PARALLEL_SETTINGS):
-                check_range(name, value, 1, high)
+        check_bounds(self)
         share = self.gpu_memory_utilization
         if share is not None and not (
             isinstance(share, (int, float)) and not isinstance(share, bool) and 0 < share <= 1
@@ -389,6 +393,15 @@ class RunConfig:
                 "--overwrite discards them)"
             )
 
+    def settings_for(self, settings: type[Settings], **resolved: Any) -> Settings:
+        """The dataclass ``settings`` built from this run by field name: each of its fields
+        that ``RunConfig`` declares takes this run's value, or the value ``resolved`` gives
+        (what the run resolved from it: this process's device, the endpoint's URL); its other
+        fields take ``resolved``'s values or their defaults."""
+        names = {f.name for f in fields(self)}
+        taken = {f.name: getattr(self, f.name) for f in fields(settings) if f.name in names}
+        return settings(**(taken | resolved))
+
     def with_(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed."""
         return replace(self, **changes)
@@ -399,6 +412,12 @@ class RunConfig:
         doc["output_dir"] = str(self.output_dir)
         doc["tasks"] = list(self.tasks)
         return doc
+
+
+def run_default(name: str) -> Any:
+    """The default of ``RunConfig``'s field ``name``, the default of a field of the same name
+    in a dataclass built by ``RunConfig.settings_for`` (``scorers.LoadOptions``)."""
+    return next(f.default for f in fields(RunConfig) if f.name == name)
 
 
 LIKELIHOOD = ("scores_captions", "has no sentence likelihood (the generative kind scores it)")

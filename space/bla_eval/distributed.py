@@ -29,6 +29,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from .batching import chunks
+from .cli_common import check_range
 from .items import Item
 
 if TYPE_CHECKING:
@@ -57,12 +58,14 @@ class Processes:
         """Rank and size from ``torchrun`` / ``accelerate launch`` (``RANK``, ``WORLD_SIZE``,
         ``LOCAL_RANK``); one process when they are not set."""
         env = dict(os.environ if env is None else env)
-        world = _whole(env, "WORLD_SIZE", 1)
-        rank = _whole(env, "RANK", 0)
-        local = _whole(env, "LOCAL_RANK", rank)
+        world = _env_int(env, "WORLD_SIZE", 1)
+        rank = _env_int(env, "RANK", 0)
+        local = _env_int(env, "LOCAL_RANK", rank)
         if world < 1 or not 0 <= rank < world:
             raise ValueError(f"bad process group: RANK={rank}, WORLD_SIZE={world}")
-        timeout = _seconds(env, TIMEOUT_ENV, DEFAULT_TIMEOUT_S) if world > 1 else DEFAULT_TIMEOUT_S
+        timeout = (
+            _env_seconds(env, TIMEOUT_ENV, DEFAULT_TIMEOUT_S) if world > 1 else DEFAULT_TIMEOUT_S
+        )
         return cls(rank, world, local, timeout)
 
     @property
@@ -207,9 +210,10 @@ def single_process_order(items: Sequence[Item], images_per_batch: int = 32) -> l
     return order
 
 
-def _whole(env: dict[str, str], name: str, default: int) -> int:
+def _env_int(env: dict[str, str], name: str, default: int) -> int:
     """The whole number of the environment variable ``name`` (``default`` when unset or
-    empty); anything else is a ValueError naming the variable."""
+    empty), from -1 to :data:`MAX_PROCESSES`; anything else is a ValueError naming the
+    variable."""
     text = env.get(name, "")
     if not text.strip():
         return default
@@ -219,12 +223,10 @@ def _whole(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(
             f"environment variable {name}={text[:40]!r} is not a whole number"
         ) from None
-    if not -1 <= value <= MAX_PROCESSES:
-        raise ValueError(f"environment variable {name}={value} is out of range")
-    return value
+    return check_range(f"environment variable {name}", value, -1, MAX_PROCESSES)
 
 
-def _seconds(env: dict[str, str], name: str, default: float) -> float:
+def _env_seconds(env: dict[str, str], name: str, default: float) -> float:
     """Seconds from the environment variable ``name``: a number from 1 to
     :data:`MAX_TIMEOUT_S` (``default`` when unset or empty; else a ValueError naming it)."""
     text = env.get(name, "")
@@ -234,8 +236,5 @@ def _seconds(env: dict[str, str], name: str, default: float) -> float:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not 1 <= value <= MAX_TIMEOUT_S:  # also refuses nan and inf
-        raise ValueError(
-            f"environment variable {name}={text[:40]!r} must be seconds from 1 to {MAX_TIMEOUT_S}"
-        )
-    return value
+    where = f"environment variable {name}"
+    return check_range(where, value, 1, MAX_TIMEOUT_S, whole=False, given=repr(text[:40]))

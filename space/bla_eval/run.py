@@ -291,23 +291,10 @@ def _score(run: _Run, progress: Progress | None) -> Scorer | None:
         if pending:
             if progress is not None:
                 progress(0, len(pending), f"loading {run.kind} model")
-            options = LoadOptions(
-                procs.device(config.device),
-                config.dtype,
-                config.trust_remote_code,
-                config.similarity,
-                device_map=config.device_map,
-                protocol=config.protocol,
-                prompt=config.prompt,
-                prompts=config.prompts,
+            options = config.settings_for(
+                LoadOptions,
+                device=procs.device(config.device),
                 api=api_settings(config, run.out / CACHE_FOLDER),
-                tensor_parallel_size=config.tensor_parallel_size,
-                data_parallel_size=config.data_parallel_size,
-                max_model_len=config.max_model_len,
-                gpu_memory_utilization=config.gpu_memory_utilization,
-                enforce_eager=config.enforce_eager,
-                score=config.score,
-                pmi_alpha=config.pmi_alpha,
                 regions=run.regions,
             )
             scorer = load_scorer(run.model, batch_size=config.batch_size, options=options)

@@ -138,3 +138,75 @@ def test_resume_and_overwrite_together_are_refused(
     argv = eval_args(tiny_clip, built_dataset, run, "--tasks", "co", "--limit", "3")
     refused(bla_eval, [*argv, "--resume", "--overwrite"], capsys, "--resume and --overwrite")
     assert snapshot(tmp_path) == before
+
+
+def bounded_fields() -> list:
+    from dataclasses import fields
+
+    return [f for f in fields(RunConfig) if "bounds" in f.metadata]
+
+
+@pytest.mark.parametrize("f", bounded_fields(), ids=lambda f: f.name)
+def test_each_bound_is_declared_once_and_read_by_the_parser_and_the_settings(f, tmp_path, capsys):
+    """A field's bounds (``cli_common.bounded``) refuse the value just outside them in the
+    parser and in ``RunConfig``, with the field's type (a count takes whole numbers only)."""
+    import typing
+
+    low, high = f.metadata["bounds"]
+    whole = isinstance(low, int) and isinstance(high, int)
+    hint = typing.get_type_hints(RunConfig)[f.name]
+    assert (int in typing.get_args(hint) or hint is int) == whole, f.name
+    flag = "--" + f.name.replace("_", "-")
+    given = {"score": "caption-pmi"} if f.name == "pmi_alpha" else {}  # its only reader
+    for outside in (low - 1, high + 1) if whole else (-1e308 if low == 0 else low / 2, high * 2):
+        argv = ["--model", "m", "--output", tmp_path / "o", f"{flag}={outside}"]
+        refused(bla_eval, argv, capsys, f"argument {flag}: must be")
+        with pytest.raises(ValueError, match=f"^{f.name} must be"):
+            RunConfig("m", tmp_path / "o", **given, **{f.name: outside})
+    for inside in (low, high):
+        assert getattr(RunConfig("m", "o", **given, **{f.name: inside}), f.name) == inside
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("top_logprobs", 0, "top_logprobs must be at least 1, got 0"),
+        ("top_logprobs", 10**9, "top_logprobs must be at most 20, got 1000000000"),
+        ("top_logprobs", "5", "top_logprobs must be a whole number, got '5'"),
+        ("top_logprobs", True, "top_logprobs must be a whole number, got True"),
+        ("max_answer_tokens", -1, "max_answer_tokens must be at least 1, got -1"),
+        ("request_timeout", float("nan"), "request_timeout must be a number from 0.001 to 86400"),
+        ("price_input", float("inf"), "price_input must be a number from 0 to 1e+06, got inf"),
+        ("pmi_alpha", -0.5, "pmi_alpha must be a number from 0 to 10, got -0.5"),
+    ],
+)
+def test_a_value_outside_its_fields_bounds_is_named(name, value, message):
+    """``check_field``: the check ``RunConfig`` and the inspect tasks' ``-T`` parameters make."""
+    from bla_eval.cli_common import check_field
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_field(RunConfig, name, value)
+    assert check_field(RunConfig, name, None if name == "pmi_alpha" else 1) in (None, 1)
+
+
+def test_the_load_options_are_the_runs_settings_of_their_names():
+    """``RunConfig.settings_for``: each ``LoadOptions`` field that ``RunConfig`` declares takes
+    the run's value (or what the run resolved), with ``RunConfig``'s default."""
+    from dataclasses import fields
+
+    from bla_eval.scorers import LoadOptions
+
+    shared = [f for f in fields(LoadOptions) if f.name in RunConfig.__dataclass_fields__]
+    assert {f.name for f in fields(LoadOptions)} - {f.name for f in shared} == {"api"}
+    defaults = RunConfig("m", "o")
+    assert all(f.default == getattr(defaults, f.name) for f in shared)
+    config = RunConfig("m", "o", similarity="clipscore", dtype="float16", enforce_eager=True)
+    options = config.settings_for(LoadOptions, device="cpu", regions=None)
+    assert (options.similarity, options.dtype, options.enforce_eager) == (
+        "clipscore",
+        "float16",
+        True,
+    )
+    assert options.device == "cpu" and options.api is None
+    with pytest.raises(TypeError, match="unknown_setting"):
+        config.settings_for(LoadOptions, unknown_setting=1)

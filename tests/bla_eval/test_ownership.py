@@ -271,7 +271,8 @@ INPUT_CASES: dict[str, Case] = {
     **{
         f"barrier-timeout-{value}": Case(
             lambda s: s.run_args(s.root / "new"),
-            f"environment variable BLA_EVAL_DIST_TIMEOUT_S='{value}' must be seconds",
+            "environment variable BLA_EVAL_DIST_TIMEOUT_S must be a number from 1 to 2592000, got "
+            f"'{value}'",
             env={**TWO, "BLA_EVAL_DIST_TIMEOUT_S": value},
         )
         for value in ("1e308", "nan", "inf", "abc", "0")

@@ -79,10 +79,10 @@ def retry_after(headers: Any) -> float | None:
     value = headers.get("Retry-After")
     try:
         if millis is not None:
-            return _seconds(float(millis) / 1000)
+            return _wait(float(millis) / 1000)
         if value is None:
             return None
-        return _seconds(float(value))
+        return _wait(float(value))
     except ValueError:
         pass
     try:
@@ -94,7 +94,8 @@ def retry_after(headers: Any) -> float | None:
         return None
 
 
-def _seconds(value: float) -> float | None:
+def _wait(value: float) -> float | None:
+    """Seconds to wait: a negative value waits none, NaN says nothing."""
     return None if math.isnan(value) else max(value, 0.0)
 
 
@@ -209,7 +210,7 @@ class ChatClient:
         is :class:`_Expired`; ``httpx`` errors pass."""
         import httpx
 
-        seconds = self.settings.timeout if seconds is None else seconds
+        seconds = self.settings.request_timeout if seconds is None else seconds
         with _Deadline(seconds) as deadline:
             try:
                 with self.http.stream(
@@ -247,8 +248,9 @@ class ChatClient:
             status, headers, raw = self.exchange("POST", self.url, body)
         except (_Expired, httpx.TimeoutException):
             if last:
+                seconds = self.settings.request_timeout
                 raise EndpointError(
-                    f"endpoint {self.where} did not answer within {self.settings.timeout:g} "
+                    f"endpoint {self.where} did not answer within {seconds:g} "
                     f"s ({attempts} attempt(s)); raise --request-timeout or lower "
                     "--concurrency"
                 ) from None
@@ -319,7 +321,7 @@ class ChatClient:
             state = "set" if self._key else "not set"
             return EndpointError(
                 f"endpoint {self.where} refused the API key (HTTP {status}: {message}); the key "
-                f"is read from ${self.settings.key_env} ({state})"
+                f"is read from ${self.settings.api_key_env} ({state})"
             )
         if status == 404:
             return EndpointError(self.not_found(message))

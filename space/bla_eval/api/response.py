@@ -40,7 +40,7 @@ def check_completion(doc: Any) -> dict[str, Any]:
             raise Malformed(f"usage is {_kind(usage)}, not an object")
         for name in TOKEN_FIELDS:
             count = usage.get(name)
-            if count is not None and not (_whole(count) and count >= 0):
+            if count is not None and not (_is_int(count) and count >= 0):
                 raise Malformed(f"usage.{name} is {_shown(count)}, not a whole number >= 0")
     for name in ("model", "system_fingerprint"):
         if doc.get(name) is not None and not isinstance(doc[name], str):
@@ -51,7 +51,7 @@ def check_completion(doc: Any) -> dict[str, Any]:
 
 def _check_prompt(doc: dict[str, Any]) -> None:
     ids = doc.get("prompt_token_ids")
-    if ids is not None and not (isinstance(ids, list) and all(_whole(i) and i >= 0 for i in ids)):
+    if ids is not None and not (isinstance(ids, list) and all(_is_int(i) and i >= 0 for i in ids)):
         raise Malformed(f"prompt_token_ids is {_shown(ids)}, not a list of token ids")
     logprobs = doc.get("prompt_logprobs")
     if logprobs is None:
@@ -120,7 +120,7 @@ def _check_logprob(logprob: Any, where: str) -> None:
         )
 
 
-def _whole(value: Any) -> bool:
+def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

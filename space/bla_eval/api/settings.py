@@ -8,7 +8,6 @@ when they are read, which masks them in everything written or printed.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +83,12 @@ def resolve_endpoint(endpoint: str) -> tuple[str, str]:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")), DEFAULT_KEY_ENV
 
 
+def recorded_endpoint(endpoint: str) -> str:
+    """What ``run.json`` records of ``--endpoint``: its API base URL as :func:`public_url`
+    shows it (a shortcut resolved)."""
+    return public_url(resolve_endpoint(endpoint)[0])
+
+
 def public_url(url: str) -> str:
     """``url`` without user info, query or fragment (where keys are sometimes put): the form
     that is recorded and shown."""
@@ -99,24 +104,27 @@ def public_url(url: str) -> str:
 
 @dataclass(frozen=True)
 class ApiSettings:
-    """Everything the ``openai-api`` kind needs besides the model name."""
+    """Everything the ``openai-api`` kind needs besides the model name: the ``RunConfig``
+    settings of the same names (:func:`api_settings` builds it from a run's), the endpoint and
+    the key's variable resolved."""
 
     endpoint: str
     """API base URL (requests go to ``<endpoint>/chat/completions``)."""
-    key_env: str = DEFAULT_KEY_ENV
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout: float = 60.0
+    api_key_env: str
+    """The environment variable the key is read from."""
+    concurrency: int
+    request_timeout: float
     """Seconds one request may take."""
-    max_retries: int = 5
+    max_retries: int
     """Retries of a request answered 408, 429 or 5xx (or cut off) before the run stops."""
-    top_logprobs: int = MAX_TOP_LOGPROBS
-    max_answer_tokens: int = 1
-    scoring: str = "auto"
-    text_only: bool = False
+    top_logprobs: int
+    max_answer_tokens: int
+    api_scoring: str
+    text_only: bool
     """Send the question without the image."""
-    price_input: float | None = None
+    price_input: float | None
     """US dollars per million prompt tokens (for the cost in results.json)."""
-    price_output: float | None = None
+    price_output: float | None
     """US dollars per million completion tokens."""
     cache_dir: Path | None = None
     """Folder of the response cache (None: no cache)."""
@@ -130,24 +138,14 @@ class ApiSettings:
         """The key from the environment without surrounding whitespace (None when the variable
         is unset or blank); a key with whitespace or other characters a header cannot carry
         inside it is refused (the error never shows it)."""
-        key = (os.environ.get(self.key_env) or "").strip()
+        key = (os.environ.get(self.api_key_env) or "").strip()
         if any(not 33 <= ord(c) <= 126 for c in key):
             raise ValueError(
-                f"${self.key_env} holds whitespace, control or non-ASCII characters inside the "
+                f"${self.api_key_env} holds whitespace, control or non-ASCII characters inside the "
                 "API key: set it to the key alone"
             )
         register(key)
         return key or None
-
-    def scoring_record(self) -> dict[str, Any]:
-        """The settings that decide the scores (a resumed run must have the same)."""
-        return {
-            "endpoint": self.public_endpoint,
-            "api_scoring": self.scoring,
-            "top_logprobs": self.top_logprobs,
-            "max_answer_tokens": self.max_answer_tokens,
-            "text_only": self.text_only,
-        }
 
 
 def api_settings(config: Any, cache_dir: Path | None = None) -> ApiSettings | None:
@@ -155,66 +153,19 @@ def api_settings(config: Any, cache_dir: Path | None = None) -> ApiSettings | No
     if not config.endpoint:
         return None
     base, key_env = resolve_endpoint(config.endpoint)
-    return ApiSettings(
-        endpoint=base,
-        key_env=config.api_key_env or key_env,
-        concurrency=config.concurrency,
-        timeout=config.request_timeout,
-        max_retries=config.max_retries,
-        top_logprobs=config.top_logprobs,
-        max_answer_tokens=config.max_answer_tokens,
-        scoring=config.api_scoring,
-        text_only=config.text_only,
-        price_input=config.price_input,
-        price_output=config.price_output,
-        cache_dir=cache_dir,
+    return config.settings_for(
+        ApiSettings, endpoint=base, api_key_env=config.api_key_env or key_env, cache_dir=cache_dir
     )
 
 
 def check_api_fields(config: Any) -> None:
-    """ValueError naming the first bad API setting of a ``RunConfig``."""
+    """ValueError naming a bad endpoint, ``api_scoring`` or ``api_key_env`` of a ``RunConfig``
+    (its numbers are checked against their bounds, declared on the fields)."""
     if config.endpoint is not None:
         resolve_endpoint(config.endpoint)
-    _whole(config.concurrency, "concurrency", 1, MAX_CONCURRENCY)
-    _whole(config.max_retries, "max_retries", 0, MAX_RETRIES)
-    check_answer_settings(config.top_logprobs, config.max_answer_tokens)
-    _seconds(
-        config.request_timeout, "request_timeout", MIN_REQUEST_TIMEOUT_S, MAX_REQUEST_TIMEOUT_S
-    )
     if config.api_scoring not in SCORING:
         raise ValueError(
             f"unknown api_scoring {config.api_scoring!r}: use one of {', '.join(SCORING)}"
         )
-    for name in ("price_input", "price_output"):
-        value = getattr(config, name)
-        if value is not None and not (_number(value) and 0 <= value <= MAX_PRICE_USD):
-            raise ValueError(
-                f"{name} must be a number from 0 to {MAX_PRICE_USD:g} (US dollars per million "
-                f"tokens), got {value!r}"
-            )
     if config.api_key_env is not None and not str(config.api_key_env).strip():
         raise ValueError("api_key_env must name an environment variable")
-
-
-def check_answer_settings(top_logprobs: Any, max_answer_tokens: Any) -> None:
-    """ValueError naming a ``top_logprobs`` outside 1 to :data:`MAX_TOP_LOGPROBS` or a
-    ``max_answer_tokens`` outside 1 to :data:`MAX_ANSWER_TOKENS` (the endpoint kind's settings
-    and the inspect tasks' ``-T`` parameters)."""
-    _whole(top_logprobs, "top_logprobs", 1, MAX_TOP_LOGPROBS)
-    _whole(max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _whole(value: Any, name: str, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
-
-
-def _seconds(value: Any, name: str, least: float, most: float) -> None:
-    if not _number(value) or not least <= value <= most:
-        raise ValueError(
-            f"{name} must be a number of seconds from {least:g} to {most:g}, got {value!r}"
-        )

@@ -57,7 +57,7 @@ def yes_no_token_ids(client: ChatClient) -> tuple[list[int], list[int]] | None:
     (EndpointError): every score would be 0.5."""
     if not serves_with_vllm(client):
         return None
-    deadline = time.monotonic() + client.settings.timeout
+    deadline = time.monotonic() + client.settings.request_timeout
     yes = server_token_ids(client, YES_WORDS, deadline)
     no = server_token_ids(client, NO_WORDS, deadline) if yes is not None else None
     where = f"endpoint {client.where} serves {client.model!r} with vLLM"
@@ -67,7 +67,7 @@ def yes_no_token_ids(client: ChatClient) -> tuple[list[int], list[int]] | None:
             "--request-timeout, %g s): scoring from the top log-probabilities instead of the "
             "yes/no token ids",
             where,
-            client.settings.timeout,
+            client.settings.request_timeout,
         )
         return None
     shared = [i for i in yes if i in no]

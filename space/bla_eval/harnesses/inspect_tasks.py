@@ -15,8 +15,8 @@ of the same id (``answer_match.py``), which ``bla-eval export`` publishes. The d
 
 Task parameters (``-T name=value``): ``data`` (dataset folder or Hub id; default as bla-eval's),
 ``scoring`` (auto, logprobs, generation), ``template`` (a prompt template's name),
-``top_logprobs`` (1 to 20), ``max_answer_tokens`` (1 to 100,000: ``api.settings``' bounds,
-refused in one line outside them). ``--limit N`` takes the first N datapoints.
+``top_logprobs`` (1 to 20), ``max_answer_tokens`` (1 to 100,000: the bounds of ``RunConfig``'s
+fields, refused in one line outside them). ``--limit N`` takes the first N datapoints.
 """
 
 from __future__ import annotations
@@ -43,13 +43,14 @@ from bla_metric import formulas
 
 from ..api.answers import Answer, from_logprobs, from_text
 from ..api.messages import api_messages, data_url
-from ..api.settings import MAX_TOP_LOGPROBS, check_answer_settings
+from ..api.settings import MAX_TOP_LOGPROBS, SCORING
 from ..benchmarks.bla import BENCHMARK, read_items
+from ..cli_common import check_field
+from ..config import RunConfig
 from ..items import Item, encoded_image
 from ..protocols.templates import DEFAULT_TEMPLATE, get_template
 from . import answer_match
 
-SCORINGS = ("auto", "logprobs", "generation")
 RECORD = "bla_record"
 """The store key of a datapoint's record (the fields of a ``scores.jsonl`` line)."""
 
@@ -84,9 +85,10 @@ class ScoringPath:
     decides it: top log-probabilities in the response keep that path, else generation."""
 
     def __init__(self, scoring: str, top_logprobs: int, max_answer_tokens: int) -> None:
-        if scoring not in SCORINGS:
-            raise ValueError(f"scoring {scoring!r}: use one of {', '.join(SCORINGS)}")
-        check_answer_settings(top_logprobs, max_answer_tokens)
+        if scoring not in SCORING:
+            raise ValueError(f"scoring {scoring!r}: use one of {', '.join(SCORING)}")
+        check_field(RunConfig, "top_logprobs", top_logprobs)
+        check_field(RunConfig, "max_answer_tokens", max_answer_tokens)
         self.path = None if scoring == "auto" else scoring
         self.lock = asyncio.Lock()
         self.logprobs = GenerateConfig(

@@ -2,16 +2,16 @@
 
 Which settings decide the scores is said once, in the metadata of ``RunConfig``'s fields
 (``option(..., resume=...)``); :func:`resume_settings` reads them there and adds what the run
-resolved (kind, dataset, tasks) and, for a model behind an endpoint, how it is asked.
+resolved (kind, dataset, tasks, content hashes).
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+import importlib
+from dataclasses import Field, fields
 from typing import Any
 
-from ..api.settings import api_settings
-from ..config import Recorded, RunConfig
+from ..config import KIND_READS, Recorded, RunConfig
 from ..protocols import DEFAULT_PROTOCOL, get_protocol
 from ..scorers import ResolvedModel, scorer_class
 
@@ -54,26 +54,35 @@ def resume_settings(
     scorer = scorer_class(kind)
     by_protocol = get_protocol(config.protocol).resume_settings
     resolved = {"kind": kind, "data": data, "tasks": tasks if tasks is not None else config.tasks}
+    if regions is not None:
+        resolved["regions"] = regions
     settings = {}
     for f in fields(config):
         rule = f.metadata.get("resume")
         if rule is None or (rule is Recorded.BY_PROTOCOL and f.name not in by_protocol):
             continue
-        value = resolved.get(f.name, getattr(config, f.name))
-        if rule is Recorded.BY_KIND and not getattr(scorer, f"takes_{f.name}"):
-            value = None
-        if f.name == "regions" and value is not None:
-            from ..regions.source import regions_record
-
-            value = regions if regions is not None else regions_record(value)
-        settings[f.name] = list(value) if isinstance(value, (tuple, list)) else value
+        by_kind = rule in (Recorded.BY_KIND, Recorded.IF_READ)
+        if by_kind and not getattr(scorer, KIND_READS[f.name][0]):  # a kind that reads it not
+            if rule is Recorded.BY_KIND:
+                settings[f.name] = None
+            continue
+        settings[f.name] = _recorded(f, resolved, getattr(config, f.name))
     if model is not None and model.content_hash is not None:
         settings[MODEL_HASH] = model.content_hash
     if data_hash is not None:
         settings[DATA_HASH] = data_hash
-    if scorer.remote:  # the endpoint and how it is asked
-        settings |= api_settings(config).scoring_record()
     return settings
+
+
+def _recorded(f: Field, resolved: dict[str, Any], value: Any) -> Any:
+    """What ``run.json`` records of the setting ``f``: the run's resolved value, else what its
+    ``record`` function makes of its value, as JSON values."""
+    if f.name in resolved:
+        value = resolved[f.name]
+    elif value is not None and "record" in f.metadata:
+        module, name = f.metadata["record"].split(":")
+        value = getattr(importlib.import_module(module), name)(value)
+    return list(value) if isinstance(value, (tuple, list)) else value
 
 
 def changed_settings(previous: dict[str, Any], settings: dict[str, Any]) -> dict[str, tuple]:

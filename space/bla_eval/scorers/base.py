@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from ..protocols import DEFAULT_PROTOCOL
+from ..config import run_default
 from ..queries import Query
 from .resolved_model import ResolvedModel
 
@@ -24,39 +24,37 @@ SIMILARITIES = ("cosine", "clipscore")
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """How to load a model: device, dtype, remote code, contrastive similarity, placement."""
+    """How to load a model: device, dtype, remote code, contrastive similarity, placement.
 
-    device: str = "auto"
-    dtype: str | None = None
-    trust_remote_code: bool = False
-    similarity: str = "cosine"
-    device_map: str | None = None  # from_pretrained(device_map=...), e.g. "auto"
-    protocol: str = DEFAULT_PROTOCOL
+    Each field but ``api`` is the ``RunConfig`` setting of its name, with its default
+    (``RunConfig.settings_for`` builds the options of a run); ``device``, ``api`` and
+    ``regions`` hold what the run resolved from its settings."""
+
+    device: str = run_default("device")
+    """The device this process loads on (a multi-process run gives each its own)."""
+    dtype: str | None = run_default("dtype")
+    trust_remote_code: bool = run_default("trust_remote_code")
+    similarity: str = run_default("similarity")
+    device_map: str | None = run_default("device_map")
+    protocol: str = run_default("protocol")
     """The run's protocol (``bla_eval.protocols``): it names the prompt template, and whether
     generative kinds generate their answers."""
     api: Any = None
     """``bla_eval.api.settings.ApiSettings`` of a model behind an endpoint (remote kinds)."""
-    prompt: str | None = None
-    """The prompt template the run asks with (``--prompt``; None: the protocol's)."""
-    prompts: tuple[str, ...] = ()
-    """The templates of a sweep (``--prompts``; empty: one template)."""
-    tensor_parallel_size: int = 1
-    """vLLM engine (kind ``vllm``): GPUs one copy of the model is split over."""
-    data_parallel_size: int = 1
-    """vLLM engine: copies of the model, each on its own GPUs."""
-    max_model_len: int | None = None
-    """vLLM engine: the longest prompt plus answer, in tokens (None: the model's)."""
-    gpu_memory_utilization: float | None = None
-    """vLLM engine: the fraction of device memory for weights and KV cache (None: vLLM's)."""
-    enforce_eager: bool = False
-    """vLLM engine: run the model eagerly (no torch.compile, no CUDA graphs)."""
-    score: str = "yes-no"
-    """What a generative model is asked (``--score``: ``bla_metric.likelihood.SCORES``)."""
-    pmi_alpha: float | None = None
-    """``caption-pmi``: the prior's weight (None: chosen on the learning split by the run)."""
-    regions: Any = None
-    """``bla_eval.regions.source.RegionSource`` of a kind that reads region features
-    (``--regions``)."""
+    prompt: str | None = run_default("prompt")
+    """The prompt template the run asks with (None: the protocol's)."""
+    prompts: tuple[str, ...] = run_default("prompts")
+    """The templates of a sweep (empty: one template)."""
+    tensor_parallel_size: int = run_default("tensor_parallel_size")
+    data_parallel_size: int = run_default("data_parallel_size")
+    max_model_len: int | None = run_default("max_model_len")
+    gpu_memory_utilization: float | None = run_default("gpu_memory_utilization")
+    enforce_eager: bool = run_default("enforce_eager")
+    score: str = run_default("score")
+    pmi_alpha: float | None = run_default("pmi_alpha")
+    regions: Any = run_default("regions")
+    """``bla_eval.regions.source.RegionSource`` of a kind that reads region features, opened
+    from ``--regions``."""
 
 
 class Scored(NamedTuple):

@@ -91,8 +91,8 @@ class OpenAIApiScorer(Scorer):
         self.cache = ResponseCache(settings.cache_dir)
         self.usage = Usage()
         self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="bla-api")
-        self.path = None if settings.scoring == "auto" else settings.scoring
-        self.path_reason = "" if self.path is None else f"--api-scoring {settings.scoring}"
+        self.path = None if settings.api_scoring == "auto" else settings.api_scoring
+        self.path_reason = "" if self.path is None else f"--api-scoring {settings.api_scoring}"
         self.decided = False
         self.score_mode = self.options.score
         """What the model is asked: yes-no, caption or caption-pmi (``scorers.caption``)."""
@@ -370,9 +370,9 @@ class OpenAIApiScorer(Scorer):
         prices = (settings.price_input, settings.price_output)
         return {
             "endpoint": settings.public_endpoint,
-            "key_env": settings.key_env,
+            "key_env": settings.api_key_env,
             "concurrency": settings.concurrency,
-            "request_timeout_s": settings.timeout,
+            "request_timeout_s": settings.request_timeout,
             "max_retries": settings.max_retries,
             "top_logprobs": settings.top_logprobs,
             "max_answer_tokens": settings.max_answer_tokens,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import RunConfig
+from ..config import Recorded, RunConfig
 
 SECTIONS = ("models", "benchmarks", "protocols")
 """The lists of a plan, in the order of a cell's path (benchmark/protocol/model)."""
@@ -71,8 +71,14 @@ class Cell:
 
     def recorded(self) -> dict[str, Any]:
         """The settings that decide its scores (``resume`` in their metadata): a later plan
-        must give the same for a cell already started."""
-        return {k: v for k, v in self.settings.items() if FIELDS[k].metadata.get("resume")}
+        must give the same for a cell already started. Those recorded only for the kinds that
+        read them (``Recorded.IF_READ``: the endpoint's) are checked against the cell's
+        ``run.json`` alone."""
+        return {
+            k: v
+            for k, v in self.settings.items()
+            if FIELDS[k].metadata.get("resume") not in (None, Recorded.IF_READ)
+        }
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from bla_eval.api import client as client_module
 from bla_eval.api.client import ChatClient, EndpointError
-from bla_eval.api.settings import ApiSettings
+from bla_eval.api.settings import api_settings
+from bla_eval.config import RunConfig
 
 MODEL = "dropping-vlm"
 
@@ -111,7 +112,8 @@ def make_client() -> Iterator[Any]:
     made: list[ChatClient] = []
 
     def make(url: str, retries: int = 3) -> ChatClient:
-        made.append(ChatClient(ApiSettings(url, max_retries=retries, timeout=5.0), MODEL))
+        config = RunConfig(MODEL, "out", endpoint=url, max_retries=retries, request_timeout=5.0)
+        made.append(ChatClient(api_settings(config), MODEL))
         return made[-1]
 
     yield make

@@ -1,29 +1,29 @@
-"""The endpoint settings' bounds, shared with the inspect tasks' ``-T`` parameters."""
+"""``api_settings``: the endpoint kind's settings taken from a run's ``RunConfig`` by field name,
+the endpoint and the key's variable resolved."""
 
 from __future__ import annotations
 
-import pytest
-from bla_eval.api.settings import check_answer_settings
+from dataclasses import fields
+
+from bla_eval.api.settings import ApiSettings, api_settings, recorded_endpoint
+from bla_eval.config import RunConfig
 
 
-@pytest.mark.parametrize(
-    ("top_logprobs", "max_answer_tokens", "message"),
-    [
-        (0, 1, "top_logprobs must be a whole number from 1 to 20, got 0"),
-        (-3, 1, "top_logprobs must be a whole number from 1 to 20, got -3"),
-        (10**9, 1, "top_logprobs must be a whole number from 1 to 20"),
-        ("5", 1, "top_logprobs must be a whole number from 1 to 20, got '5'"),
-        (True, 1, "top_logprobs must be a whole number"),
-        (5, 0, "max_answer_tokens must be a whole number from 1 to 100000, got 0"),
-        (5, -1, "max_answer_tokens must be a whole number from 1 to 100000, got -1"),
-        (5, 10**12, "max_answer_tokens must be a whole number from 1 to 100000"),
-    ],
-)
-def test_answer_settings_outside_their_bounds_are_named(top_logprobs, max_answer_tokens, message):
-    with pytest.raises(ValueError, match=message):
-        check_answer_settings(top_logprobs, max_answer_tokens)
+def test_the_api_settings_are_the_runs_settings_of_their_names(tmp_path):
+    config = RunConfig(
+        "m", "o", endpoint="gemini", request_timeout=2.5, api_scoring="generation", top_logprobs=3
+    )
+    settings = api_settings(config, tmp_path)
+    resolved = {"endpoint", "api_key_env", "cache_dir"}
+    for f in fields(ApiSettings):
+        if f.name not in resolved:
+            assert getattr(settings, f.name) == getattr(config, f.name), f.name
+    assert settings.endpoint == "https://generativelanguage.googleapis.com/v1beta/openai"
+    assert settings.api_key_env == "GEMINI_API_KEY" and settings.cache_dir == tmp_path
+    assert api_settings(config.with_(api_key_env="MY_KEY")).api_key_env == "MY_KEY"
+    assert api_settings(RunConfig("m", "o")) is None
 
 
-def test_answer_settings_within_their_bounds_pass():
-    check_answer_settings(1, 1)
-    check_answer_settings(20, 100_000)
+def test_the_endpoint_is_recorded_as_its_public_base_url():
+    assert recorded_endpoint("openai") == "https://api.openai.com/v1"
+    assert recorded_endpoint("http://h:1/v1/chat/completions?key=s") == "http://h:1/v1"

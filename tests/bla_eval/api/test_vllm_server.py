@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from bla_eval.api.client import ChatClient, EndpointError
-from bla_eval.api.settings import ApiSettings
+from bla_eval.api.settings import api_settings
 from bla_eval.api.vllm_server import yes_no_token_ids
+from bla_eval.config import RunConfig
 from bla_eval.protocols.templates import NO_WORDS, YES_WORDS
 
 MODEL = "served-by-vllm"
@@ -65,7 +66,9 @@ def server() -> Iterator[Callable[[Tokenize], str]]:
 
 
 def client(url: str, timeout: float = 5.0) -> ChatClient:
-    return ChatClient(ApiSettings(url, timeout=timeout), MODEL)
+    return ChatClient(
+        api_settings(RunConfig(MODEL, "out", endpoint=url, request_timeout=timeout)), MODEL
+    )
 
 
 def test_the_yes_and_no_ids_of_a_vllm_server(server):

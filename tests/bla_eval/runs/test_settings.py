@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from bla_eval.config import RunConfig
+from bla_eval.config import Recorded, RunConfig
 from bla_eval.runs.settings import changed_settings, resume_settings
 
 CONFIG = RunConfig("m", "out", tasks=("ap",), limit=3, similarity="clipscore", icl_seed=4)
@@ -14,7 +14,8 @@ CONFIG = RunConfig("m", "out", tasks=("ap",), limit=3, similarity="clipscore", i
 def test_the_recorded_settings_are_the_fields_that_say_so_with_what_the_run_resolved():
     settings = resume_settings(CONFIG, "contrastive", "/data", ["active_passive"])
     recorded = {f.name for f in fields(RunConfig) if f.metadata.get("resume") is not None}
-    assert set(settings) == recorded - {"icl_order", "icl_seed"}  # zero-shot: no demonstrations
+    endpoint = {f.name for f in fields(RunConfig) if f.metadata["resume"] is Recorded.IF_READ}
+    assert set(settings) == recorded - {"icl_order", "icl_seed"} - endpoint  # zero-shot, local
     assert settings["kind"] == "contrastive" and settings["data"] == "/data"
     assert settings["tasks"] == ["active_passive"] and settings["similarity"] == "clipscore"
     assert resume_settings(CONFIG, "contrastive", "/data")["tasks"] == ["ap"]  # none resolved
@@ -27,6 +28,8 @@ def test_kind_and_protocol_decide_which_settings_are_recorded():
     remote = resume_settings(CONFIG.with_(endpoint="http://127.0.0.1:1/v1"), "openai-api", "d")
     assert remote["endpoint"] == "http://127.0.0.1:1/v1" and remote["api_scoring"] == "auto"
     assert "endpoint" not in resume_settings(CONFIG, "contrastive", "/data")
+    shortcut = resume_settings(CONFIG.with_(endpoint="openai"), "openai-api", "d")
+    assert shortcut["endpoint"] == "https://api.openai.com/v1"  # its record function's value
 
 
 def test_settings_older_runs_did_not_record_count_as_their_value_then():

@@ -529,7 +529,7 @@ def test_a_request_timeout_beyond_its_bounds_is_named_in_python(value) -> None:
     with pytest.raises(ValueError) as error:
         RunConfig("m", "out", endpoint="http://127.0.0.1:1/v1", request_timeout=value)
     assert str(error.value).startswith(
-        "request_timeout must be a number of seconds from 0.001 to 86400, got "
+        "request_timeout must be a number from 0.001 to 86400, got "
     ), error.value
 
 
