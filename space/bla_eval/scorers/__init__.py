@@ -12,7 +12,7 @@ from .base import LoadOptions, Scored, Scorer, raised_by_engine
 from .registry import (
     BUILTIN_KINDS,
     KIND_INFO,
-    KINDS_REGISTRY,
+    KINDS,
     KindInfo,
     kind_helps,
     kinds,
@@ -54,7 +54,7 @@ def load_scorer(
 
 __all__ = [
     "BUILTIN_KINDS",
-    "KINDS_REGISTRY",
+    "KINDS",
     "KIND_INFO",
     "KindInfo",
     "LoadOptions",
