@@ -7,11 +7,13 @@ import evaluate
 
 from .citation import CITATION
 from .formulas import check_inputs, compute
+from .registry import Registry
 from .tasks import TASKS
 
-# evaluate copies only the files this script imports directly (formulas imports tasks, so tasks
-# is imported here too), and no data file: the metric needs none of the published numbers.
-__all__ = ["Bla", "TASKS"]
+# evaluate copies only the files this script imports directly (formulas imports tasks, and tasks
+# the registry type, so both are imported here too), and no data file: the metric needs none of
+# the published numbers.
+__all__ = ["Bla", "Registry", "TASKS"]
 
 _CITATION = CITATION
 

@@ -1,14 +1,18 @@
 """The BLA task registry: every fact about a construction, written once.
 
 Every other list, map or tuple of tasks in the project (builders, engine, Space, reports) is
-derived from :data:`TASKS`. Adding a construction is one :func:`register_task` call (plus its
-sentence templates in ``builders/construct`` when it should be built from Visual Genome).
-Plain Python, so the metric folder still works alone when uploaded to the Hub.
+derived from :data:`TASKS`, a table of facts kept in the project's one registry type
+(:mod:`.registry`). Adding a construction is one :func:`register_task` call (plus its sentence
+templates in ``builders/construct`` when it should be built from Visual Genome). Plain Python,
+so the metric folder still works alone when uploaded to the Hub.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
+
+from .registry import Registry
 
 LEARNING_SUFFIX = "_learning"
 LEARNING_SPLITS = ("train", "validation", "test")
@@ -45,29 +49,21 @@ class Task:
         return f"{self.title} ({self.abbreviation})"
 
 
-TASKS: dict[str, Task] = {}
-"""Short code -> task, in registration order (the order of every table and menu)."""
-
-
-def register_task(task: Task) -> Task:
-    """Add ``task`` to the registry (its code and config must be new); returns it."""
-    if task.code in TASKS or any(t.config == task.config for t in TASKS.values()):
-        raise ValueError(f"task {task.code!r} / {task.config!r} is registered already")
-    TASKS[task.code] = task
-    return task
-
-
-def unregister_task(code: str) -> None:
-    """Remove a task added with :func:`register_task` (tests register toy tasks)."""
-    TASKS.pop(code, None)
-
-
-def get_task(name: str) -> Task:
-    """The task of a short code (``ap``), a config (``active_passive``) or a learning config."""
-    for task in TASKS.values():
-        if name in (task.code, task.config, task.learning_config):
-            return task
-    raise ValueError(f"unknown task {name!r}: use one of {', '.join(TASKS)} or a config name")
+TASKS: Registry[Task] = Registry(
+    "task",
+    key=attrgetter("code"),
+    aliases=lambda task: (task.config, task.learning_config),
+    unique=True,
+    hint=" or a config name",
+)
+"""Short code -> task, in registration order (the order of every table and menu); a config or
+learning config finds its task too (``get_task``)."""
+register_task = TASKS.register
+"""Add a task (its code and configs must be new); returns it."""
+unregister_task = TASKS.unregister
+"""Remove a task added with :func:`register_task` (tests register toy tasks)."""
+get_task = TASKS.require
+"""The task of a short code (``ap``), a config (``active_passive``) or a learning config."""
 
 
 def task_codes() -> tuple[str, ...]:

@@ -12,7 +12,6 @@ scorers and of the endpoint take their fields from a run by name (:meth:`RunConf
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from enum import Enum
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bla_metric.likelihood import SCORES
+from bla_metric.registry import load
 
 from .api.settings import (
     DEFAULT_CONCURRENCY,
@@ -71,10 +71,9 @@ def check_prompts(config: RunConfig, protocol: Any) -> None:
 
 def registry(path: str) -> Callable[[], Sequence[str]]:
     """Choices read from ``module:name`` (a tuple or a function giving one) when called."""
-    module, name = path.split(":")
 
     def names() -> tuple[str, ...]:
-        value = getattr(importlib.import_module(module), name)
+        value = load(path)
         return tuple(value() if callable(value) else value)
 
     return names
@@ -181,7 +180,7 @@ class RunConfig:
         help="model kind (default: detected from the model)",
         resume=True,
         choices=registry("bla_eval.scorers:kinds"),
-        choice_help=lambda: importlib.import_module("bla_eval.scorers").kind_helps(),
+        choice_help=lambda: load("bla_eval.scorers:kind_helps")(),
     )
     resume: bool = option(False, "keep the items already in scores.jsonl and score the rest")
     overwrite: bool = option(

@@ -31,6 +31,7 @@ from bla_eval.protocols.templates import unregister_template
 from bla_eval.report import markdown_table
 from bla_eval.run import evaluate
 from bla_eval.scorers import (
+    Capabilities,
     LoadOptions,
     Query,
     Scored,
@@ -223,8 +224,8 @@ class WordCountScorer(Scorer):
     needs_images = False
 
     @classmethod
-    def matches_name(cls, model: str) -> bool:
-        return model.startswith("word-count:")
+    def matches_name(cls, model: Capabilities) -> bool:
+        return model.path.startswith("word-count:")
 
     def score(self, images, queries):
         return Scored([[float(len(q.sentence.split())) for q in group] for group in queries])

@@ -24,7 +24,14 @@ from bla_eval.report import markdown_table, paper_tables
 from bla_eval.run import evaluate
 from bla_eval.runs import RESULTS_FILE, SCORES_FILE, RunFolder
 from bla_eval.runs.files import LOCK_FILE
-from bla_eval.scorers import Scored, Scorer, detect_kind, register_kind, unregister_kind
+from bla_eval.scorers import (
+    Capabilities,
+    Scored,
+    Scorer,
+    detect_kind,
+    register_kind,
+    unregister_kind,
+)
 from bla_eval.scorers.resolved_model import ResolvedModel
 from bla_eval.scoring import score_items
 from transformers import CLIPModel
@@ -359,8 +366,8 @@ class NanScorer(Scorer):
     needs_images = False
 
     @classmethod
-    def matches_name(cls, model: str) -> bool:
-        return model == "nan-maker"
+    def matches_name(cls, model: Capabilities) -> bool:
+        return model.path == "nan-maker"
 
     def score(self, images, queries):
         return Scored(

@@ -1,13 +1,12 @@
 """Benchmark specs: how to read a benchmark's dataset, summarise its scores and report them.
 
-A benchmark is one module that builds a :class:`Benchmark` and one line in ``BUILTIN`` below (or a
-:func:`register_benchmark` call). The engine, the report and the Space read everything they need
-about a benchmark from its spec.
+A benchmark is one module that builds a :class:`Benchmark` and one line in ``BENCHMARKS`` below
+(or a :func:`register_benchmark` call). The engine, the report and the Space read everything they
+need about a benchmark from its spec.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from bla_metric import formulas
+from bla_metric.registry import Registry
 
 from ..items import Item
 
@@ -127,47 +127,29 @@ def build_required(label: str, builder: str) -> Callable[[], str]:
     return refuse
 
 
-BUILTIN: dict[str, str] = {
-    "bla": "bla",
-    "valse": "valse",
-    "vl-checklist": "vl_checklist",
-    "winoground": "winoground",
-    "sugarcrepe": "sugarcrepe",
-    "sugarcrepe-pp": "sugarcrepe_pp",
-    "aro": "aro",
-    "mmvp-vlm": "mmvp_vlm",
-    "naturalbench": "naturalbench",
-}
-"""Benchmark name -> module of this package that defines ``BENCHMARK``."""
-
-BENCHMARKS: dict[str, Benchmark] = {}
-"""Benchmarks registered at run time (tests, plug-ins), besides the built-in ones."""
-
-
-def register_benchmark(spec: Benchmark) -> Benchmark:
-    """Make ``spec`` available by name (``--benchmark NAME``); returns it."""
-    BENCHMARKS[spec.name] = spec
-    return spec
-
-
-def unregister_benchmark(name: str) -> None:
-    """Remove a benchmark added with :func:`register_benchmark`."""
-    BENCHMARKS.pop(name, None)
-
-
-def benchmark_names() -> list[str]:
-    """Every available benchmark name, built-in first."""
-    return list(dict.fromkeys([*BUILTIN, *BENCHMARKS]))
-
-
-def get_benchmark(name: str) -> Benchmark:
-    """The spec of benchmark ``name`` (built-in modules are imported on first use)."""
-    if name in BENCHMARKS:
-        return BENCHMARKS[name]
-    if name in BUILTIN:
-        module = importlib.import_module(f"{__name__}.{BUILTIN[name]}")
-        return register_benchmark(module.BENCHMARK)
-    raise ValueError(f"unknown benchmark {name!r}: use one of {', '.join(benchmark_names())}")
+BENCHMARKS: Registry[Benchmark] = Registry(
+    "benchmark",
+    lazy={
+        name: f"{__name__}.{module}:BENCHMARK"
+        for name, module in (
+            ("bla", "bla"),
+            ("valse", "valse"),
+            ("vl-checklist", "vl_checklist"),
+            ("winoground", "winoground"),
+            ("sugarcrepe", "sugarcrepe"),
+            ("sugarcrepe-pp", "sugarcrepe_pp"),
+            ("aro", "aro"),
+            ("mmvp-vlm", "mmvp_vlm"),
+            ("naturalbench", "naturalbench"),
+        )
+    },
+)
+"""Benchmark name -> spec (``--benchmark NAME``): the built-in ones by the module of this package
+that defines ``BENCHMARK`` (imported on first use), then those registered at run time."""
+register_benchmark = BENCHMARKS.register
+unregister_benchmark = BENCHMARKS.unregister
+benchmark_names = BENCHMARKS.names
+get_benchmark = BENCHMARKS.require
 
 
 def load_items(

@@ -5,6 +5,7 @@ local folder's ``config.json`` beside its ``checkpoint.pt``."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -64,28 +65,16 @@ def releases() -> dict[str, dict[str, Any]]:
     return yaml.safe_load(text)
 
 
-def is_folder(path: str) -> bool:
-    """A folder holding ``checkpoint.pt`` and a ``config.json`` that names any of upstream's
-    arguments (read only when both are there; :func:`spec_for` then checks it whole)."""
-    folder = Path(path)
-    if not ((folder / CHECKPOINT).is_file() and (folder / CONFIG).is_file()):
-        return False
-    try:
-        from ..outputs import read_json
-
-        return bool(set(ARGUMENTS) & set(read_json(folder / CONFIG)))
-    except ValueError:
-        return False
+def is_folder(files: Collection[str], config: Mapping[str, Any] | None) -> bool:
+    """A folder whose regular ``files`` include ``checkpoint.pt`` and a ``config.json`` whose
+    parsed ``config`` names any of upstream's arguments (:func:`spec_for` then checks it
+    whole)."""
+    return CHECKPOINT in files and config is not None and bool(set(ARGUMENTS) & set(config))
 
 
 def is_release(name: str) -> bool:
     """A released OpenFlamingo Hub id (``releases.yaml``)."""
     return name in releases()
-
-
-def is_flamingo(path: str) -> bool:
-    """A released Hub id, or a folder of an OpenFlamingo checkpoint."""
-    return is_release(path) or is_folder(path)
 
 
 def spec_for(path: str) -> FlamingoSpec:

@@ -10,26 +10,25 @@ templates the protocols ask with have their own registry (:mod:`.templates`).
 
 from __future__ import annotations
 
+from bla_metric.registry import Registry
+
 from .authors import PAPER, PAPER_ICL_DD, PAPER_ICL_SD
 from .demonstrations import ORDERS, check_order, partner_config
 from .in_context import ICL_DD, ICL_SD, ZERO_SHOT
-from .registry import Registry
 from .spec import Protocol, ProtocolPlan
 from .templates import DEFAULT_TEMPLATE, PromptTemplate, get_template, register_template
 
 DEFAULT_PROTOCOL = ZERO_SHOT.name
 """The protocol of a run that names none."""
 
-PROTOCOLS: Registry[Protocol] = Registry("protocol")
+PROTOCOLS: Registry[Protocol] = Registry(
+    "protocol", (ZERO_SHOT, ICL_SD, ICL_DD, PAPER, PAPER_ICL_SD, PAPER_ICL_DD)
+)
 """Protocol name -> spec, built-in first, then registered (``--protocol NAME``)."""
 register_protocol = PROTOCOLS.register
 unregister_protocol = PROTOCOLS.unregister
 protocol_names = PROTOCOLS.names
 get_protocol = PROTOCOLS.require
-
-
-for _builtin in (ZERO_SHOT, ICL_SD, ICL_DD, PAPER, PAPER_ICL_SD, PAPER_ICL_DD):
-    register_protocol(_builtin)
 
 __all__ = [
     "DEFAULT_PROTOCOL",

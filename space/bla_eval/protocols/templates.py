@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bla_metric.answers import NO, YES
-
-from .registry import Registry
+from bla_metric.registry import Registry
 
 ANSWERS = {1: YES, 0: NO}
 """The answer of a true (1) and a false (0) demonstration."""
@@ -229,7 +228,22 @@ NATURALBENCH = PromptTemplate(
     in_sweep=False,
 )
 
-TEMPLATES: Registry[PromptTemplate] = Registry("prompt template")
+TEMPLATES: Registry[PromptTemplate] = Registry(
+    "prompt template",
+    (
+        BLA,
+        AUTHORS,
+        BLIP2,
+        OPENFLAMINGO,
+        OPENFLAMINGO_ICL,
+        OPENFLAMINGO_AUTHORS,
+        MAGMA_FROMAGE,
+        MME,
+        LLAVA,
+        VQASCORE,
+        NATURALBENCH,
+    ),
+)
 """Template name -> template, built-in first, then registered."""
 register_template = TEMPLATES.register
 unregister_template = TEMPLATES.unregister
@@ -315,19 +329,3 @@ def sweep_names(names: Sequence[str]) -> tuple[str, ...]:
         get_template(name)
         seen.add(name)
     return names
-
-
-for _builtin in (
-    BLA,
-    AUTHORS,
-    BLIP2,
-    OPENFLAMINGO,
-    OPENFLAMINGO_ICL,
-    OPENFLAMINGO_AUTHORS,
-    MAGMA_FROMAGE,
-    MME,
-    LLAVA,
-    VQASCORE,
-    NATURALBENCH,
-):
-    register_template(_builtin)

@@ -1,5 +1,6 @@
 """Model kinds: one scorer class per kind (``registry``), the model of a run resolved once
-(``resolve``), and the loading of a resolved model as its kind's scorer.
+(``resolve``: its files read into one record, ``capabilities``, that every kind's detection rules
+read), and the loading of a resolved model as its kind's scorer.
 
 The kind names, their help lines and examples are known without importing any scorer module (so
 ``bla-eval --help`` and the kind menus need no torch); a scorer class is imported when it is used.
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 from ..queries import Query
 from .base import LoadOptions, Scored, Scorer, raised_by_engine
+from .capabilities import Capabilities
 from .registry import (
     BUILTIN_KINDS,
     KIND_INFO,
-    KINDS_REGISTRY,
+    KINDS,
     KindInfo,
     kind_helps,
     kinds,
@@ -54,7 +56,8 @@ def load_scorer(
 
 __all__ = [
     "BUILTIN_KINDS",
-    "KINDS_REGISTRY",
+    "Capabilities",
+    "KINDS",
     "KIND_INFO",
     "KindInfo",
     "LoadOptions",

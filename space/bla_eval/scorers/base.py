@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ..config import run_default
 from ..queries import Query
+from .capabilities import Capabilities
 from .resolved_model import ResolvedModel
 
 if TYPE_CHECKING:  # PIL is imported when a scorer is made, not with the kind list
@@ -77,7 +78,8 @@ class Scorer(ABC):
     ``needs_images = False`` and receive ``None`` for each image.
 
     A kind is one subclass that states its facts as class attributes (``kind``, ``probabilistic``,
-    ...) and how to recognise its models (``matches_name``, ``matches_config``);
+    ...) and how to recognise its models (``matches_name``, ``matches_config``: rules that read
+    the one record of what the model's files declare, ``capabilities.Capabilities``);
     ``bla_eval.scorers`` derives auto-detection from the registered classes, and the kind list,
     CLI choices and the Space's menu from ``KIND_INFO`` (built-in kinds' help lines and examples
     live in ``BUILTIN_KINDS``, so listing kinds imports no scorer module).
@@ -119,13 +121,15 @@ class Scorer(ABC):
     receives every image of the run in one call."""
 
     @classmethod
-    def matches_name(cls, model: str) -> bool:
-        """True when the model id or path alone says it is this kind (checked before configs)."""
+    def matches_name(cls, model: Capabilities) -> bool:
+        """True when the model's name (``model.path``) or its folder's files alone say it is
+        this kind (checked for every kind before the transformers config is read)."""
         return False
 
     @classmethod
-    def matches_config(cls, config: Any) -> bool:
-        """True when a transformers config is of this kind (checked in registry order)."""
+    def matches_config(cls, model: Capabilities) -> bool:
+        """True when the model, its transformers config read (``model.config``), is of this
+        kind (checked in registry order)."""
         return False
 
     @classmethod

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from PIL import Image
 
-from .detect import is_dual_encoder
+from .capabilities import Capabilities
 from .dual import DualEncoderScorer, unit_features
 from .registry import register_kind
 from .resolved_model import ResolvedModel
@@ -40,8 +40,8 @@ class ContrastiveScorer(DualEncoderScorer):
     kind = "contrastive"
 
     @classmethod
-    def matches_config(cls, config: Any) -> bool:
-        return is_dual_encoder(config)
+    def matches_config(cls, model: Capabilities) -> bool:
+        return model.dual_encoder
 
     def load(self, model: ResolvedModel) -> None:
         from transformers import AutoModel, AutoProcessor

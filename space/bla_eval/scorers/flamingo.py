@@ -25,7 +25,7 @@ from PIL import Image
 from bla_metric.answers import answer_score
 
 from ..batching import map_batches
-from ..flamingo.spec import is_flamingo, spec_for
+from ..flamingo.spec import is_folder, is_release, spec_for
 from ..protocols import get_protocol
 from ..protocols.templates import (
     IMAGE_MARKER,
@@ -37,6 +37,7 @@ from ..protocols.templates import (
 from ..queries import Query
 from . import caption
 from .base import Scored, regroup
+from .capabilities import Capabilities
 from .local import LocalScorer
 from .prefix_cache import sentence_log_prob
 from .processor_inputs import PROBE_SIZE
@@ -62,8 +63,9 @@ class FlamingoScorer(LocalScorer):
     default_batch_size = 8
 
     @classmethod
-    def matches_name(cls, model: str) -> bool:
-        return is_flamingo(model)
+    def matches_name(cls, model: Capabilities) -> bool:
+        """A released Hub id, or a folder of an OpenFlamingo checkpoint."""
+        return is_release(model.path) or is_folder(model.files, model.config_json)
 
     def load(self, model: ResolvedModel) -> None:
         from ..flamingo.build import load_flamingo

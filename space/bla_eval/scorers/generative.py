@@ -29,8 +29,8 @@ from ..protocols.templates import (
 from ..queries import Query
 from . import caption, generation
 from .base import Scored, regroup
+from .capabilities import Capabilities
 from .decoder_targets import decoder_prompts
-from .detect import architectures, auto_classes, declares_images, is_dual_encoder
 from .local import LocalScorer
 from .prefix_cache import PLAIN, PrefixCachedForward, UnsupportedPrefix, fast_path_for
 from .processor_inputs import find_convention, forward_parameters, model_inputs
@@ -44,8 +44,8 @@ REMOTE_AUTO_CLASSES = {
     "AutoModel": "AutoModel",
 }
 """Auto classes a remote-code config (``auto_map``) may name for a generating model, most
-specific first, and the auto class that loads it (the last two only for a config that declares
-images: ``detect.declares_images``)."""
+specific first, and the auto class that loads it (the last two only for a model that takes
+images: ``Capabilities.takes_images``)."""
 IMAGE_TEXT_AUTO = frozenset({"AutoModelForImageTextToText", "AutoModelForVision2Seq"})
 
 
@@ -84,40 +84,38 @@ class GeneratingClass:
         return {"key_mapping": {rf"^{prefix}\.": ""}}
 
 
-def generating_class(config: Any, images: bool | None = None) -> GeneratingClass | None:
-    """How a generative model of ``config`` loads (None: it is not one). ``images``: whether it
-    takes images (``detect.declares_images``, asked only where needed when None): an
-    image-text-to-text class the config names, or the auto class of its ``auto_map`` (remote
-    code); its model type's image-text-to-text class; for a model that takes images, its
-    causal-LM class (Phi-4-multimodal), a remote-code causal-LM or base class, or the
-    image-text-to-text class of a sub-config (the generating part of a composite checkpoint).
-    A dual encoder (``BlipModel``) is none, unless it names such a class."""
+def generating_class(model: Capabilities) -> GeneratingClass | None:
+    """How a generative model loads (None: it is not one): an image-text-to-text class its
+    config names, or the auto class of its ``auto_map`` (remote code); its model type's
+    image-text-to-text class; for a model that takes images (``Capabilities.takes_images``,
+    asked only where needed), its causal-LM class (Phi-4-multimodal), a remote-code causal-LM
+    or base class, or the image-text-to-text class of a sub-config (the generating part of a
+    composite checkpoint). A dual encoder (``BlipModel``) is none, unless it names such a
+    class."""
     import transformers
     from transformers.models.auto import modeling_auto as auto
 
     image_text = auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-    remote = auto_classes(config)
+    remote = model.auto_classes
     for name in IMAGE_TEXT_AUTO & remote:
         return GeneratingClass(getattr(transformers, REMOTE_AUTO_CLASSES[name]))
-    for name in sorted(architectures(config)):
+    for name in sorted(model.architectures):
         if name in set(image_text.values()) and hasattr(transformers, name):
             return GeneratingClass(getattr(transformers, name))
-    model_type = getattr(config, "model_type", "")
-    if is_dual_encoder(config):  # BlipModel: the image-text-to-text type's dual encoder
+    model_type = model.model_type
+    if model.dual_encoder:  # BlipModel: the image-text-to-text type's dual encoder
         return None
     if model_type in image_text:
         return GeneratingClass(transformers.AutoModelForImageTextToText)
-    if images is None:
-        images = declares_images(config)
-    if not images:
+    if not model.takes_images:
         return None
     for name in REMOTE_AUTO_CLASSES:
         if name in remote:
             return GeneratingClass(getattr(transformers, REMOTE_AUTO_CLASSES[name]))
-    if model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+    if model.causal_lm:
         return GeneratingClass(transformers.AutoModelForCausalLM)
-    for part in getattr(config, "sub_configs", None) or {}:
-        sub = getattr(config, part, None)
+    for part in getattr(model.config, "sub_configs", None) or {}:
+        sub = getattr(model.config, part, None)
         name = image_text.get(getattr(sub, "model_type", ""))
         if name and hasattr(transformers, name):
             return GeneratingClass(getattr(transformers, name), part)
@@ -136,8 +134,8 @@ class GenerativeScorer(LocalScorer):
     default_batch_size = 8
 
     @classmethod
-    def matches_config(cls, config: Any) -> bool:
-        return generating_class(config) is not None
+    def matches_config(cls, model: Capabilities) -> bool:
+        return generating_class(model) is not None
 
     def load(self, model: ResolvedModel) -> None:
         import transformers
@@ -147,7 +145,7 @@ class GenerativeScorer(LocalScorer):
         model_id, trust = model.path, self.options.trust_remote_code
         self.processor = AutoProcessor.from_pretrained(model_id, trust_remote_code=trust)
         self.check_images_taken(model_id)
-        chosen = generating_class(model.config) if model.config is not None else None
+        chosen = generating_class(model.capabilities) if model.config is not None else None
         chosen = chosen or GeneratingClass(transformers.AutoModelForImageTextToText)
         device_map = getattr(self.options, "device_map", None)
         placement = {"device_map": device_map} if device_map else {}

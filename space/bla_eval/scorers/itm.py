@@ -20,7 +20,7 @@ from PIL import Image
 from ..batching import map_batches
 from ..queries import Query
 from .base import Scored, regroup
-from .detect import architectures, base_is_dual_encoder
+from .capabilities import Capabilities, base_is_dual_encoder
 from .local import LocalScorer
 from .processor_inputs import forward_parameters
 from .registry import register_kind
@@ -119,8 +119,8 @@ class MatchingScorer(LocalScorer):
         return head is None or head_field(head) != PAIR_EMBEDS
 
     @classmethod
-    def matches_config(cls, config: Any) -> bool:
-        return bool(architectures(config) & set(ITM_CLASSES)) or head_class(config) is not None
+    def matches_config(cls, model: Capabilities) -> bool:
+        return bool(model.architectures & set(ITM_CLASSES)) or head_class(model.config) is not None
 
     def load(self, model: ResolvedModel) -> None:
         from transformers import AutoProcessor

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from PIL import Image
 
-from .detect import OPEN_CLIP_PREFIXES, open_clip_name
+from .capabilities import OPEN_CLIP_PREFIXES, Capabilities, open_clip_name
 from .dual import DualEncoderScorer, unit_features
 from .registry import register_kind
 from .resolved_model import ResolvedModel
@@ -36,8 +36,8 @@ class OpenClipScorer(DualEncoderScorer):
     kind = "open_clip"
 
     @classmethod
-    def matches_name(cls, model: str) -> bool:
-        return open_clip_name(model) is not None
+    def matches_name(cls, model: Capabilities) -> bool:
+        return open_clip_name(model.path) is not None
 
     def load(self, model: ResolvedModel) -> None:
         import open_clip

@@ -28,6 +28,7 @@ from ..queries import Query
 from ..regions import RegionFeatures
 from . import volta
 from .base import Scored, regroup
+from .capabilities import Capabilities
 from .local import LocalScorer
 from .registry import register_kind
 from .resolved_model import ResolvedModel
@@ -51,16 +52,13 @@ class RegionMatchingScorer(LocalScorer):
     takes_regions = True
 
     @classmethod
-    def matches_name(cls, model: str) -> bool:
+    def matches_name(cls, model: Capabilities) -> bool:
         """A local folder with VOLTA's config (its sublayer fields)."""
-        try:
-            return volta.volta_config(model) is not None
-        except ValueError:
-            return False
+        return volta.is_volta(model.config_json)
 
     @classmethod
-    def matches_config(cls, config: Any) -> bool:
-        return getattr(config, "model_type", "") == "lxmert"
+    def matches_config(cls, model: Capabilities) -> bool:
+        return model.model_type == "lxmert"
 
     def load(self, model: ResolvedModel) -> None:
         from transformers import BertTokenizer

@@ -4,13 +4,16 @@ The kind names, their help lines and examples are known without importing any sc
 ``bla-eval --help`` and the kind menus need no torch); a scorer class is imported when it is used.
 
 Adding a kind: one module with a ``Scorer`` subclass decorated with ``@register_kind``, and its
-``KindInfo`` in ``BUILTIN_KINDS`` (the order is the precedence of detection).
+``KindInfo`` (its class as ``module:Class``) in ``BUILTIN_KINDS`` (the order is the precedence of
+detection).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
+from operator import attrgetter
+
+from bla_metric.registry import Registry
 
 from .base import Scorer
 
@@ -20,10 +23,10 @@ PACKAGE = __name__.rpartition(".")[0]
 
 @dataclass(frozen=True)
 class KindInfo:
-    """What menus and ``--help`` show of a kind, and the module that defines its scorer class."""
+    """What menus and ``--help`` show of a kind, and its scorer class as ``module:Class``."""
 
     kind: str
-    module: str
+    scorer: str
     help: str = ""
     """One line: what the model is and what its score means."""
     example: str = ""
@@ -43,14 +46,14 @@ class KindInfo:
 BUILTIN_KINDS = (
     KindInfo(
         "itm",
-        f"{PACKAGE}.itm",
+        f"{PACKAGE}.itm:MatchingScorer",
         "image-text matching head: match probability",
         "Salesforce/blip-itm-base-coco",
         example_params=2.2e8,
     ),
     KindInfo(
         "region-itm",
-        f"{PACKAGE}.region_itm",
+        f"{PACKAGE}.region_itm:RegionMatchingScorer",
         "image-text matching on region features (LXMERT, VOLTA's ViLBERT and LXMERT; "
         "--regions): match probability",
         "unc-nlp/lxmert-base-uncased",
@@ -59,7 +62,7 @@ BUILTIN_KINDS = (
     ),
     KindInfo(
         "generative",
-        f"{PACKAGE}.generative",
+        f"{PACKAGE}.generative:GenerativeScorer",
         "image-to-text model: P(yes) to 'Is the sentence ... appropriate?'",
         "Salesforce/blip2-opt-2.7b",
         example_params=3.7e9,
@@ -74,7 +77,7 @@ BUILTIN_KINDS = (
     ),
     KindInfo(
         "flamingo",
-        f"{PACKAGE}.flamingo",
+        f"{PACKAGE}.flamingo:FlamingoScorer",
         "OpenFlamingo (a released openflamingo/ Hub id, or a folder of checkpoint.pt and its "
         "config.json): P(yes) to the authors' question",
         "openflamingo/OpenFlamingo-4B-vitl-rpj3b-langinstruct",
@@ -82,7 +85,7 @@ BUILTIN_KINDS = (
     ),
     KindInfo(
         "contrastive",
-        f"{PACKAGE}.contrastive",
+        f"{PACKAGE}.contrastive:ContrastiveScorer",
         "dual encoder (CLIP-like): image-sentence similarity",
         "openai/clip-vit-base-patch32",
         example_params=1.5e8,
@@ -90,21 +93,21 @@ BUILTIN_KINDS = (
     ),
     KindInfo(
         "open_clip",
-        f"{PACKAGE}.openclip",
+        f"{PACKAGE}.openclip:OpenClipScorer",
         "open_clip dual encoder: image-sentence similarity",
         "hf-hub:laion/CLIP-ViT-B-32-laion2B-s34B-b79K",
         example_params=1.5e8,
     ),
     KindInfo(
         "text",
-        f"{PACKAGE}.text",
+        f"{PACKAGE}.text:TextScorer",
         "text-only language model (no image): sentence likelihood, a blind baseline",
         "openai-community/gpt2",
         example_params=1.2e8,
     ),
     KindInfo(
         "vllm",
-        f"{PACKAGE}.vllm_engine",
+        f"{PACKAGE}.vllm_engine:VllmScorer",
         "image-to-text or text-only model run by vLLM's engine (--kind vllm, the vllm extra): "
         "P(yes) from the exact yes/no log-probabilities; a text-only model as the text kind",
         "llava-hf/llava-1.5-7b-hf",
@@ -112,7 +115,7 @@ BUILTIN_KINDS = (
     ),
     KindInfo(
         "openai-api",
-        f"{PACKAGE}.openai_api",
+        f"{PACKAGE}.openai_api:OpenAIApiScorer",
         "model behind an OpenAI-compatible endpoint (--endpoint URL): P(yes) from top "
         "log-probabilities, else the generated answer",
         remote=True,
@@ -120,11 +123,14 @@ BUILTIN_KINDS = (
 )
 """The built-in kinds, in detection order (a remote kind is chosen by ``--endpoint`` only)."""
 
-KIND_INFO: dict[str, KindInfo] = {info.kind: info for info in BUILTIN_KINDS}
-"""Kind name -> its menu facts and module, in detection order (built-in, then registered)."""
+KIND_INFO: Registry[KindInfo] = Registry("model kind", BUILTIN_KINDS, key=attrgetter("kind"))
+"""Kind name -> its menu facts and scorer class path, in detection order (built-in, then
+registered)."""
 
-KINDS_REGISTRY: dict[str, type[Scorer]] = {}
-"""Kind name -> scorer class, for the kinds whose module has been imported."""
+KINDS: Registry[type[Scorer]] = Registry(
+    "model kind", lazy={info.kind: info.scorer for info in BUILTIN_KINDS}, key=attrgetter("kind")
+)
+"""Kind name -> scorer class, a built-in one imported on first use."""
 
 
 def register_kind(cls: type[Scorer]) -> type[Scorer]:
@@ -133,23 +139,21 @@ def register_kind(cls: type[Scorer]) -> type[Scorer]:
     A built-in kind's class takes its help line and example from ``BUILTIN_KINDS``; any other
     class states them as class attributes.
     """
+    path = f"{cls.__module__}:{cls.__qualname__}"
     info = KIND_INFO.get(cls.kind)
-    if info is not None and info.module == cls.__module__:
+    if info is not None and info.scorer == path:
         cls.help, cls.example = info.help, info.example
     else:
-        KIND_INFO[cls.kind] = KindInfo(cls.kind, cls.__module__, cls.help, cls.example, cls.remote)
-    KINDS_REGISTRY[cls.kind] = cls
+        KIND_INFO.register(KindInfo(cls.kind, path, cls.help, cls.example, cls.remote))
+    KINDS.register(cls)
     return cls
 
 
 def unregister_kind(kind: str) -> None:
-    """Remove a kind added with :func:`register_kind` (tests register toy kinds)."""
-    KINDS_REGISTRY.pop(kind, None)
-    builtin = {info.kind: info for info in BUILTIN_KINDS}
-    if kind in builtin:
-        KIND_INFO[kind] = builtin[kind]
-    else:
-        KIND_INFO.pop(kind, None)
+    """Remove a kind added with :func:`register_kind` (tests register toy kinds); a built-in
+    kind of that name is restored."""
+    KINDS.unregister(kind)
+    KIND_INFO.unregister(kind)
 
 
 def kinds() -> tuple[str, ...]:
@@ -169,13 +173,9 @@ def remote_kinds() -> list[str]:
 
 def scorer_class(kind: str) -> type[Scorer]:
     """The scorer class of a kind, its module imported on first use (an error lists the kinds)."""
-    if kind not in KIND_INFO:
-        raise ValueError(f"unknown model kind {kind!r}: use one of {', '.join(kinds())}")
-    if kind not in KINDS_REGISTRY:
-        importlib.import_module(KIND_INFO[kind].module)
-    return KINDS_REGISTRY[kind]
+    return KINDS.require(kind)
 
 
 def scorer_classes() -> dict[str, type[Scorer]]:
     """Every kind's scorer class, in detection order (imports every scorer module)."""
-    return {kind: scorer_class(kind) for kind in kinds()}
+    return dict(KINDS)

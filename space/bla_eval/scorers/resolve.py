@@ -1,5 +1,6 @@
-"""The model of a run resolved once: a bundled short name to its file, the kind detected (or
-the given one checked against the model), the transformers config read at most once."""
+"""The model of a run resolved once: a bundled short name to its file, its files read once into
+one record (``capabilities``), the kind detected (or the given one checked against the model),
+the transformers config read at most once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import re
 from pathlib import Path
 
 from .. import bundled
-from .detect import OPEN_CLIP_PREFIXES, check_endpoint, check_kind_fits, detect
+from .capabilities import OPEN_CLIP_PREFIXES, Capabilities
+from .detect import check_endpoint, check_kind_fits, detect
 from .registry import remote_kinds, scorer_class, scorer_classes
 from .resolved_model import ResolvedModel, is_gguf
 
@@ -26,18 +28,20 @@ def resolve(
     the model for, is refused. A remote kind needs an endpoint and an endpoint a remote kind."""
     if kind is None and endpoint:
         kind = remote_kinds()[0]
-    path, config = model, None
+    path, found = model, None
     if kind is None or not scorer_class(kind).remote:  # a remote model's name is the server's
         path = bundled.resolve_model(model)
         if not endpoint:  # with one, the model is the server's name: check_endpoint names it
             check_findable(model, path)
+        found = Capabilities.read(path)
         if kind is None:
-            kind, config = detect(path, trust_remote_code)
+            kind, found = detect(found, trust_remote_code)
         else:
-            config = check_kind_fits(path, kind, trust_remote_code)
+            found = check_kind_fits(found, kind, trust_remote_code)
     check_endpoint(kind, endpoint)
+    config = found.config if found is not None else None
     revision = getattr(config, "_commit_hash", None)
-    return ResolvedModel(model, path, kind, config, revision, gguf_file, endpoint)
+    return ResolvedModel(model, path, kind, config, revision, gguf_file, endpoint, found)
 
 
 HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -59,7 +63,8 @@ def check_findable(model: str, path: str) -> None:
     looks_like_path = (
         path.startswith(("/", ".", "~")) or "\\" in path or path.count("/") > 1 or is_gguf(path)
     )
-    if not looks_like_path and any(c.matches_name(path) for c in scorer_classes().values()):
+    named = Capabilities(path)  # no such file: the name alone
+    if not looks_like_path and any(c.matches_name(named) for c in scorer_classes().values()):
         return
     if not looks_like_path and HUB_ID_RE.match(path):
         on_the_hub(path, model)  # the Hub's answer is the loader's to give

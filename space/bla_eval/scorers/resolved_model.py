@@ -1,5 +1,6 @@
-"""The model of one run, resolved once: what it is called, where it loads from, its kind and
-transformers config (``bla_eval.scorers.resolve`` builds it; the scorers load from it)."""
+"""The model of one run, resolved once: what it is called, where it loads from, its kind,
+transformers config and what detection read of it (``bla_eval.scorers.resolve`` builds it; the
+scorers load from it)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..outputs import content_hash
+from .capabilities import Capabilities
 
 
 def is_gguf(model: str) -> bool:
@@ -36,6 +38,13 @@ class ResolvedModel:
     """``--gguf-file``: the GGUF file inside ``path``."""
     endpoint: str | None = None
     """``--endpoint`` of a remote kind."""
+    capabilities: Capabilities | None = None
+    """What detection read of the model, ``config`` included (given none: a record of
+    ``config`` alone); the kinds read it, as their detection rules did."""
+
+    def __post_init__(self) -> None:
+        if self.capabilities is None:
+            object.__setattr__(self, "capabilities", Capabilities(self.path, config=self.config))
 
     @property
     def weights(self) -> tuple[str, str | None]:

@@ -20,7 +20,7 @@ from ..protocols.templates import (
 )
 from ..queries import Query
 from .base import Scored
-from .detect import declares_images
+from .capabilities import Capabilities
 from .local import LocalScorer
 from .registry import register_kind
 from .resolved_model import ResolvedModel, is_gguf
@@ -51,8 +51,8 @@ class TextScorer(LocalScorer):
     asks_question = True
 
     @classmethod
-    def matches_name(cls, model: str) -> bool:
-        return is_gguf(model)
+    def matches_name(cls, model: Capabilities) -> bool:
+        return is_gguf(model.path)
 
     @classmethod
     def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:
@@ -61,11 +61,8 @@ class TextScorer(LocalScorer):
         return prompted
 
     @classmethod
-    def matches_config(cls, config: Any) -> bool:
-        from transformers.models.auto import modeling_auto as auto
-
-        causal = getattr(config, "model_type", "") in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-        return causal and not declares_images(config)  # a model that takes images is never blind
+    def matches_config(cls, model: Capabilities) -> bool:
+        return model.causal_lm and not model.takes_images  # a model that takes images: not blind
 
     def load(self, model: ResolvedModel) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer

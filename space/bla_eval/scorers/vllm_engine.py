@@ -32,7 +32,7 @@ from ..protocols.authors import generation_record
 from ..protocols.templates import answer_token_ids, run_template
 from ..queries import Query
 from .base import LoadOptions, Scored, Scorer, regroup
-from .detect import architectures
+from .capabilities import Capabilities, read_config
 from .registry import register_kind
 from .resolved_model import ResolvedModel
 
@@ -84,15 +84,15 @@ def get_engine(path: str, settings: dict[str, Any], images: bool = True) -> Any:
     return ENGINES[key]
 
 
-def text_only(config: Any) -> bool:
+def text_only(model: Capabilities) -> bool:
     """Whether a model is a text-only causal LM (the ``text`` kind's models): its config has
     no vision part."""
     from .text import TextScorer
 
     return (
-        config is not None
-        and getattr(config, "vision_config", None) is None
-        and TextScorer.matches_config(config)
+        model.config is not None
+        and getattr(model.config, "vision_config", None) is None
+        and TextScorer.matches_config(model)
     )
 
 
@@ -132,22 +132,22 @@ class VllmScorer(Scorer):
     default_batch_size = 1
 
     @classmethod
-    def matches_config(cls, config: Any) -> bool:
+    def matches_config(cls, model: Capabilities) -> bool:
         from .generative import GenerativeScorer
 
-        return GenerativeScorer.matches_config(config) or text_only(config)
+        return GenerativeScorer.matches_config(model) or text_only(model)
 
     @classmethod
     def probabilistic_for(cls, model: ResolvedModel, prompted: bool = False) -> bool:
         """P(yes) of an image model; a text-only model's scores are the text kind's (P(yes)
         when the run names a prompt template, else log-probabilities ranked by the top-k rule,
         as that kind's are)."""
-        return not text_only(model.config) or prompted
+        return not text_only(model.capabilities) or prompted
 
     @classmethod
     def needs_images_for(cls, model: ResolvedModel) -> bool:
         """A text-only causal LM is shown no image."""
-        return not text_only(model.config)
+        return not text_only(model.capabilities)
 
     def load(self, model: ResolvedModel) -> None:
         import vllm
@@ -155,12 +155,10 @@ class VllmScorer(Scorer):
         self.version = vllm.__version__
         path = model.path
         self._check_architecture(model)
-        config = model.config
-        if config is None:
-            from .detect import read_config
-
-            config = read_config(path, self.options.trust_remote_code)
-        self.text_only = text_only(config)
+        found = model.capabilities
+        if model.config is None:
+            found = Capabilities(path, config=read_config(path, self.options.trust_remote_code))
+        self.text_only = text_only(found)
         """A text-only causal LM: scored as the ``text`` kind scores it, with no image."""
         self.needs_images = not self.text_only
         prompted = self.options.prompt is not None or bool(self.options.prompts)
@@ -238,7 +236,7 @@ class VllmScorer(Scorer):
         """A model whose architecture vLLM does not implement is refused before it loads."""
         from vllm import ModelRegistry
 
-        declared = architectures(model.config) if model.config is not None else set()
+        declared = model.capabilities.architectures
         if declared and not declared & set(ModelRegistry.get_supported_archs()):
             raise ValueError(
                 f"vLLM {self.version} cannot serve model {model.path!r}: its architecture "

@@ -13,7 +13,7 @@ shared weight is checked equal to it) or is one of the pre-training heads, :data
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,9 +47,12 @@ def volta_config(model: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     doc = read_json(path)
-    if not all(isinstance(doc.get(name), list) for name in SUBLAYER_FIELDS):
-        return None
-    return doc
+    return doc if is_volta(doc) else None
+
+
+def is_volta(doc: Mapping[str, Any] | None) -> bool:
+    """A parsed ``config.json`` is VOLTA's: it has the sublayer fields, each a list."""
+    return doc is not None and all(isinstance(doc.get(name), list) for name in SUBLAYER_FIELDS)
 
 
 @dataclass(frozen=True)

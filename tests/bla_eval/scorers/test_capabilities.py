@@ -6,6 +6,10 @@ their output. Tiny random-weight models of the real architectures (``bla_eval.te
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -176,3 +180,69 @@ def test_images_share_a_vision_batch_only_where_it_gives_their_own_features(buil
     assert scorer.fast.stacks is stacks
     alone = combine_features([scorer.fast.image_features([e]) for e in encs])
     assert same_features(features, alone)
+
+
+OPENED: list[str] | None = None
+"""The paths opened while :func:`opened` records (an audit hook, installed once)."""
+
+
+def _audit(event: str, args: tuple) -> None:
+    if OPENED is not None and event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        OPENED.append(Path(os.fsdecode(args[0])).name)
+
+
+@contextmanager
+def opened() -> Iterator[list[str]]:
+    """The names of the files the process opens inside the block (every ``open``: Python's,
+    ``io``'s and ``os``'s)."""
+    global OPENED
+    if not getattr(sys, "_bla_open_audit", False):
+        sys.addaudithook(_audit)
+        sys._bla_open_audit = True
+    OPENED = []
+    try:
+        yield OPENED
+    finally:
+        OPENED = None
+
+
+@pytest.fixture(scope="module")
+def text_with_image_processor(tmp_path_factory) -> Path:
+    """A tiny Llama text model whose folder also holds an image processor's file: its
+    processor declares images, so it is a generative model, never the text kind."""
+    import shutil
+
+    from bla_eval.testing.architectures import build_once
+    from bla_eval.testing.generative import build_llama_text
+    from transformers import CLIPImageProcessor
+
+    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
+    folder = tmp_path_factory.mktemp("capabilities") / "llama"
+    shutil.copytree(build_once("llama_text", build_llama_text, TEXTS, root), folder)
+    CLIPImageProcessor().save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("kind", [None, "text", "vllm"])
+def test_detection_reads_the_models_files_once(text_with_image_processor, kind):
+    """config.json once by the bounded reader, then once as transformers reads a config, and
+    the processor's file once, however many kinds' rules ask (a given kind checked too, and
+    what the vllm kind asks of the resolved model)."""
+    from bla_eval.scorers.registry import scorer_class
+    from transformers import AutoConfig
+
+    path = str(text_with_image_processor)
+    scorer_class("vllm")  # every kind's module imported before counting
+    with opened() as by_transformers:
+        AutoConfig.from_pretrained(path)
+    with opened() as files:
+        try:
+            model = resolve(path, kind)
+        except ValueError as err:
+            assert kind == "text" and "of kind 'generative'" in str(err)
+        else:
+            assert model.kind == (kind or "generative")
+            scorer_class(model.kind).probabilistic_for(model)
+            scorer_class(model.kind).needs_images_for(model)
+    assert files.count("config.json") == by_transformers.count("config.json") + 1
+    assert files.count("preprocessor_config.json") == 1

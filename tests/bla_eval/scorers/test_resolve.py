@@ -8,7 +8,7 @@ import pytest
 from bla_eval import bundled
 from bla_eval.config import RunConfig
 from bla_eval.run import evaluate
-from bla_eval.scorers import detect, load_scorer, resolve
+from bla_eval.scorers import capabilities, load_scorer, resolve
 from bla_eval.scorers.contrastive import ContrastiveScorer
 
 
@@ -29,7 +29,7 @@ def test_a_run_resolves_its_model_and_reads_its_config_once(
     built_dataset: Path, tiny_clip: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     resolved = counting(monkeypatch, bundled, "resolve_model")
-    configs = counting(monkeypatch, detect, "read_config")
+    configs = counting(monkeypatch, capabilities, "read_config")
     loaded = []
     real_init = ContrastiveScorer.__init__
 
@@ -53,7 +53,7 @@ def test_a_run_resolves_its_model_and_reads_its_config_once(
 def test_a_given_kind_is_checked_with_the_same_single_config_read(
     tiny_clip: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    configs = counting(monkeypatch, detect, "read_config")
+    configs = counting(monkeypatch, capabilities, "read_config")
     model = resolve(str(tiny_clip), "contrastive")
     assert len(configs) == 1 and model.config is not None
     scorer = load_scorer(model, batch_size=4)
