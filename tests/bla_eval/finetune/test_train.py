@@ -1,6 +1,7 @@
 """bla-finetune on the real AP training pairs with tiny random-weight models: the loss is wired
 the right way round (training pairs become well above chance), the kept epoch is the best
-validation epoch, the checkpoint scores through bla-eval, errors are one line with exit 2."""
+validation epoch, the zero-shot rows are bla-eval's, the checkpoint scores through bla-eval,
+errors are one line with exit 2."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from bla_eval.testing.dual_encoders import build_open_clip
 from bla_eval.testing.itm import build_blip_itm
 from bla_eval.testing.processors import word_tokenizer
 from bla_eval.testing.sizes import TINY_LAYERS
+
+from tests.bla_eval.commands import before_is_bla_evals
 
 LIMIT = 16  # validation / test datapoints scored per epoch (training uses all 100 pairs)
 
@@ -92,6 +95,7 @@ def test_itm_fine_tuning_learns_the_training_pairs(tiny_blip, built_dataset, tmp
     )
     document = finetune(config)
     check_run(document, "itm")
+    before_is_bla_evals(document, built_dataset, tmp_path / "before")
     assert (
         json.loads((out / "finetune.json").read_text(encoding="utf-8"))["runs"] == document["runs"]
     )
@@ -112,6 +116,7 @@ def test_contrastive_fine_tuning_learns_the_training_pairs(tiny_clip, built_data
     )
     document = finetune(config)
     check_run(document, "contrastive")
+    before_is_bla_evals(document, built_dataset, tmp_path / "before")
     scores_through_bla_eval(out, built_dataset, tmp_path / "eval", "contrastive")
 
 
@@ -196,7 +201,9 @@ def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tmp_pa
         eval_tasks=("ap",),
         limit=2,
     )
-    assert finetune(config)["kind"] == "open_clip"
+    document = finetune(config)
+    assert document["kind"] == "open_clip"
+    before_is_bla_evals(document, built_dataset, tmp_path / "before")
     assert {p.name for p in out.iterdir()} == {
         OWNER_FILE,
         "finetune.json",
