@@ -6,6 +6,7 @@ equal to ``bla-eval``'s scores of the same model, the kept checkpoint a VOLTA fo
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,21 +36,26 @@ def tsv(built_dataset: Path, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def models(built_dataset: Path, tmp_path_factory) -> dict[str, Path]:
+def models(built_dataset: Path, tiny_model) -> dict[str, Path]:
     bench = get_benchmark("bla")
     texts = []
     for split in ("train", "validation", "test"):
         texts += [
             c for i in load_items(bench, str(built_dataset), CONFIGS, split) for c in i.captions
         ]
-    tok = bert_tokenizer(texts)
-    root = tmp_path_factory.mktemp("volta")
-    out = {}
-    for name, layout in (("vilbert", rm.vilbert_layout()), ("lxmert", rm.lxmert_layout())):
-        torch.manual_seed(0)
-        rm.save_volta(root / name, rm.volta_config(layout, len(tok), FEATURES), tok)
-        out[name] = root / name
-    return out
+    layouts = {"vilbert": rm.vilbert_layout(), "lxmert": rm.lxmert_layout()}
+
+    def builder(layout: dict) -> Callable[[Path, list[str]], None]:
+        def build(folder: Path, texts: list[str]) -> None:
+            tok = bert_tokenizer(texts)
+            rm.save_volta(folder, rm.volta_config(layout, len(tok), FEATURES), tok)
+
+        return build
+
+    return {
+        name: tiny_model(f"volta-{name}-{FEATURES}", texts, builder(layout))
+        for name, layout in layouts.items()
+    }
 
 
 @pytest.mark.slow

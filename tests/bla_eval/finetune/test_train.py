@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.finetune import FinetuneConfig, finetune
 from bla_eval.finetune.cli import main as bla_finetune
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
-def tiny_blip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_blip(built_dataset: Path, tiny_model) -> Path:
     """A BLIP ITM architecture with random weights and a word-level tokenizer of the release."""
     import pandas as pd
 
@@ -48,10 +47,11 @@ def tiny_blip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
             for w in c.split()
         }
     )
-    out = tmp_path_factory.mktemp("tiny_blip") / "blip"
-    torch.manual_seed(0)
-    build_blip_itm(out, [], layers=TINY_LAYERS, tokenizer=word_tokenizer(words))
-    return out
+
+    def build(folder: Path, words: list[str]) -> None:
+        build_blip_itm(folder, [], layers=TINY_LAYERS, tokenizer=word_tokenizer(words))
+
+    return tiny_model("blip-itm-words", words, build)
 
 
 def check_run(document: dict, kind: str) -> None:
@@ -187,11 +187,11 @@ def test_a_generative_model_or_a_full_output_folder_is_refused(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "model.gguf"]
 
 
-def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tmp_path):
-    build_open_clip(tmp_path / "oc", [])
+def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tiny_model, tmp_path):
+    model = tiny_model("open_clip", [], build_open_clip)
     out = tmp_path / "oc-ap"
     config = FinetuneConfig(
-        model=str(tmp_path / "oc"),
+        model=str(model),
         task="ap",
         output=str(out),
         data=str(built_dataset),
