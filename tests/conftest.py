@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,8 +134,44 @@ def built_dataset(release_dir: Path) -> Path:
     return built_for_the_session("bla_dataset", build)
 
 
+TinyModel = Callable[..., Path]
+"""``tiny_model(name, texts, build=None)`` (the fixture below)."""
+
+
 @pytest.fixture(scope="session")
-def tiny_clip(built_dataset: Path) -> Path:
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
+    """Every tiny random-weight model of the tests: ``tiny_model(name, texts)`` is architecture
+    ``name`` of the matrix built on ``texts`` (``bla_eval.testing.architectures.build_cached``),
+    ``tiny_model(name, texts, build)`` the folder ``build(folder, texts)`` fills (``build_once``;
+    its key also holds the source of the ``bla_eval.testing`` modules, which a test's own
+    ``build`` calls). Each is seeded, built once and kept for later sessions under pytest's
+    temporary root (read-only for tests)."""
+    from bla_eval.testing.architectures import build_cached, build_once
+
+    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
+
+    def get(
+        name: str, texts: Sequence[str], build: Callable[[Path, list[str]], Any] | None = None
+    ) -> Path:
+        if build is None:
+            return build_cached(name, texts, root)
+        return build_once(f"{name}-{testing_sources()}", build, texts, root)
+
+    return get
+
+
+def testing_sources() -> str:
+    """A digest of the source of every ``bla_eval.testing`` module."""
+    import hashlib
+
+    import bla_eval.testing
+
+    files = sorted(Path(bla_eval.testing.__file__).parent.glob("*.py"))
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:8]
+
+
+@pytest.fixture(scope="session")
+def tiny_clip(built_dataset: Path, tiny_model: TinyModel) -> Path:
     """A real CLIP architecture with random weights and a BPE tokenizer trained on the release
     sentences, saved like a Hub repo (model + processor) and loaded back by path.
 
@@ -148,12 +182,12 @@ def tiny_clip(built_dataset: Path) -> Path:
     from bla_eval.benchmarks.bla import load_bla
     from bla_eval.testing.dual_encoders import save_random_clip, tiny_clip_config
 
-    def build(folder: Path) -> Path:
-        points = load_bla(str(built_dataset))
-        texts = [c for p in points for c in p.captions]
-        return save_random_clip(folder / "clip", texts, tiny_clip_config())
+    def build(folder: Path, texts: list[str]) -> None:
+        save_random_clip(folder, texts, tiny_clip_config())
 
-    return built_for_the_session("tiny_clip", build)
+    return tiny_model(
+        "tiny_clip", [c for p in load_bla(str(built_dataset)) for c in p.captions], build
+    )
 
 
 @pytest.fixture(scope="module")
@@ -181,30 +215,11 @@ def free_port() -> Callable[[], int]:
     return pick
 
 
-@pytest.fixture(scope="session")
-def wait_until_up() -> Callable[..., None]:
-    """A function ``wait(url, proc, seconds)`` that returns once ``url`` answers, and fails with
-    the server's stderr if ``proc`` exits, or after ``seconds``."""
-
-    def wait(url: str, proc: subprocess.Popen, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read()[-3000:]
-            try:
-                with urllib.request.urlopen(url, timeout=5):
-                    return
-            except OSError:
-                time.sleep(1)
-        raise AssertionError(f"the Space did not answer at {url} within {seconds} s")
-
-    return wait
-
-
 # ------------------------------------------------- an OpenAI-compatible server of a tiny VLM
 
 
 @pytest.fixture(scope="session")
-def tiny_llava(built_dataset: Path) -> Path:
+def tiny_llava(built_dataset: Path, tiny_model: TinyModel) -> Path:
     """A tiny random LLaVA (CLIP tower; a chat template that puts a turn's images before its
     text, as llava-hf's do) saved to a local folder, once per session.
 
@@ -219,23 +234,18 @@ def tiny_llava(built_dataset: Path) -> Path:
     from bla_eval.testing.processors import IMAGES_FIRST_TEMPLATE
     from transformers import LlavaForConditionalGeneration
 
-    def build(folder: Path) -> Path:
-        items = load_bla(str(built_dataset))
-        texts = [c for item in items for c in item.captions] + [
-            get_template().question.format(sentence="x")
-        ] * 5
-        out = folder / "llava"
-        torch.manual_seed(0)
-        build_llava_chat(out, texts, chat_template=IMAGES_FIRST_TEMPLATE)
-        model = LlavaForConditionalGeneration.from_pretrained(out)
+    def build(folder: Path, texts: list[str]) -> None:
+        build_llava_chat(folder, texts, chat_template=IMAGES_FIRST_TEMPLATE)
+        model = LlavaForConditionalGeneration.from_pretrained(folder)
         with torch.no_grad():
             for weight in model.parameters():
                 if weight.dim() >= 2:
                     weight.normal_(0.0, 1.0)
-        model.save_pretrained(out)
-        return out
+        model.save_pretrained(folder)
 
-    return built_for_the_session("tiny_llava", build)
+    items = load_bla(str(built_dataset))
+    question = get_template().question.format(sentence="x")
+    return tiny_model("tiny_llava", [c for i in items for c in i.captions] + [question] * 5, build)
 
 
 @pytest.fixture(scope="session")
@@ -243,36 +253,12 @@ def transformers_serve(tiny_llava: Path, tmp_path_factory: pytest.TempPathFactor
     """``transformers serve`` on 127.0.0.1 pinned to the tiny LLaVA, once per session (the
     endpoint kind's and the harnesses' tests); its API base URL."""
     pytest.importorskip("openai", reason="transformers serve needs the api-test extra")
+    from tests.servers import serving
+
     port = free_port()
-    log = tmp_path_factory.mktemp("serve") / "serve.log"  # a file: a full pipe would block it
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
     command = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(tiny_llava)]
     command += ["--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    with log.open("w") as handle:
-        proc = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
-    try:
-        wait_for(f"http://127.0.0.1:{port}/health", proc, log)
+    with serving(command, f"http://127.0.0.1:{port}/health", log, env=env):
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def wait_for(url: str, proc: subprocess.Popen, log: Path, seconds: float = 180) -> None:
-    """Until ``url`` answers 200 (the server's log in the error when it exits or never does)."""
-    import urllib.request
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the server exited: {log.read_text()[-2000:]}"
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"the server did not start: {log.read_text()[-2000:]}")

@@ -131,6 +131,7 @@ def score_items(
     queries: QueryBuilder = zero_shot_queries,
     pending: Sequence[Item] | None = None,
     kept: Callable[[Item], Sequence[Sequence[float]] | None] | None = None,
+    prepare: Callable[[Item, ImageRef], Any] | None = None,
 ) -> None:
     """Score every (image, caption) pair of every item; ``on_scored(item, scores, answers,
     terms)`` once per item, with ``scores[i][j]`` for image i and caption j (``terms``: each
@@ -142,7 +143,9 @@ def score_items(
     others only plan what they would put in the scorer's caches (``Scorer.skip``, given the
     scores ``kept(item)`` holds for a kept item: ``[image][query]``, None where there are none,
     so a cache of scores never computes them again). The progress
-    counts the items of ``items`` that are not pending as done from the start."""
+    counts the items of ``items`` that are not pending as done from the start.
+    ``prepare(item, ref)``: an image as the scorer takes it (default: :func:`prepared_image`;
+    ``bla-finetune`` hands in the images it prepared once)."""
     groups = group_by_image(items)
     refs = {ref.key: (item, ref) for item in items for ref in item.images}
     item_queries = {id(item): list(queries(item)) for item in items}
@@ -150,8 +153,10 @@ def score_items(
     todo = {id(item) for item in (items if pending is None else pending)}
     written: set[int] = {id(item) for item in items if id(item) not in todo}
 
-    def prepare(key: str) -> Any:
-        return prepared_image(scorer, *refs[key])
+    def prepared(key: str) -> Any:
+        if prepare is None:
+            return prepared_image(scorer, *refs[key])
+        return prepare(*refs[key])
 
     wanted = {r.key for item in items if id(item) in todo for r in item.images}
     every = image_batches(groups, images_per_batch, scorer.one_batch)
@@ -166,7 +171,7 @@ def score_items(
             progress(done, total, desc)
         with (
             library_messages_above(),
-            closing(prefetch_map(prepare, [b for b, m in steps if m])) as prefetched,
+            closing(prefetch_map(prepared, [b for b, m in steps if m])) as prefetched,
         ):
             for batch_keys, to_score in steps:
                 asked = [asked_of(groups[k], item_queries) for k in batch_keys]

@@ -1,6 +1,6 @@
 """Helpers of the tests that run the commands in this process: exit codes and one-line errors,
 snapshots of folders, a folder of the user's, the arguments of a tiny-model run or fine-tuning,
-score records edited by hand."""
+fine-tuning's zero-shot rows against bla-eval's, score records edited by hand."""
 
 from __future__ import annotations
 
@@ -62,6 +62,35 @@ def finetune_args(model: Path, data: Path, out: Path, *extra: object) -> list[st
     argv = ["--model", model, "--task", "co", "--output", out, "--data", data, "--device", "cpu"]
     argv += ["--epochs", "1", "--limit", "2", "--eval-tasks", "co", "--batch-size", "64", *extra]
     return [str(a) for a in argv]
+
+
+def before_is_bla_evals(document: dict, data: Path, out: Path, regions: Path | None = None) -> None:
+    """Check that the zero-shot ("before") rows of a fine-tuning's first seed are, to the bit,
+    ``bla-eval``'s on the same model, test splits (``--tasks`` in the same order) and ``--limit``:
+    the metrics, and each score the fine-tuning starts from (``score_rows`` of the model as
+    ``bla-finetune`` loads it)."""
+    import torch
+    from bla_eval.cli import main as bla_eval
+    from bla_eval.finetune.models import load_trainable
+    from bla_eval.finetune.train import read_rows, score_rows
+    from bla_eval.regions.source import open_regions
+
+    settings, zero = document["settings"], document["runs"][0]["zero_shot"]
+    extra = [] if regions is None else ["--regions", regions]
+    argv = eval_args(settings["model"], data, out, "--tasks", *zero, "--dtype", "float32", *extra)
+    assert bla_eval([*argv, "--limit", str(settings["limit"])]) == 0
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for config, entry in zero.items():
+        task = results["tasks"][config]
+        assert entry["all"]["n"] == task["n"]
+        for view in ("binary", "ranking"):
+            assert entry["all"][view] == {m: task[view][m] for m in entry["all"][view]}, view
+    source = None if regions is None else open_regions(str(regions))
+    model = load_trainable(settings["model"], torch.device("cpu"), regions=source)
+    rows = [r for c in zero for r in read_rows(model, str(data), c, "test", settings["limit"])]
+    records = [json.loads(line) for line in (out / SCORES_FILE).read_text().splitlines()]
+    by_key = {(r["task"], r["id"]): r["scores"] for r in records}
+    assert score_rows(model, rows) == [by_key[(r.item.task, r.item.id)] for r in rows]
 
 
 def user_folder(path: Path) -> Path:

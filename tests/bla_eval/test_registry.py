@@ -296,15 +296,10 @@ def toy_protocols():
 
 
 @pytest.fixture(scope="module")
-def tiny_generative(real_rows, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-
+def tiny_generative(real_rows, tiny_model) -> Path:
     texts = [c for row in real_rows for c in row["captions"]] + [s for s, _ in FIXED]
     texts += [get_template().question, SHORT.question] * 5
-    torch.manual_seed(0)
-    out = tmp_path_factory.mktemp("registry") / "blip2"
-    build_blip2_generative(out, texts)
-    return out
+    return tiny_model("blip2_generative", texts, build_blip2_generative)
 
 
 @pytest.mark.usefixtures("one_thread")

@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.reproduce import COVERED, OUTSIDE, WITHIN, Run, compare, reproduced_rows, verdict
 from bla_eval.testing.generative import build_blip2_t5_generative
@@ -165,16 +164,13 @@ def test_improvement_rows_need_the_baseline_run(tmp_path, capsys):
 
 
 @pytest.fixture(scope="module")
-def tiny_blip2(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_blip2(built_dataset: Path, tiny_model) -> Path:
     from bla_eval.benchmarks.bla import load_bla
     from bla_eval.protocols import get_template
 
     items = load_bla(str(built_dataset), limit=10)
     texts = [c for i in items for c in i.captions] + [get_template("authors").ask("x")] * 5
-    torch.manual_seed(0)
-    out = tmp_path_factory.mktemp("tiny_reproduce") / "blip2_t5"
-    build_blip2_t5_generative(out, texts)
-    return out
+    return tiny_model("blip2_t5", texts, build_blip2_t5_generative)
 
 
 def test_reproduce_runs_a_tiny_model_with_the_rows_protocol(

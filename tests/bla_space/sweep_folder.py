@@ -11,7 +11,7 @@ LIMIT = 3
 MODELS = ("tiny-clip", "clip2")
 
 
-def make_sweep(tiny_clip: Path, built_dataset: Path, root: Path) -> Path:
+def make_sweep(tiny_clip: Path, tiny_model, built_dataset: Path, root: Path) -> Path:
     """The sweep folder ``root / "sweep"`` made by ``bla-eval sweep`` (its leaderboards too)."""
     from bla_eval.benchmarks.bla import load_bla
     from bla_eval.cli import main
@@ -22,13 +22,13 @@ def make_sweep(tiny_clip: Path, built_dataset: Path, root: Path) -> Path:
     valse_repo = root / "valse"
     valse.build_valse(SHARED / "valse", [SHARED / "BLA_Benchmark" / "images"], valse_repo)
     texts = sorted({c for p in load_bla(str(built_dataset)) for c in p.captions})
-    build_clip(root / "clip2", texts)
+    clip2 = tiny_model("clip", texts, build_clip)
     plan = root / "plan.yaml"
     plan.write_text(
         f"""
 models:
   - {{model: {tiny_clip}, name: tiny-clip}}
-  - {{model: {root / "clip2"}, name: clip2}}
+  - {{model: {clip2}, name: clip2}}
 benchmarks:
   - {{benchmark: bla, data: {built_dataset}, tasks: [ap]}}
   - {{benchmark: valse, data: {valse_repo}, tasks: [existence]}}

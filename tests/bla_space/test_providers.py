@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import httpx
@@ -20,6 +17,7 @@ import pytest
 from bla_space import providers
 
 from tests.bla_space.router import LOGPROBS_MODEL, TEXT_MODEL, TOKEN, Router
+from tests.servers import serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHOT = REPO_ROOT / "test-artifacts" / "providers.png"
@@ -57,25 +55,9 @@ def space(router, built_dataset, free_port, tmp_path_factory):
         "BLA_RESULTS_DIR": str(root / "runs"),
         "GRADIO_ANALYTICS_ENABLED": "False",
     }
-    with log.open("w") as stream:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", SERVER.format(port=port)], env=env, stdout=stream, stderr=stream
-        )
     url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(url, timeout=5):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the Space did not start"
-                time.sleep(1)
+    with serving([sys.executable, "-c", SERVER.format(port=port)], url, log, 240, env=env):
         yield url, root / "runs", log
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
 
 
 def session_cookie(url: str) -> str:

@@ -22,8 +22,8 @@ pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def sweep(tiny_clip, built_dataset, tmp_path_factory) -> Path:
-    return make_sweep(tiny_clip, built_dataset, tmp_path_factory.mktemp("space-sweep"))
+def sweep(tiny_clip, tiny_model, built_dataset, tmp_path_factory) -> Path:
+    return make_sweep(tiny_clip, tiny_model, built_dataset, tmp_path_factory.mktemp("space-sweep"))
 
 
 def scored(run: Path) -> dict[str, list[float]]:

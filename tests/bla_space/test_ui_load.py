@@ -5,13 +5,14 @@ the server's memory returns to its level before the burst."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from tests.servers import serving
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +42,7 @@ def _rss_mb(pid: int) -> float:
 
 
 @pytest.fixture(scope="module")
-def server(built_dataset, tmp_path_factory, free_port, wait_until_up):
+def server(built_dataset, tmp_path_factory, free_port):
     port = free_port()
     code = SERVER.format(
         data=str(built_dataset),
@@ -49,20 +50,10 @@ def server(built_dataset, tmp_path_factory, free_port, wait_until_up):
         port=port,
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     url = f"http://127.0.0.1:{port}/"
-    try:
-        wait_until_up(url, proc, 240)
+    log = tmp_path_factory.mktemp("load-server") / "server.log"
+    with serving([sys.executable, "-c", code], url, log, 240, env=env) as proc:
         yield url, proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
 
 
 def test_twenty_clients_at_once_all_get_results(server, tiny_clip):

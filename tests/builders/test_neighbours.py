@@ -187,7 +187,7 @@ def winoground_repo(winoground_release, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tiny_model(valse_repo, vlc_repo, tmp_path_factory) -> Path:
+def neighbours_clip(valse_repo, vlc_repo, tiny_model) -> Path:
     """A real CLIP architecture with random weights, tokenizer trained on every text scored."""
     import pyarrow.parquet as pq
     from bla_eval.testing.dual_encoders import save_random_clip, tiny_clip_config
@@ -197,8 +197,11 @@ def tiny_model(valse_repo, vlc_repo, tmp_path_factory) -> Path:
         for path in sorted(repo.glob("data/*/test-*.parquet")):
             captions = pq.read_table(path, columns=["captions"]).column("captions")
             texts += [c for row in captions.to_pylist() for c in row]
-    out = tmp_path_factory.mktemp("clip") / "clip"
-    return save_random_clip(out, sorted(set(texts)), tiny_clip_config())
+    return tiny_model(
+        "clip-neighbours",
+        sorted(set(texts)),
+        lambda folder, texts: save_random_clip(folder, texts, tiny_clip_config()),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +211,7 @@ def runs_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def valse_run(valse_repo, tiny_model, runs_dir) -> tuple[Path, dict]:
+def valse_run(valse_repo, neighbours_clip, runs_dir) -> tuple[Path, dict]:
     out = runs_dir / "valse"
     return out, _bla_eval(
         "--benchmark",
@@ -216,7 +219,7 @@ def valse_run(valse_repo, tiny_model, runs_dir) -> tuple[Path, dict]:
         "--data",
         str(valse_repo),
         "--model",
-        str(tiny_model),
+        str(neighbours_clip),
         "--output",
         str(out),
         "--tasks",
@@ -225,7 +228,7 @@ def valse_run(valse_repo, tiny_model, runs_dir) -> tuple[Path, dict]:
 
 
 @pytest.fixture(scope="module")
-def vlc_run(vlc_repo, tiny_model, runs_dir) -> tuple[Path, dict]:
+def vlc_run(vlc_repo, neighbours_clip, runs_dir) -> tuple[Path, dict]:
     out = runs_dir / "vlc"
     return out, _bla_eval(
         "--benchmark",
@@ -233,14 +236,14 @@ def vlc_run(vlc_repo, tiny_model, runs_dir) -> tuple[Path, dict]:
         "--data",
         str(vlc_repo),
         "--model",
-        str(tiny_model),
+        str(neighbours_clip),
         "--output",
         str(out),
     )
 
 
 @pytest.fixture(scope="module")
-def wino_run(winoground_repo, tiny_model, runs_dir) -> tuple[Path, dict, str]:
+def wino_run(winoground_repo, neighbours_clip, runs_dir) -> tuple[Path, dict, str]:
     import contextlib
     import io
 
@@ -253,7 +256,7 @@ def wino_run(winoground_repo, tiny_model, runs_dir) -> tuple[Path, dict, str]:
             "--data",
             str(winoground_repo),
             "--model",
-            str(tiny_model),
+            str(neighbours_clip),
             "--output",
             str(out),
         )
@@ -470,9 +473,8 @@ def test_valse_through_bla_eval(valse_run):
         assert "binary" not in got  # contrastive scores: acc_r and AUROC only (as CLIP in VALSE)
 
 
-def test_valse_binary_view_of_an_itm_model(valse_repo, tmp_path):
+def test_valse_binary_view_of_an_itm_model(valse_repo, tiny_model, tmp_path):
     """A probabilistic kind (BLIP ITM head, tiny, random): acc / p_c / p_f / min at 0.5."""
-    import torch
     from bla_eval.testing.itm import build_blip_itm
 
     texts = [
@@ -482,8 +484,7 @@ def test_valse_binary_view_of_an_itm_model(valse_repo, tmp_path):
         if r["image_file"].startswith("v7w_")
         for c in (r["caption"], r["foil"])
     ]
-    torch.manual_seed(0)
-    build_blip_itm(tmp_path / "blip", texts)
+    blip = tiny_model("blip_itm", texts, build_blip_itm)
     out = tmp_path / "run"
     results = _bla_eval(
         "--benchmark",
@@ -491,7 +492,7 @@ def test_valse_binary_view_of_an_itm_model(valse_repo, tmp_path):
         "--data",
         str(valse_repo),
         "--model",
-        str(tmp_path / "blip"),
+        str(blip),
         "--output",
         str(out),
         "--tasks",

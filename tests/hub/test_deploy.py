@@ -13,6 +13,7 @@ import evaluate
 import pytest
 
 from builders import deploy
+from tests.servers import serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN = REPO_ROOT / "tests" / "fixtures" / "runs" / "smollm2"
@@ -49,7 +50,6 @@ def test_space_folder_boots_alone_pushes_and_scores(
     tiny_clip: Path,
     tmp_path: Path,
     free_port,
-    wait_until_up,
 ) -> None:
     folder = tmp_path / "space-repo"
     args = ["-m", "builders", "space", "--out", str(folder), "--requirement", REQUIREMENT]
@@ -81,26 +81,14 @@ def test_space_folder_boots_alone_pushes_and_scores(
         GRADIO_SERVER_PORT=str(port),
         GRADIO_ANALYTICS_ENABLED="False",
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", BOOT],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        wait_until_up(url, proc, 300)
+    url = f"http://127.0.0.1:{port}/"
+    with serving([sys.executable, "-c", BOOT], url, tmp_path / "space.log", 300, env, folder):
         assert (runs / SEEDED_RUN / "results.json").is_file()  # pulled at start
         from gradio_client import Client
 
         request = (str(tiny_clip), "auto", ["coordination"], 1, "ranking")
         outputs = Client(url, verbose=False).predict(*request, api_name="/evaluate")
         assert "Kind **contrastive**" in outputs[0], outputs[0]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
     names = {path.split("/")[0] for path in hub.files("dataset", RESULTS_REPO)}
     assert len(names - {".gitattributes", SEEDED_RUN}) == 1  # the new run was pushed
 

@@ -19,9 +19,6 @@ import json
 import os
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +29,7 @@ from bla_metric.schema import DATASET_VERSION
 from bla_metric.tasks import TASKS
 from builders import deploy
 from builders.metric_repo import metric_files
+from tests.servers import serving
 
 pytestmark = pytest.mark.slow
 
@@ -109,35 +107,11 @@ def olah(tmp_path_factory: pytest.TempPathFactory, free_port) -> Iterator[tuple[
     root = tmp_path_factory.mktemp("olah")
     port = free_port()
     (root / "olah.toml").write_text(CONFIG.format(port=port, root=root))
-    log = root / "olah.log"
-    with open(log, "w") as output:  # a file, not a pipe: a full pipe would block the server
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "olah.server", "--config", str(root / "olah.toml")],
-            cwd=root,  # its own logs go to ./logs
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
+    command = [sys.executable, "-m", "olah.server", "--config", root / "olah.toml"]
     url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_answering(url, proc, log)
+    # cwd: its own logs go to ./logs
+    with serving(command, url + "/api/whoami-v2", root / "olah.log", 120, cwd=root):
         yield url, root / "mirrors"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-
-
-def _wait_until_answering(url: str, proc: subprocess.Popen, log: Path, seconds: float = 120):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()[-3000:]
-        try:
-            with urllib.request.urlopen(url + "/api/whoami-v2", timeout=5):
-                return
-        except urllib.error.HTTPError:  # any HTTP answer: the server is up
-            return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"olah did not answer at {url} within {seconds} s")
 
 
 def _client_env(url: str, home: Path, **extra: str) -> dict[str, str]:

@@ -1,22 +1,22 @@
-"""Trainable wrappers of the model kinds bla-finetune supports: one loss, one score, one save.
+"""Trainable wrappers of the model kinds bla-finetune supports: one loss, one save.
 
 - ``itm`` (BLIP / BLIP-2 ``ForImageTextRetrieval``): cross-entropy on the two ITM logits of each
-  (image, sentence) pair, match = class 1 (as BLIP's ITM head is trained); score = P(match).
+  (image, sentence) pair, match = class 1 (as BLIP's ITM head is trained).
 - ``contrastive`` (transformers CLIP, SigLIP, other dual encoders) and ``open_clip``: each image
   is contrasted with every sentence of the batch, its own false sentence included as a hard
   negative (NegCLIP-style): softmax cross-entropy image -> text over the batch's true and false
   sentences plus text -> image over the true sentences (CLIP); SigLIP models use their sigmoid
-  loss over the same pairs. Score = cosine similarity (the engine's default).
+  loss over the same pairs.
 - ``region-itm`` (transformers' LXMERT, VOLTA's controlled ViLBERT and LXMERT on region
   features, ``--regions``): the paper's ITM objective, cross-entropy on the matching head's two
-  logits, match = the model's own class; score = P(match). A VOLTA model is saved as VOLTA's
-  release folder again.
+  logits, match = the model's own class. A VOLTA model is saved as VOLTA's release folder again.
 
 Models are loaded by the scorer class of their kind (``bla_eval.scorers``, float32), so training
 starts from exactly the model, processor and text padding (SigLIP's fixed length) that bla-eval
-scores. Checkpoints are written so ``bla-eval --model DIR`` loads them through the same code path
-as a Hub id: ``save_pretrained`` of model and processor, or open_clip's ``open_clip_config.json``
-+ ``open_clip_model.safetensors``.
+scores; that scorer also gives the scores before and after training (``train.score_rows``).
+Checkpoints are written so ``bla-eval --model DIR`` loads them through the same code path as a
+Hub id: ``save_pretrained`` of model and processor, or open_clip's ``open_clip_config.json`` +
+``open_clip_model.safetensors``.
 """
 
 from __future__ import annotations
@@ -26,15 +26,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..items import ImageRef, Item
 from ..outputs import read_json
 from ..scorers import LoadOptions, ResolvedModel, resolve, scorer_class
-from ..scorers.dual import DualEncoderScorer
-from ..scorers.region_itm import REGIONS
+from ..scorers.dual import DualEncoderScorer, stacked
 from ..scoring import prepared_image
 
 
@@ -53,16 +51,16 @@ class Trainable:
         self.device = self.scorer.device
         self.probabilistic = self.scorer.probabilistic
 
-    def prepare(self, item: Item, ref: ImageRef) -> torch.Tensor:
-        """An image of a row as the model trains on it: as ``bla-eval``'s scorer prepares it."""
+    def prepare(self, item: Item, ref: ImageRef) -> Any:
+        """An image of a row as the model trains on it and is scored on it: as ``bla-eval``'s
+        scorer prepares it."""
         return prepared_image(self.scorer, item, ref)
 
-    def loss(self, pixels: torch.Tensor, true: Sequence[str], false: Sequence[str]) -> torch.Tensor:
-        """Loss of a batch: image i with its true sentence ``true[i]`` and false ``false[i]``."""
-        raise NotImplementedError
-
-    def scores(self, pixels: torch.Tensor, texts: Sequence[Sequence[str]]) -> list[list[float]]:
-        """``scores[i][j]``: sentence ``texts[i][j]`` against image i (no gradients)."""
+    def loss(
+        self, images: Sequence[Any], true: Sequence[str], false: Sequence[str]
+    ) -> torch.Tensor:
+        """Loss of a batch of prepared images: image i with its true sentence ``true[i]`` and
+        false ``false[i]``."""
         raise NotImplementedError
 
     def save(self, out: Path) -> None:
@@ -93,24 +91,12 @@ class ItmModel(Trainable):
             return self.model(**args, use_image_text_matching_head=True).logits_per_image
         return self.model(**args, use_itm_head=True).itm_score
 
-    def loss(self, pixels, true, false):
+    def loss(self, images, true, false):
         n = len(true)
+        pixels = torch.stack(list(images))
         labels = torch.tensor([1] * n + [0] * n, device=self.device)  # match = class 1
         logits = self.logits(torch.cat([pixels, pixels]), [*true, *false])
         return F.cross_entropy(logits.float(), labels)
-
-    @torch.no_grad()
-    def scores(self, pixels, texts):
-        rows = torch.repeat_interleave(
-            torch.arange(len(texts)), torch.tensor([len(t) for t in texts])
-        )
-        flat = [t for group in texts for t in group]
-        probs = self.logits(pixels[rows], flat).float().softmax(-1)[:, 1].tolist()
-        out, start = [], 0
-        for group in texts:
-            out.append(probs[start : start + len(group)])
-            start += len(group)
-        return out
 
     def describe(self) -> dict[str, Any]:
         return {"loss": "cross-entropy on the ITM logits, match = class 1", "score": "P(match)"}
@@ -126,18 +112,16 @@ class DualModel(Trainable):
         super().__init__(model, device)
         self.sigmoid = getattr(self.model, "logit_bias", None) is not None
 
-    def image_features(self, pixels: torch.Tensor) -> torch.Tensor:
-        return self.scorer.embed_images(pixels)
-
     def text_features(self, texts: Sequence[str]) -> torch.Tensor:
+        """Unit-norm features of ``texts``, with gradients."""
         return self.scorer.embed_texts(texts)
 
     def scale_bias(self) -> tuple[torch.Tensor, torch.Tensor | None]:
         return self.model.logit_scale.exp(), getattr(self.model, "logit_bias", None)
 
-    def loss(self, pixels, true, false):
+    def loss(self, images, true, false):
         n = len(true)
-        image = self.image_features(pixels.to(self.device))
+        image = self.scorer.embed_images(stacked(images))
         text = self.text_features([*true, *false])
         scale, bias = self.scale_bias()
         logits = scale * image @ text.T  # [n, 2n]: own true sentence at column i
@@ -147,14 +131,6 @@ class DualModel(Trainable):
             return -F.logsigmoid(signs * (logits + (bias if bias is not None else 0))).sum() / n
         target = torch.arange(n, device=self.device)
         return (F.cross_entropy(logits, target) + F.cross_entropy(logits[:, :n].T, target)) / 2
-
-    @torch.no_grad()
-    def scores(self, pixels, texts):
-        image = self.image_features(pixels.to(self.device))
-        out = []
-        for i, group in enumerate(texts):
-            out.append((self.text_features(list(group)) @ image[i]).tolist())
-        return out
 
     def describe(self) -> dict[str, Any]:
         loss = (
@@ -181,10 +157,10 @@ class OpenClipModel(DualModel):
 
     kind = "open_clip"
 
-    def __init__(self, model: ResolvedModel, device: torch.device) -> None:
-        super().__init__(model, device)
-        self.scorer.trim = False  # train on the whole context, as open_clip does; trimming is
-        # an inference speed-up whose float sums differ in the last bits
+    def text_features(self, texts: Sequence[str]) -> torch.Tensor:
+        """On the whole context, as open_clip trains (the scorer's trimming to the batch's
+        longest sentence is an inference speed-up whose float sums differ in the last bits)."""
+        return self.scorer.embed_texts(texts, whole=True)
 
     def config(self) -> dict[str, Any]:
         """The ``open_clip_config.json`` of the model being trained."""
@@ -214,49 +190,21 @@ class OpenClipModel(DualModel):
 class RegionModel(Trainable):
     """LXMERT and VOLTA's controlled models on region features (kind ``region-itm``): the
     paper's ITM objective (Appendix D), cross-entropy on the matching head's two logits, match
-    = the model's own class (VOLTA 0, transformers' LXMERT 1); score = P(match), computed as
-    ``bla-eval`` computes it. A row's image is its visual tokens packed in one tensor
-    ``[tokens, features + boxes + mask]`` (padded to the image's most tokens)."""
+    = the model's own class (VOLTA 0, transformers' LXMERT 1). A row's image is its regions,
+    found (a detector's: detected) once."""
 
     kind = "region-itm"
 
-    def prepare(self, item: Item, ref: ImageRef) -> torch.Tensor:
-        prepared = prepared_image(self.scorer, item, ref)
-        features, boxes = self.scorer.visual(self.scorer.regions.complete([prepared])[0])
-        tokens = REGIONS + int(self.scorer.volta)
-        packed = torch.zeros(tokens, features.shape[1] + boxes.shape[1] + 1)
-        packed[: len(features), : features.shape[1]] = torch.from_numpy(features)
-        packed[: len(boxes), features.shape[1] : -1] = torch.from_numpy(boxes)
-        packed[: len(features), -1] = 1
-        return packed
+    def prepare(self, item: Item, ref: ImageRef) -> Any:
+        return self.scorer.regions.complete([prepared_image(self.scorer, item, ref)])[0]
 
-    def visual(self, pixels: torch.Tensor) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The (features, boxes) of each packed row, without its padding."""
-        width = 5 if self.scorer.volta else 4
-        out = []
-        for row in pixels:
-            kept = row[row[:, -1] > 0].numpy()
-            out.append((kept[:, : -width - 1], kept[:, -width - 1 : -1]))
-        return out
-
-    def loss(self, pixels, true, false):
+    def loss(self, images, true, false):
         n = len(true)
-        visual = self.visual(pixels)
+        visual = [self.scorer.visual(regions) for regions in images]
         match = self.scorer.match_index
         labels = torch.tensor([match] * n + [1 - match] * n, device=self.device)
         logits = self.scorer.logits(visual + visual, [*true, *false])
         return F.cross_entropy(logits.float(), labels)
-
-    @torch.no_grad()
-    def scores(self, pixels, texts):
-        visual = self.visual(pixels)
-        pairs = [(visual[i], t) for i, group in enumerate(texts) for t in group]
-        probs = self.scorer.match([v for v, _ in pairs], [t for _, t in pairs])
-        out, start = [], 0
-        for group in texts:
-            out.append(probs[start : start + len(group)])
-            start += len(group)
-        return out
 
     def save(self, out: Path) -> None:
         """transformers' LXMERT: ``save_pretrained``; a VOLTA model: VOLTA's release folder

@@ -28,12 +28,14 @@ from bla_metric.learning import LEARNING_METRICS, pair_accuracy
 from bla_metric.tasks import LEARNING_SUFFIX, TASKS, get_task
 
 from ..cli_common import check_range
-from ..config import MAX_LIMIT
+from ..config import MAX_LIMIT, RunConfig
 from ..devices import check_device
+from ..items import Item
 from ..locking import output_lock
 from ..outputs import FINETUNE_FILE, check_replaceable, owner, staged
 from ..scorers import detect_kind
 from ..scorers.local import resolve_device
+from ..scoring import score_items
 from .config import FinetuneConfig
 from .limits import MAX_BATCH_SIZE, MAX_EPOCHS, MAX_SEED, MAX_SEEDS
 from .models import Trainable, load_trainable
@@ -46,11 +48,13 @@ METRICS = LEARNING_METRICS
 
 @dataclass
 class Row:
-    """One datapoint of a learning split, its image prepared for the model."""
+    """One datapoint of a learning split and its image, prepared once as the model's scorer
+    takes it (``Trainable.prepare``)."""
 
+    item: Item
+    image: Any
     id: str
     image_key: str
-    pixels: torch.Tensor
     captions: list[str]
     labels: list[int]
     caption_types: list[str]
@@ -82,12 +86,13 @@ def read_rows(
     for item in BENCHMARK.read_items(data, config, split, limit):
         if split == "train":
             check_training_row(data, config, item.id, list(item.labels[0]))
-        image = item.images[0]
+        ref = item.images[0]
         rows.append(
             Row(
+                item=item,
+                image=model.prepare(item, ref),
                 id=item.id,
-                image_key=image.key,
-                pixels=model.prepare(item, image),
+                image_key=ref.key,
                 captions=list(item.captions),
                 labels=list(item.labels[0]),
                 caption_types=list(item.caption_types),
@@ -106,15 +111,27 @@ def check_training_row(data: str, config: str, item: str, labels: list[int]) -> 
         )
 
 
-def score_rows(model: Trainable, rows: Sequence[Row], batch: int = 16) -> list[list[float]]:
-    """Scores of every sentence of every row (model in eval mode)."""
+def score_rows(model: Trainable, rows: Sequence[Row]) -> list[list[float]]:
+    """Scores of every sentence of every row, as ``bla-eval`` scores the rows' items (the model
+    in eval mode): its scorer of the model's kind in its batches (``--images-per-batch`` and
+    ``--batch-size`` at their defaults), nothing kept from an earlier call (the weights
+    change)."""
     model.model.eval()
-    out: list[list[float]] = []
-    for start in range(0, len(rows), batch):
-        chunk = rows[start : start + batch]
-        pixels = torch.stack([r.pixels for r in chunk])
-        out.extend(model.scores(pixels, [r.captions for r in chunk]))
-    return out
+    model.scorer.forget()
+    prepared = {r.image_key: r.image for r in rows}
+    found: dict[int, list[float]] = {}
+
+    def keep(item: Item, scores: list[list[float]], answers: Any, terms: Any) -> None:
+        found[id(item)] = scores[0]
+
+    score_items(
+        model.scorer,
+        [r.item for r in rows],
+        keep,
+        RunConfig.images_per_batch,
+        prepare=lambda item, ref: prepared[ref.key],
+    )
+    return [found[id(r.item)] for r in rows]
 
 
 def metrics(model: Trainable, rows: Sequence[Row], scores: Sequence[Sequence[float]]) -> dict:
@@ -135,10 +152,13 @@ def metrics(model: Trainable, rows: Sequence[Row], scores: Sequence[Sequence[flo
 def evaluate_tests(
     model: Trainable, tests: dict[str, list[Row]], train_images: set[str], sd_config: str
 ) -> dict[str, Any]:
-    """Metrics of every test split; DD splits also without the images seen in training."""
+    """Metrics of every test split; DD splits also without the images seen in training. The
+    splits are scored together, as ``bla-eval --tasks`` (the same configs, in the same order)
+    scores them."""
+    every = score_rows(model, [r for rows in tests.values() for r in rows])
     out: dict[str, Any] = {}
     for config, rows in tests.items():
-        scores = score_rows(model, rows)
+        scores, every = every[: len(rows)], every[len(rows) :]
         entry: dict[str, Any] = {
             "setting": "SD" if config == sd_config else "DD",
             "all": metrics(model, rows, scores),
@@ -191,10 +211,9 @@ def train_one_seed(
         losses = []
         for i in range(0, len(order), config.batch_size):
             batch = [train[j] for j in order[i : i + config.batch_size]]
-            pixels = torch.stack([r.pixels for r in batch])
             true = [_pick(r, 1) for r in batch]
             false = [_pick(r, 0) for r in batch]
-            loss = model.loss(pixels, true, false)
+            loss = model.loss([r.image for r in batch], true, false)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

@@ -204,6 +204,11 @@ class Scorer(ABC):
         nothing."""
         return None
 
+    def forget(self) -> None:  # noqa: B027 (a hook; optional)
+        """Drop what earlier calls computed from the model's weights and kept (a dual encoder's
+        sentence features): the weights changed (``bla-finetune`` scores the model it trains).
+        Default: nothing kept."""
+
     def text_similarities(self, sentences: Sequence[str]) -> list[list[float]] | None:
         """The cosine similarity of each pair of ``sentences`` by the model's text encoder
         alone, ``[i][j]`` (SugarCrepe++'s text-only task asks for them: the benchmark spec's

@@ -60,6 +60,10 @@ class DualEncoderScorer(LocalScorer):
                 f"unknown similarity {similarity!r}: use one of {', '.join(SIMILARITIES)}"
             )
         self.similarity = similarity
+        self.forget()
+
+    def forget(self) -> None:
+        """An empty sentence cache."""
         self._text_cache = BatchedCache(self._text_batch, self.batch_size, shortest_first)
         """Sentence -> its unit features, encoded a batch of sentences at a time."""
 

@@ -80,10 +80,12 @@ class OpenClipScorer(DualEncoderScorer):
     def embed_images(self, pixels: torch.Tensor) -> torch.Tensor:
         return unit_features(self.model.encode_image(pixels.to(self.device, self.dtype)))
 
-    def embed_texts(self, texts: Sequence[str]) -> torch.Tensor:
+    def embed_texts(self, texts: Sequence[str], whole: bool = False) -> torch.Tensor:
+        """Unit-norm features of ``texts``: on the batch's real length where :attr:`trim`
+        allows, on the whole context with ``whole`` (as open_clip trains: ``bla-finetune``)."""
         self.truncation.count(texts)
         tokens = self.tokenizer(list(texts)).to(self.device)
-        if not self.trim:
+        if whole or not self.trim:
             return unit_features(self.model.encode_text(tokens))
         return unit_features(self.encode_trimmed(tokens))
 

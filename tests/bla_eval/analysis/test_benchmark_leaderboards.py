@@ -95,7 +95,7 @@ def test_vl_checklist_items_average_as_upstream_does() -> None:
 
 
 @pytest.fixture(scope="module")
-def valse_run(tmp_path_factory) -> Path:
+def valse_run(tiny_model, tmp_path_factory) -> Path:
     """A tiny CLIP's run of VALSE existence and counting_hard with a shuffled control."""
     import pyarrow.parquet as pq
     from bla_eval.cli import main as bla_eval
@@ -111,7 +111,11 @@ def valse_run(tmp_path_factory) -> Path:
         for row in pq.read_table(path, columns=["captions"]).column("captions").to_pylist()
         for c in row
     }
-    model = save_random_clip(root / "clip", sorted(texts), tiny_clip_config())
+    model = tiny_model(
+        "clip-valse",
+        sorted(texts),
+        lambda folder, texts: save_random_clip(folder, texts, tiny_clip_config()),
+    )
     argv = ["--benchmark", "valse", "--data", root / "repo", "--model", model, "--device", "cpu"]
     argv += ["--tasks", "existence", "counting_hard", "--control", "shuffled"]
     assert bla_eval([str(a) for a in [*argv, "--output", root / "run"]]) == 0

@@ -93,13 +93,13 @@ def test_the_builder_keeps_the_draw_as_five_captions_the_first_true(order_repo) 
     assert "coco_order/test-00000-of-00001.parquet" in json.dumps(manifest)
 
 
-def test_a_contrastive_and_a_text_only_model_get_the_order_accuracy(order_repo, tmp_path) -> None:
-    from bla_eval.testing.architectures import build_cached
+def test_a_contrastive_and_a_text_only_model_get_the_order_accuracy(
+    order_repo, tiny_model, tmp_path
+) -> None:
     from bla_eval.testing.generative import build_llama_text
 
-    clip = build_cached("clip", _texts())
-    text = tmp_path / "llama"
-    build_llama_text(text, _texts())
+    clip = tiny_model("clip", _texts())
+    text = tiny_model("llama_text", _texts(), build_llama_text)
     for model, extra in ((clip, ()), (text, ("--kind", "text"))):
         out = tmp_path / f"run-{model.name}"
         tasks = ("--tasks", "coco_order", "flickr30k_order")

@@ -102,11 +102,10 @@ def test_the_builders_keep_the_layouts_and_refuse_bad_records(repos, tmp_path, c
 # ----------------------------------------------------------------------------- runs
 
 
-def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) -> None:
+def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tiny_model, tmp_path) -> None:
     from bla_eval.benchmarks import get_benchmark
-    from bla_eval.testing.architectures import build_cached
 
-    clip = build_cached("clip", texts)
+    clip = tiny_model("clip", texts)
     held = {"sugarcrepe": ("replace_obj", "swap_att"), "sugarcrepe-pp": ("replace_rel",)}
     for name, tasks in held.items():
         results = run_bla_eval(clip, repos[name], tmp_path / name, name, "--tasks", *tasks)
@@ -139,11 +138,12 @@ def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tmp_path) ->
     assert stats["pair_accuracy"].mean() == pytest.approx(np.mean(pairs))
 
 
-def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp_path) -> None:
-    from bla_eval.testing.architectures import build_cached
+def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(
+    repos, texts, tiny_model, tmp_path
+) -> None:
     from bla_eval.testing.generative import build_llama_text
 
-    itm = build_cached("blip-itm", texts)
+    itm = tiny_model("blip-itm", texts)
     results = run_bla_eval(
         itm, repos["sugarcrepe"], tmp_path / "itm", "sugarcrepe", "--tasks", "swap_att"
     )
@@ -161,8 +161,7 @@ def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp
         "vg_relation",
     )
     assert "control" in control and "vg_relation" in control["control"]["tasks"]
-    text = tmp_path / "llama"
-    build_llama_text(text, texts)
+    text = tiny_model("llama_text", texts, build_llama_text)
     blind = run_bla_eval(
         text,
         repos["sugarcrepe"],
@@ -179,11 +178,9 @@ def test_an_itm_model_and_the_blind_baselines_score_sugarcrepe(repos, texts, tmp
 
 
 def test_naturalbench_answers_from_p_yes_and_generated_answers_of_a_generative_model(
-    repos, texts, tmp_path
+    repos, texts, tiny_model, tmp_path
 ) -> None:
-    from bla_eval.testing.architectures import build_cached
-
-    llava = build_cached("llava", texts)
+    llava = tiny_model("llava", texts)
     for model, extra in ((llava, ()),):
         out = tmp_path / "runs" / model.name
         results = run_bla_eval(

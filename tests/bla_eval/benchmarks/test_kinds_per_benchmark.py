@@ -40,18 +40,15 @@ MMVP_PAIRS_PER_PATTERN = 15
 
 
 @pytest.fixture(scope="module")
-def models(texts, tmp_path_factory) -> dict[str, tuple[Path, tuple[str, ...]]]:
+def models(texts, tiny_model) -> dict[str, tuple[Path, tuple[str, ...]]]:
     """kind -> (model folder, the options that pick how it is asked)."""
-    from bla_eval.testing.architectures import build_cached
     from bla_eval.testing.generative import build_llama_text
 
-    llama = tmp_path_factory.mktemp("llama")
-    build_llama_text(llama, texts)
     return {
-        "contrastive": (build_cached("clip", texts), ()),
-        "itm": (build_cached("blip-itm", texts), ()),
-        "generative": (build_cached("llava", texts), ()),
-        "blind": (llama, ("--kind", "text")),
+        "contrastive": (tiny_model("clip", texts), ()),
+        "itm": (tiny_model("blip-itm", texts), ()),
+        "generative": (tiny_model("llava", texts), ()),
+        "blind": (tiny_model("llama_text", texts, build_llama_text), ("--kind", "text")),
     }
 
 

@@ -174,13 +174,12 @@ def test_only_sugarcrepe_pp_asks_for_text_similarities() -> None:
 
 
 def test_a_contrastive_clip_records_its_text_cosines_and_gets_tot(
-    repo, vocabulary, tmp_path
+    repo, vocabulary, tiny_model, tmp_path
 ) -> None:
     import torch
-    from bla_eval.testing.architectures import build_cached
     from transformers import AutoModel, AutoTokenizer
 
-    clip = build_cached("clip", vocabulary)
+    clip = tiny_model("clip", vocabulary)
     run = tmp_path / "clip"
     results = _run(clip, repo, run)
     records = _records(run)
@@ -201,14 +200,14 @@ def test_a_contrastive_clip_records_its_text_cosines_and_gets_tot(
     _check_run(results, records, cosines)
 
 
-def test_an_open_clip_model_records_the_cosines_open_clip_gives(repo, vocabulary, tmp_path) -> None:
+def test_an_open_clip_model_records_the_cosines_open_clip_gives(
+    repo, vocabulary, tiny_model, tmp_path
+) -> None:
     import open_clip
     import torch
     from bla_eval.testing.dual_encoders import build_open_clip
 
-    folder = tmp_path / "open_clip"
-    torch.manual_seed(0)
-    build_open_clip(folder, vocabulary)  # open_clip's own tokenizer
+    folder = tiny_model("open_clip", vocabulary, build_open_clip)  # open_clip's own tokenizer
     run = tmp_path / "run"
     results = _run(folder, repo, run)
     assert results["kind"] == "open_clip"
@@ -227,11 +226,12 @@ def test_an_open_clip_model_records_the_cosines_open_clip_gives(repo, vocabulary
     _check_run(results, records, cosines)
 
 
-def test_a_kind_without_a_text_encoder_gives_no_tot_and_says_so(repo, vocabulary, tmp_path) -> None:
+def test_a_kind_without_a_text_encoder_gives_no_tot_and_says_so(
+    repo, vocabulary, tiny_model, tmp_path
+) -> None:
     from bla_eval.report import markdown_table
-    from bla_eval.testing.architectures import build_cached
 
-    itm = build_cached("blip-itm", vocabulary)
+    itm = tiny_model("blip-itm", vocabulary)
     results = _run(itm, repo, tmp_path / "itm")
     records = _records(tmp_path / "itm")
     assert all(FIELD not in r for r in records)
@@ -246,12 +246,11 @@ def test_a_kind_without_a_text_encoder_gives_no_tot_and_says_so(repo, vocabulary
 
 
 def test_a_resumed_run_gives_the_same_similarities_and_checks_kept_ones(
-    repo, vocabulary, tmp_path, capsys
+    repo, vocabulary, tiny_model, tmp_path, capsys
 ) -> None:
     from bla_eval.cli import main as bla_eval
-    from bla_eval.testing.architectures import build_cached
 
-    clip = build_cached("clip", vocabulary)
+    clip = tiny_model("clip", vocabulary)
     whole = tmp_path / "whole"
     _run(clip, repo, whole, "--images-per-batch", "1")
     lines = (whole / "scores.jsonl").read_text().splitlines(keepends=True)
@@ -272,11 +271,9 @@ def test_a_resumed_run_gives_the_same_similarities_and_checks_kept_ones(
     refused(bla_eval, [str(a) for a in argv], capsys, "line 1", FIELD, "3 row(s) of 3 values")
 
 
-def test_a_controls_tot_is_the_runs(repo, vocabulary, tmp_path) -> None:
+def test_a_controls_tot_is_the_runs(repo, vocabulary, tiny_model, tmp_path) -> None:
     """The text encoder sees no image: against a shuffled control image TOT stays the run's."""
-    from bla_eval.testing.architectures import build_cached
-
-    clip = build_cached("clip", vocabulary)
+    clip = tiny_model("clip", vocabulary)
     results = _run(clip, repo, tmp_path / "control", "--control", "shuffled")
     control = results["control"]["tasks"][SUBSET]["metrics"]
     assert control["tot"] == results["tasks"][SUBSET]["tot"]

@@ -73,11 +73,10 @@ def _winoground(ids: list[str], release_dir: Path, root: Path) -> tuple[Path, Pa
 
 
 def test_the_suite_plan_ranks_every_benchmark_with_its_blind_row(
-    repos, texts, built_dataset, release_dir, tmp_path
+    repos, texts, built_dataset, release_dir, tiny_model, tmp_path
 ) -> None:
     from bla_eval.benchmarks import get_benchmark
     from bla_eval.cli import main as bla_eval
-    from bla_eval.testing.architectures import build_cached
     from bla_eval.testing.generative import build_llama_text
 
     from builders.__main__ import main as builders_main
@@ -91,10 +90,9 @@ def test_the_suite_plan_ranks_every_benchmark_with_its_blind_row(
     plan = yaml.safe_load((ROOT / "docs" / "suite-plan.yaml").read_text())
     blind = [m for m in plan["models"] if m.get("kind") == "text"]
     assert len(blind) == 1  # the plan's blind row
-    llama = tmp_path / "llama"
-    build_llama_text(llama, texts)
+    llama = tiny_model("llama_text", texts, build_llama_text)
     plan["models"] = [
-        {"name": "clip", "model": str(build_cached("clip", texts))},
+        {"name": "clip", "model": str(tiny_model("clip", texts))},
         {**blind[0], "model": str(llama)},
     ]
     names = []

@@ -6,6 +6,7 @@ equal to ``bla-eval``'s scores of the same model, the kept checkpoint a VOLTA fo
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from bla_eval.scorers import volta
 from bla_eval.testing import region_models as rm
 from bla_eval.testing.processors import bert_tokenizer
 
-from tests.bla_eval.commands import call, finetune_args
+from tests.bla_eval.commands import before_is_bla_evals, call, finetune_args
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 FEATURES = 64
@@ -35,21 +36,26 @@ def tsv(built_dataset: Path, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def models(built_dataset: Path, tmp_path_factory) -> dict[str, Path]:
+def models(built_dataset: Path, tiny_model) -> dict[str, Path]:
     bench = get_benchmark("bla")
     texts = []
     for split in ("train", "validation", "test"):
         texts += [
             c for i in load_items(bench, str(built_dataset), CONFIGS, split) for c in i.captions
         ]
-    tok = bert_tokenizer(texts)
-    root = tmp_path_factory.mktemp("volta")
-    out = {}
-    for name, layout in (("vilbert", rm.vilbert_layout()), ("lxmert", rm.lxmert_layout())):
-        torch.manual_seed(0)
-        rm.save_volta(root / name, rm.volta_config(layout, len(tok), FEATURES), tok)
-        out[name] = root / name
-    return out
+    layouts = {"vilbert": rm.vilbert_layout(), "lxmert": rm.lxmert_layout()}
+
+    def builder(layout: dict) -> Callable[[Path, list[str]], None]:
+        def build(folder: Path, texts: list[str]) -> None:
+            tok = bert_tokenizer(texts)
+            rm.save_volta(folder, rm.volta_config(layout, len(tok), FEATURES), tok)
+
+        return build
+
+    return {
+        name: tiny_model(f"volta-{name}-{FEATURES}", texts, builder(layout))
+        for name, layout in layouts.items()
+    }
 
 
 @pytest.mark.slow
@@ -69,29 +75,7 @@ def test_volta_models_fine_tune_and_start_from_bla_evals_scores(
     assert run["finetuned"]["active_passive_learning"]["setting"] == "DD"
     assert run["log"][0]["loss"] > 0
     # the "before" rows are bla-eval's scores of the same model on the same datapoints
-    ev = tmp_path / "eval"
-    argv = ["--model", models[name], "--data", built_dataset, "--output", ev, "--device", "cpu"]
-    argv += ["--tasks", *CONFIGS, "--limit", "2", "--regions", tsv]
-    assert bla_eval([str(a) for a in argv]) == 0
-    results = json.loads((ev / "results.json").read_text(encoding="utf-8"))
-    for config in CONFIGS:
-        before = run["zero_shot"][config]["all"]
-        task = results["tasks"][config]
-        assert before["n"] == task["n"] == 2
-        for view in ("binary", "ranking"):
-            for metric, value in before[view].items():
-                assert task[view][metric] == pytest.approx(value, abs=1e-9), (view, metric)
-    # and so is each score the fine-tuning starts from
-    from bla_eval.finetune.models import load_trainable
-    from bla_eval.finetune.train import read_rows, score_rows
-    from bla_eval.regions.source import open_regions
-
-    model = load_trainable(str(models[name]), torch.device("cpu"), regions=open_regions(str(tsv)))
-    rows = read_rows(model, str(built_dataset), CONFIGS[0], "test", 2)
-    records = [json.loads(line) for line in (ev / "scores.jsonl").read_text().splitlines()]
-    by_id = {r["id"]: r["scores"] for r in records if r["task"] == CONFIGS[0]}
-    for row, scores in zip(rows, score_rows(model, rows), strict=True):
-        assert scores == pytest.approx(by_id[row.id], abs=1e-6)
+    before_is_bla_evals(document, built_dataset, tmp_path / "eval", tsv)
     # the kept epoch is a VOLTA folder again: VOLTA's keys, heads kept, bla-eval scores it
     saved = torch.load(out / volta.WEIGHTS, weights_only=True)
     original = torch.load(models[name] / volta.WEIGHTS, weights_only=True)

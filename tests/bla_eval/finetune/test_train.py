@@ -1,6 +1,7 @@
 """bla-finetune on the real AP training pairs with tiny random-weight models: the loss is wired
 the right way round (training pairs become well above chance), the kept epoch is the best
-validation epoch, the checkpoint scores through bla-eval, errors are one line with exit 2."""
+validation epoch, the zero-shot rows are bla-eval's, the checkpoint scores through bla-eval,
+errors are one line with exit 2."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 from bla_eval.cli import main as bla_eval
 from bla_eval.finetune import FinetuneConfig, finetune
 from bla_eval.finetune.cli import main as bla_finetune
@@ -18,6 +18,8 @@ from bla_eval.testing.itm import build_blip_itm
 from bla_eval.testing.processors import word_tokenizer
 from bla_eval.testing.sizes import TINY_LAYERS
 
+from tests.bla_eval.commands import before_is_bla_evals
+
 LIMIT = 16  # validation / test datapoints scored per epoch (training uses all 100 pairs)
 
 
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
-def tiny_blip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_blip(built_dataset: Path, tiny_model) -> Path:
     """A BLIP ITM architecture with random weights and a word-level tokenizer of the release."""
     import pandas as pd
 
@@ -45,10 +47,11 @@ def tiny_blip(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> 
             for w in c.split()
         }
     )
-    out = tmp_path_factory.mktemp("tiny_blip") / "blip"
-    torch.manual_seed(0)
-    build_blip_itm(out, [], layers=TINY_LAYERS, tokenizer=word_tokenizer(words))
-    return out
+
+    def build(folder: Path, words: list[str]) -> None:
+        build_blip_itm(folder, [], layers=TINY_LAYERS, tokenizer=word_tokenizer(words))
+
+    return tiny_model("blip-itm-words", words, build)
 
 
 def check_run(document: dict, kind: str) -> None:
@@ -92,6 +95,7 @@ def test_itm_fine_tuning_learns_the_training_pairs(tiny_blip, built_dataset, tmp
     )
     document = finetune(config)
     check_run(document, "itm")
+    before_is_bla_evals(document, built_dataset, tmp_path / "before")
     assert (
         json.loads((out / "finetune.json").read_text(encoding="utf-8"))["runs"] == document["runs"]
     )
@@ -112,6 +116,7 @@ def test_contrastive_fine_tuning_learns_the_training_pairs(tiny_clip, built_data
     )
     document = finetune(config)
     check_run(document, "contrastive")
+    before_is_bla_evals(document, built_dataset, tmp_path / "before")
     scores_through_bla_eval(out, built_dataset, tmp_path / "eval", "contrastive")
 
 
@@ -182,11 +187,11 @@ def test_a_generative_model_or_a_full_output_folder_is_refused(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "model.gguf"]
 
 
-def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tmp_path):
-    build_open_clip(tmp_path / "oc", [])
+def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tiny_model, tmp_path):
+    model = tiny_model("open_clip", [], build_open_clip)
     out = tmp_path / "oc-ap"
     config = FinetuneConfig(
-        model=str(tmp_path / "oc"),
+        model=str(model),
         task="ap",
         output=str(out),
         data=str(built_dataset),
@@ -196,7 +201,9 @@ def test_open_clip_checkpoint_is_saved_in_open_clip_format(built_dataset, tmp_pa
         eval_tasks=("ap",),
         limit=2,
     )
-    assert finetune(config)["kind"] == "open_clip"
+    document = finetune(config)
+    assert document["kind"] == "open_clip"
+    before_is_bla_evals(document, built_dataset, tmp_path / "before")
     assert {p.name for p in out.iterdir()} == {
         OWNER_FILE,
         "finetune.json",

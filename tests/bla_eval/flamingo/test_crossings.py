@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from bla_eval.cli import main as bla_eval
 from bla_eval.protocols.templates import get_template
-from bla_eval.testing.architectures import build_cached
 
 from tests.bla_eval.commands import call, killed_mid_run
 
@@ -19,13 +18,12 @@ LIMIT = 12
 
 
 @pytest.fixture(scope="module")
-def folder(built_dataset: Path, tmp_path_factory) -> Path:
+def folder(built_dataset: Path, tiny_model) -> Path:
     from bla_eval.benchmarks.bla import load_bla
 
     points = [p for p in load_bla(str(built_dataset)) if p.task == "active_passive"][:2]
     texts = [c for p in points for c in p.captions] + [get_template().question] * 5
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
-    return build_cached("openflamingo", texts, root)
+    return tiny_model("openflamingo", texts)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import random
 from pathlib import Path
 
 import pytest
-import torch
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
 from bla_eval.items import decode_image
@@ -34,14 +33,13 @@ def learning_items(built_dataset: Path) -> dict[str, list]:
 
 
 @pytest.fixture(scope="module")
-def models(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def models(built_dataset: Path, tiny_model) -> dict[str, Path]:
     items = load_bla(str(built_dataset), limit=20)
     texts = [c for i in items for c in i.captions] + [AUTHORS.ask("x")] * 5
-    root = tmp_path_factory.mktemp("tiny_paper")
-    torch.manual_seed(0)
-    build_blip2_t5_generative(root / "blip2_t5", texts)
-    build_llava_chat(root / "llava", texts)
-    return {"blip2_t5": root / "blip2_t5", "llava": root / "llava"}
+    return {
+        "blip2_t5": tiny_model("blip2_t5", texts, build_blip2_t5_generative),
+        "llava": tiny_model("llava_chat", texts, build_llava_chat),
+    }
 
 
 # ----------------------------------------------------------------------------- prompt strings

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 from bla_eval.benchmarks.bla import load_bla
 from bla_eval.cli import main as bla_eval
 from bla_eval.protocols import get_protocol, get_template
@@ -18,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
-def generative(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def generative(built_dataset: Path, tiny_model) -> dict[str, Path]:
     items = load_bla(
         str(built_dataset),
         ("coordination_learning", "relative_clause_learning", "active_passive_learning"),
@@ -26,11 +25,10 @@ def generative(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) ->
     texts = [c for i in items for c in i.captions] + [
         get_template().question.format(sentence="x")
     ] * 5
-    root = tmp_path_factory.mktemp("tiny_generative")
-    torch.manual_seed(0)
-    build_blip2_generative(root / "blip2", texts)
-    build_llava_chat(root / "llava", texts)
-    return {"blip2": root / "blip2", "llava": root / "llava"}
+    return {
+        "blip2": tiny_model("blip2_generative", texts, build_blip2_generative),
+        "llava": tiny_model("llava_chat", texts, build_llava_chat),
+    }
 
 
 def run(model: Path, data: Path, out: Path, *extra: str) -> dict:

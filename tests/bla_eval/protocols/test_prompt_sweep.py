@@ -44,16 +44,12 @@ def test_the_papers_templates_give_the_papers_strings() -> None:
 
 
 @pytest.fixture(scope="module")
-def models(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def models(built_dataset: Path, tiny_model) -> dict[str, Path]:
     items = load_items(get_benchmark("bla"), str(built_dataset), ["active_passive"], "test", 3)
     texts = [c for i in items for c in i.captions]
     texts += [t.plain("x") for t in TEMPLATES.values()] * 5
-    root = tmp_path_factory.mktemp("tiny_llava")
-    torch.manual_seed(0)
-    build_llava_chat(root / "llava", texts)
-    build_blind_llava(root / "blind", texts)
-    build_llama_text(root / "llama", texts)
-    return {"llava": root / "llava", "blind": root / "blind", "llama": root / "llama"}
+    builders = {"llava": build_llava_chat, "blind": build_blind_llava, "llama": build_llama_text}
+    return {name: tiny_model(name, texts, build) for name, build in builders.items()}
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import pytest
 from bla_eval.benchmarks import get_benchmark, load_items
 from bla_eval.cli import main as bla_eval
 from bla_eval.regions.detector import BottomUpDetector
-from bla_eval.testing.architectures import build_cached
 from bla_eval.testing.butd import random_image
 from bla_eval.testing.processors import bert_tokenizer
 from bla_eval.testing.region_models import save_volta, vilbert_layout, volta_config
@@ -23,19 +22,20 @@ LIMIT = 2
 
 
 @pytest.fixture(scope="module")
-def detector_and_model(built_dataset: Path, tmp_path_factory) -> tuple[Path, Path]:
+def detector_and_model(built_dataset: Path, tiny_model) -> tuple[Path, Path]:
     """The tiny detector, and a tiny VOLTA ViLBERT reading features of the detector's size."""
     bench = get_benchmark("bla")
     items = load_items(bench, str(built_dataset), bench.task_names()[:1], "test", LIMIT)
     texts = [c for item in items for c in item.captions]
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
-    detector = build_cached("butd", texts, root)
+    detector = tiny_model("butd", texts)
     found = BottomUpDetector.from_pretrained(str(detector)).detect([random_image(0, 64, 80)])
     features = found[0].features.shape[1]
-    tok = bert_tokenizer(texts)
-    model = tmp_path_factory.mktemp("volta") / "ctrl_vilbert"
-    save_volta(model, volta_config(vilbert_layout(), len(tok), features=features), tok)
-    return detector, model
+
+    def build(folder: Path, texts: list[str]) -> None:
+        tok = bert_tokenizer(texts)
+        save_volta(folder, volta_config(vilbert_layout(), len(tok), features=features), tok)
+
+    return detector, tiny_model(f"ctrl_vilbert-{features}", texts, build)
 
 
 def test_a_detector_extracts_once_and_a_second_run_reads_the_store(

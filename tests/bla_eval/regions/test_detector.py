@@ -44,10 +44,9 @@ SMALL = {"min_size": 200, "max_size": 333}
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
+def tiny(tiny_model) -> Path:
     """The golden fixture's tiny detector: seed 0, the released layout at tiny sizes."""
-    torch.manual_seed(0)
-    return save_detector(tmp_path_factory.mktemp("butd") / "tiny", tiny_config())
+    return tiny_model("butd-golden", [], lambda folder, _: save_detector(folder, tiny_config()))
 
 
 def _digest(state: dict[str, torch.Tensor]) -> str:

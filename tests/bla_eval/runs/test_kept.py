@@ -282,20 +282,20 @@ CONDITIONS = ("--tasks", "ap", "--limit", "3", "--prompts", "bla,mme", "--contro
 
 
 @pytest.fixture(scope="module")
-def conditions_run(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+def conditions_run(
+    built_dataset: Path, tiny_model, tmp_path_factory: pytest.TempPathFactory
+) -> tuple:
     """(model, finished run, each datapoint's own image key) of a tiny blind LLaVA with a sweep
     of two templates and the shuffled control."""
-    import torch
     from bla_eval.benchmarks import get_benchmark, load_items
     from bla_eval.testing.generative import build_blind_llava
 
     items = load_items(get_benchmark("bla"), str(built_dataset), ["active_passive"], "test", 3)
-    root = tmp_path_factory.mktemp("kept_conditions")
-    torch.manual_seed(0)
-    build_blind_llava(root / "blind", [c for i in items for c in i.captions] + ["Question"] * 5)
-    run = root / "run"
-    assert bla_eval(eval_args(root / "blind", built_dataset, run, *CONDITIONS)) == 0
-    return root / "blind", run, {i.id: i.images[0].key for i in items}
+    texts = [c for i in items for c in i.captions] + ["Question"] * 5
+    blind = tiny_model("blind_llava", texts, build_blind_llava)
+    run = tmp_path_factory.mktemp("kept_conditions") / "run"
+    assert bla_eval(eval_args(blind, built_dataset, run, *CONDITIONS)) == 0
+    return blind, run, {i.id: i.images[0].key for i in items}
 
 
 def _lose_template(r: dict, own: str) -> dict:

@@ -47,14 +47,13 @@ def _resume_after(argv, root: Path, cuts: tuple[int, ...]) -> int:
 
 
 @pytest.fixture(scope="module")
-def tiny_text(built_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_text(built_dataset: Path, tiny_model) -> Path:
     """A tiny random Llama of the text kind, its tokenizer trained on the benchmark's sentences."""
     from bla_eval.benchmarks.bla import load_bla
     from bla_eval.testing.generative import build_llama_text
 
-    out = tmp_path_factory.mktemp("text") / "llama"
-    build_llama_text(out, [c for item in load_bla(str(built_dataset)) for c in item.captions])
-    return out
+    texts = [c for item in load_bla(str(built_dataset)) for c in item.captions]
+    return tiny_model("llama_text", texts, build_llama_text)
 
 
 def _text_argv(model: Path, data: Path, out: Path, *more: str) -> list[str]:

@@ -2,10 +2,10 @@
 region detector ``butd`` gives its 36 regions of each image).
 
 Each row is a tiny random-weight model of a real transformers architecture with its real model
-and processor classes, built once per transformers version and texts (``build_cached``, under
-``$BLA_CACHE_DIR``), and run by ``bla-eval`` at default settings on the real release's AP
-datapoints: finite scores that are not all equal, and the forward path of the row. The generative
-rows' fast path equals their plain path on real images, with and without demonstrations (float32,
+and processor classes, built once per transformers version and texts (the session's
+``tiny_model``), and run by ``bla-eval`` at default settings on the real release's AP datapoints:
+finite scores that are not all equal, and the forward path of the row. The generative rows' fast
+path equals their plain path on real images, with and without demonstrations (float32,
 within 1e-4). ``docs/models.md`` shows the same rows.
 """
 
@@ -21,7 +21,7 @@ import pytest
 from bla_eval.cli import main as bla_eval
 from bla_eval.items import decode_image
 from bla_eval.protocols import get_template
-from bla_eval.testing.architectures import ARCHITECTURES, REGIONS, build_cached
+from bla_eval.testing.architectures import ARCHITECTURES, REGIONS
 
 from tests.bla_eval.commands import call, eval_args, refused
 
@@ -46,9 +46,8 @@ def texts(ap_points) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def models(texts, tmp_path_factory) -> dict[str, Path]:
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
-    return {name: build_cached(name, texts, root) for name in ARCHITECTURES}
+def models(texts, tiny_model) -> dict[str, Path]:
+    return {name: tiny_model(name, texts) for name in ARCHITECTURES}
 
 
 def doc_row(name: str) -> list[str]:
@@ -188,7 +187,7 @@ def test_models_doc_lists_every_row_and_nothing_else():
 
 
 def test_a_prompt_longer_than_the_sliding_window_falls_back_to_the_plain_path(
-    texts, ap_points, tmp_path
+    texts, ap_points, tiny_model
 ):
     """Gemma 3 with a 16-token window: the cache would drop tokens, so the scorer says so and
     scores on the plain path, with the plain path's scores."""
@@ -196,8 +195,10 @@ def test_a_prompt_longer_than_the_sliding_window_falls_back_to_the_plain_path(
     from bla_eval.scorers.prefix_cache import PLAIN
     from bla_eval.testing.gemma import build_gemma3
 
-    build_gemma3(tmp_path, texts, sliding_window=16)
-    scorer = load_scorer(str(tmp_path), "generative", 3, LoadOptions(device="cpu"))
+    model = tiny_model(
+        "gemma3-window-16", texts, lambda f, t: build_gemma3(f, t, sliding_window=16)
+    )
+    scorer = load_scorer(str(model), "generative", 3, LoadOptions(device="cpu"))
     images = [decode_image(p, p.images[0]).resize((40, 30)) for p in ap_points]
     queries = [[Query(c) for c in p.captions] for p in ap_points]
     fell_back = scorer.score(images, queries)

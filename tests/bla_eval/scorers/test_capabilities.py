@@ -16,7 +16,6 @@ import pytest
 from bla_eval.scorers import LoadOptions, detect_kind, load_scorer, resolve
 from bla_eval.scorers.image_features import FeatureBinder, UnboundFeatures, feature_method
 from bla_eval.scorers.processor_inputs import model_inputs
-from bla_eval.testing.architectures import build_cached
 from PIL import Image
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -24,10 +23,9 @@ TEXTS = ["the woman feeds the man", "the man is fed by the woman", "Is the sente
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
+def built(tiny_model) -> dict[str, Path]:
     names = ("phi4_multimodal", "qwen2_5_omni", "video_llava", "minicpmv4_6", "vilt-itm")
-    return {name: build_cached(name, TEXTS, root) for name in names}
+    return {name: tiny_model(name, TEXTS) for name in names}
 
 
 def test_a_causal_lm_class_that_takes_images_is_generative_never_text(built):
@@ -94,11 +92,11 @@ def test_a_one_logit_retrieval_head_is_read_as_its_sigmoid(built):
     assert got == pytest.approx(logits[:, 0].sigmoid().tolist(), abs=1e-6)
 
 
-def test_sentences_past_the_text_towers_length_are_counted_and_announced(tmp_path, capsys):
+def test_sentences_past_the_text_towers_length_are_counted_and_announced(tiny_model, capsys):
     """OWL-ViT's 16 text positions: a longer sentence is cut, said once on stderr and counted in
     what results.json records (``protocol.truncated_sentences``)."""
     long = " ".join(["the woman feeds the man"] * 4)
-    folder = build_cached("owlvit", [*TEXTS, long], tmp_path)
+    folder = tiny_model("owlvit", [*TEXTS, long])
     scorer = load_scorer(str(folder), "contrastive", 2, LoadOptions(device="cpu"))
     image = scorer.prepare_image(Image.new("RGB", (40, 30), (90, 120, 150)))
     from bla_eval.scorers import Query
@@ -117,13 +115,13 @@ def test_sentences_past_the_text_towers_length_are_counted_and_announced(tmp_pat
         ("clipseg", "CLIPSegForImageSegmentation"),
     ],
 )
-def test_a_released_head_class_holding_a_dual_encoder_is_scored_as_one(name, declared, tmp_path):
+def test_a_released_head_class_holding_a_dual_encoder_is_scored_as_one(name, declared, tiny_model):
     """The class the released repos declare (a detector's output holds text and image
     embeddings): detected as the contrastive kind, loaded as its dual encoder, one image's
     sentences scored by cosine."""
     import json
 
-    folder = build_cached(name, TEXTS, tmp_path)
+    folder = tiny_model(name, TEXTS)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     assert config["architectures"] == [declared]
     assert detect_kind(str(folder)) == "contrastive"
@@ -135,13 +133,13 @@ def test_a_released_head_class_holding_a_dual_encoder_is_scored_as_one(name, dec
     assert len(scores[0]) == 2 and all(-1 <= s <= 1 for s in scores[0])
 
 
-def test_a_pair_models_contrastive_head_scores_by_its_own_embeddings(tmp_path):
+def test_a_pair_models_contrastive_head_scores_by_its_own_embeddings(tiny_model):
     """BridgeTower's contrastive model: the cosine of its own unit-norm text and image
     embeddings of each pair, not a probability."""
     import torch
     from bla_eval.scorers.registry import scorer_class
 
-    folder = build_cached("bridgetower-contrastive", TEXTS, tmp_path)
+    folder = tiny_model("bridgetower-contrastive", TEXTS)
     model = resolve(str(folder))
     assert model.kind == "itm" and not scorer_class("itm").probabilistic_for(model)
     scorer = load_scorer(str(folder), "itm", 2, LoadOptions(device="cpu"))

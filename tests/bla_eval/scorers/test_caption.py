@@ -21,7 +21,6 @@ from bla_eval.items import decode_image
 from bla_eval.protocols import get_template
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.scorers.prefix_cache import PLAIN, PREFIX_CACHE
-from bla_eval.testing.architectures import build_cached
 
 from bla_metric.likelihood import choose_alpha, pmi_rows, reversal_rate
 from tests.bla_eval.commands import call, eval_args, refused
@@ -38,11 +37,10 @@ def ap_points(built_dataset: Path) -> list:
 
 
 @pytest.fixture(scope="module")
-def models(ap_points, tmp_path_factory) -> dict[str, Path]:
+def models(ap_points, tiny_model) -> dict[str, Path]:
     """The matrix's models, built on the texts ``test_architectures`` builds them on."""
     texts = [c for p in ap_points for c in p.captions] + [get_template().question] * 5
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
-    return {name: build_cached(name, texts, root) for name in FAMILIES}
+    return {name: tiny_model(name, texts) for name in FAMILIES}
 
 
 def material(ap_points) -> tuple[list, list[list[Query]]]:

@@ -32,7 +32,7 @@ from bla_eval.protocols.templates import CAPTION_REQUEST
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.scorers.caption import BLANK
 from bla_eval.scorers.prefix_cache import PLAIN
-from bla_eval.testing.architectures import ARCHITECTURES, build_cached
+from bla_eval.testing.architectures import ARCHITECTURES
 from PIL import Image
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]
@@ -52,11 +52,10 @@ def ap_points(built_dataset: Path) -> list:
 
 
 @pytest.fixture(scope="module")
-def folders(ap_points, tmp_path_factory) -> dict[str, Path]:
+def folders(ap_points, tiny_model) -> dict[str, Path]:
     """The matrix's models, built on the texts ``test_architectures`` builds them on."""
     texts = [c for p in ap_points for c in p.captions] + [get_template().question] * 5
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
-    return {name: build_cached(name, texts, root) for name in ROWS}
+    return {name: tiny_model(name, texts) for name in ROWS}
 
 
 def conversation(sentence: str, image: bool) -> list[dict]:

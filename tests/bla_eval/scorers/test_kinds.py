@@ -53,12 +53,8 @@ def texts(built_dataset: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def models(texts, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("tiny_models")
-    torch.manual_seed(0)
-    for name, (build, _) in BUILDERS.items():
-        build(root / name, texts)
-    return {name: root / name for name in BUILDERS}
+def models(texts, tiny_model) -> dict[str, Path]:
+    return {name: tiny_model(name, texts, build) for name, (build, _) in BUILDERS.items()}
 
 
 @pytest.mark.parametrize("name", list(BUILDERS))
@@ -142,13 +138,12 @@ def test_generative_scores_are_normalised_yes_probabilities(models, built_datase
 
 
 @pytest.mark.slow
-def test_text_kind_scores_are_the_same_under_any_hash_seed(built_dataset, tmp_path):
+def test_text_kind_scores_are_the_same_under_any_hash_seed(built_dataset, tiny_model, tmp_path):
     """The text kind batches its sentences in one order whatever the set order: processes with
     different hash seeds write the same bytes (same thread count: one each). A tokenizer of the
     whole release's words makes equal-length sentences pad differently, so the order shows."""
-    model = tmp_path / "llama"
-    torch.manual_seed(0)
-    build_llama_text(model, [c for p in load_bla(str(built_dataset)) for c in p.captions])
+    texts = [c for p in load_bla(str(built_dataset)) for c in p.captions]
+    model = tiny_model("llama_text", texts, build_llama_text)
     procs = {}
     for seed in ("1", "2", "3"):  # at once: one thread each, so they do not share one
         out = tmp_path / f"seed-{seed}"

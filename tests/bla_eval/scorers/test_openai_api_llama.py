@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -33,6 +30,8 @@ from bla_eval.protocols.templates import NO_WORDS, YES_WORDS, single_token_ids
 from bla_eval.run import evaluate
 from bla_eval.runs import SCORES_FILE
 from bla_eval.scorers import LoadOptions, load_scorer
+
+from tests.servers import serving
 
 pytest.importorskip("llama_cpp", reason="llama.cpp's server comes with the api-test extra")
 pytestmark = pytest.mark.slow
@@ -47,26 +46,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory, free_port):
     log = tmp_path_factory.mktemp("llama") / "server.log"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", resolve_model("smollm2")]
     command += ["--host", "127.0.0.1", "--port", str(port), "--n_threads", "1"]
-    with log.open("w") as handle:
-        proc = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, f"the server exited: {log.read_text()[-2000:]}"
-            assert time.monotonic() < deadline, f"no server: {log.read_text()[-2000:]}"
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5).close()
-                break
-            except OSError:
-                time.sleep(0.5)
+    with serving(command, f"http://127.0.0.1:{port}/v1/models", log, 120):
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def local_p_yes(scorer, sentences: list[str]) -> tuple[list[float], int]:

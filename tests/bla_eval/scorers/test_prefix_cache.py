@@ -79,13 +79,9 @@ def material(release_dir: Path) -> list[tuple[Image.Image, list[str]]]:
 
 
 @pytest.fixture(scope="module")
-def models(material, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def models(material, tiny_model) -> dict[str, Path]:
     texts = [s for _, sentences in material for s in sentences] + [TEMPLATE.question] * 5
-    root = tmp_path_factory.mktemp("fast_models")
-    torch.manual_seed(0)
-    for name, build in BUILDERS.items():
-        build(root / name, texts)
-    return {name: root / name for name in BUILDERS}
+    return {name: tiny_model(name, texts, build) for name, build in BUILDERS.items()}
 
 
 def load(path: Path):
@@ -311,13 +307,17 @@ def test_each_second_counts_in_one_part(models, material):
     assert sum(fast.seconds.values()) <= wall, (fast.seconds, wall)
 
 
-def test_itm_runs_the_vision_tower_once_per_image(material, tmp_path):
+def test_itm_runs_the_vision_tower_once_per_image(material, tiny_model):
     """BLIP ITM: one vision-tower row per distinct image, however many sentences it has."""
     from bla_eval.scorers import LoadOptions, Query, load_scorer
 
     words = {w for _, sentences in material for s in sentences for w in s.split()}
-    build_blip_itm(tmp_path, [], tokenizer=word_tokenizer(sorted(words)))
-    scorer = load_scorer(str(tmp_path), "itm", 4, LoadOptions(device="cpu"))
+    model = tiny_model(
+        "blip_itm-words",
+        sorted(words),
+        lambda folder, words: build_blip_itm(folder, [], tokenizer=word_tokenizer(words)),
+    )
+    scorer = load_scorer(str(model), "itm", 4, LoadOptions(device="cpu"))
     seen = []
     hook = scorer.model.vision_model.register_forward_pre_hook(
         lambda module, args, kwargs: seen.append(kwargs["pixel_values"].shape[0]), with_kwargs=True

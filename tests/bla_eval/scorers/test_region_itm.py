@@ -24,7 +24,6 @@ from bla_eval.cli import main as bla_eval
 from bla_eval.regions.tsv import RegionTable
 from bla_eval.scorers import volta
 from bla_eval.scorers.resolve import resolve
-from bla_eval.testing.architectures import build_cached
 from bla_eval.testing.region_models import dataset_images, write_region_tsv
 
 from tests.bla_eval.commands import call, eval_args, killed_mid_run, refused, snapshot
@@ -37,13 +36,12 @@ LIMIT = 3
 
 
 @pytest.fixture(scope="module")
-def models(built_dataset: Path, tmp_path_factory) -> dict[str, Path]:
+def models(built_dataset: Path, tiny_model) -> dict[str, Path]:
     """The tiny rows, their tokenizers trained on the scored sentences."""
     bench = get_benchmark("bla")
     items = load_items(bench, str(built_dataset), bench.task_names(), "test", 10)
     texts = [c for item in items for c in item.captions]
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
-    return {name: build_cached(name, texts, root) for name in ROWS}
+    return {name: tiny_model(name, texts) for name in ROWS}
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from bla_eval.cli import main as bla_eval
 
 from tests.bla_eval.commands import call, eval_args
 from tests.harness_envs import REPO_ROOT, harness_python
+from tests.servers import started, stop, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -56,23 +57,21 @@ def release_sentences(built_dataset: Path) -> list[str]:
     return [c for p in load_bla(str(built_dataset)) for c in p.captions]
 
 
-# The two models are built once into ~/.cache/bla (``build_once``, keyed by their builder's source
+# The two models are built once for the sessions (``tiny_model``, keyed by their builder's source
 # and texts). Every engine here runs eagerly (``--enforce-eager``): vLLM's CPU default traces and
 # compiles the model with inductor at each start (~4 s of CPU more per start, from its cache).
 @pytest.fixture(scope="module")
-def tiny_llava(release_sentences: list[str]) -> Path:
-    from bla_eval.testing.architectures import build_once
+def tiny_llava(release_sentences: list[str], tiny_model) -> Path:
     from bla_eval.testing.generative import build_llava_vllm
 
-    return build_once("llava-vllm", build_llava_vllm, release_sentences)
+    return tiny_model("llava-vllm", release_sentences, build_llava_vllm)
 
 
 @pytest.fixture(scope="module")
-def tiny_llama(release_sentences: list[str]) -> Path:
-    from bla_eval.testing.architectures import build_once
+def tiny_llama(release_sentences: list[str], tiny_model) -> Path:
     from bla_eval.testing.generative import build_llama_vllm
 
-    return build_once("llama-vllm", build_llama_vllm, release_sentences)
+    return tiny_model("llama-vllm", release_sentences, build_llama_vllm)
 
 
 @pytest.fixture(scope="module")
@@ -101,76 +100,49 @@ def vllm(
     python = str(harness_python("vllm"))
     out = tmp_path_factory.mktemp("vllm")
     port = free_port()
-    server = subprocess.Popen(
-        [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_llava)]
-        + ["--served-model-name", SERVED, "--host", "127.0.0.1", "--port", str(port)]
-        + ["--dtype", "float32", "--max-model-len", "160", "--gpu-memory-utilization", "0.1"]
-        + ["--enforce-eager"],
-        env=vllm_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_llava)]
+    server += ["--served-model-name", SERVED, "--host", "127.0.0.1", "--port", str(port)]
+    server += ["--dtype", "float32", "--max-model-len", "160", "--gpu-memory-utilization", "0.1"]
+    server += ["--enforce-eager"]
     common = [python, "-m", "bla_eval", "--data", str(built_dataset), "--tasks", TASK]
     bad = {
         "architecture": [*common, "--model", str(unservable), "--kind", "vllm"],
         "kv-cache": [*common, "--model", str(tiny_llava), "--kind", "vllm"]
         + ["--gpu-memory-utilization", "0.01", "--enforce-eager"],
     }
-    procs = {
-        name: subprocess.Popen(
-            [*argv, "--limit", "1", "--output", str(out / name)],
+    log = out / "server.log"
+    with started(server, log, env=vllm_env()) as served:
+        procs = {
+            name: subprocess.Popen(
+                [*argv, "--limit", "1", "--output", str(out / name)],
+                env=vllm_env(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for name, argv in bad.items()
+        }
+        script = Path(__file__).with_name("vllm_runs.py")
+        runs = subprocess.Popen(
+            [python, str(script), str(tiny_llava), str(built_dataset), str(out), str(tiny_llama)],
             env=vllm_env(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for name, argv in bad.items()
-    }
-    script = Path(__file__).with_name("vllm_runs.py")
-    runs = subprocess.Popen(
-        [python, str(script), str(tiny_llava), str(built_dataset), str(out), str(tiny_llama)],
-        env=vllm_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        runs_err = runs.communicate(timeout=RUNS_TIMEOUT_S)[1]
-        assert runs.returncode == 0, runs_err[-4000:]
-        results = {
-            name: (p.wait(timeout=RUNS_TIMEOUT_S), p.stderr.read()) for name, p in procs.items()
-        }
-        url = f"http://127.0.0.1:{port}/v1"
-        wait_for_server(f"{url}/models", server)
-        summary = json.loads((out / "summary.json").read_text())
-        yield {"url": url, "summary": summary, "bad": results, "out": out}
-    finally:
-        for proc in (server, runs, *procs.values()):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-
-
-def wait_for_server(url: str, server: subprocess.Popen) -> None:
-    """Return once ``url`` answers; fail with the server's log if it stops or takes too long."""
-    import time
-    import urllib.request
-
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"vllm serve stopped:\n{server.stderr.read()[-4000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=5):
-                return
-        except OSError:
-            time.sleep(1)
-    raise AssertionError(f"vllm serve did not answer at {url} within {SERVER_START_S} s")
+            runs_err = runs.communicate(timeout=RUNS_TIMEOUT_S)[1]
+            assert runs.returncode == 0, runs_err[-4000:]
+            results = {
+                name: (p.wait(timeout=RUNS_TIMEOUT_S), p.stderr.read()) for name, p in procs.items()
+            }
+            url = f"http://127.0.0.1:{port}/v1"
+            wait_for(f"{url}/models", served, log, SERVER_START_S)
+            summary = json.loads((out / "summary.json").read_text())
+            yield {"url": url, "summary": summary, "bad": results, "out": out}
+        finally:
+            for proc in (runs, *procs.values()):
+                stop(proc)
 
 
 @pytest.fixture(scope="module")

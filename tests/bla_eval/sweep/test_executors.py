@@ -35,7 +35,7 @@ def valse_repo(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def plan(tiny_clip, built_dataset, valse_repo, tmp_path_factory) -> Path:
+def plan(tiny_clip, tiny_model, built_dataset, valse_repo, tmp_path_factory) -> Path:
     """The plan: the tiny CLIP, a two-layer CLIP and a two-layer SigLIP x BLA (AP) and VALSE
     (existence) x zero-shot and a shuffled-image control."""
     from bla_eval.benchmarks.bla import load_bla
@@ -43,15 +43,14 @@ def plan(tiny_clip, built_dataset, valse_repo, tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("models")
     texts = sorted({c for p in load_bla(str(built_dataset)) for c in p.captions})
-    build_clip(root / "clip2", texts)
-    build_siglip(root / "siglip", texts)
+    clip2, siglip = tiny_model("clip", texts, build_clip), tiny_model("siglip", texts, build_siglip)
     path = root / "plan.yaml"
     path.write_text(
         f"""
 models:
   - {{model: {tiny_clip}, name: tiny-clip}}
-  - {{model: {root / "clip2"}, name: clip2}}
-  - {{model: {root / "siglip"}, name: siglip}}
+  - {{model: {clip2}, name: clip2}}
+  - {{model: {siglip}, name: siglip}}
 benchmarks:
   - {{benchmark: bla, data: {built_dataset}, tasks: [ap]}}
   - {{benchmark: valse, data: {valse_repo}, tasks: [existence]}}

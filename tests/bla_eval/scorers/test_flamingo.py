@@ -16,7 +16,6 @@ from bla_eval.items import decode_image
 from bla_eval.protocols.templates import get_template
 from bla_eval.scorers import LoadOptions, Query, load_scorer
 from bla_eval.scorers.flamingo import generate
-from bla_eval.testing.architectures import build_cached
 
 from tests.bla_eval.commands import call, eval_args, refused
 
@@ -38,10 +37,9 @@ def ap_points(built_dataset: Path) -> list:
 
 
 @pytest.fixture(scope="module")
-def folder(ap_points, tmp_path_factory) -> Path:
+def folder(ap_points, tiny_model) -> Path:
     texts = [c for p in ap_points for c in p.captions] + [get_template().question] * 5
-    root = Path(tmp_path_factory.getbasetemp()).parent / "bla-tiny-models"
-    return build_cached("openflamingo", texts, root)
+    return tiny_model("openflamingo", texts)
 
 
 def test_the_authors_template_is_their_string_byte_for_byte() -> None:
