@@ -44,7 +44,8 @@ from bla_eval.testing.generative import build_blip2_generative
 from bla_space import evaluate_tab, explore_data, runner, views
 from bla_space import neighbours as neighbour_tab
 
-from bla_metric import formulas, neighbours
+from bla_metric import formulas
+from bla_metric.neighbours import valse as neighbours
 from bla_metric.tasks import Task, get_task, register_task, task_codes, unregister_task
 
 TOY_TASK = Task(

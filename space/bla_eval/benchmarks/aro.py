@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional, formulas, neighbours
+from bla_metric import formulas
+from bla_metric.neighbours import sugarcrepe as compositional
+from bla_metric.neighbours import valse as neighbours
 
 from ..items import Item
 from . import Benchmark, build_required

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional, formulas
-from bla_metric.compositional_references import compositional_reference_rows
+from bla_metric import formulas
+from bla_metric.neighbours import sugarcrepe as compositional
+from bla_metric.neighbours.sugarcrepe_mmvp_references import compositional_reference_rows
 from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split

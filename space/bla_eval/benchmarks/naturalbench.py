@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import compositional
+from bla_metric.neighbours import sugarcrepe as compositional
 from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split

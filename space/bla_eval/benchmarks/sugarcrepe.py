@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional, neighbours
-from bla_metric.compositional_references import compositional_reference_rows
+from bla_metric.neighbours import sugarcrepe as compositional
+from bla_metric.neighbours import valse as neighbours
+from bla_metric.neighbours.sugarcrepe_mmvp_references import compositional_reference_rows
 
 from ..items import Item
 from . import Benchmark, build_required

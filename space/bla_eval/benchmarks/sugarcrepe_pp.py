@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional
+from bla_metric.neighbours import sugarcrepe as compositional
 
 from ..items import Item
 from . import TEXT_SIMILARITIES, Benchmark, build_required

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import hub_ids, neighbours
-from bla_metric.neighbour_references import VALSE_INSTRUMENTS, neighbour_reference_rows
+from bla_metric import hub_ids
+from bla_metric.neighbours import valse as neighbours
+from bla_metric.neighbours.references import VALSE_INSTRUMENTS, neighbour_reference_rows
 from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import formulas, hub_ids, neighbours
-from bla_metric.neighbour_references import neighbour_reference_rows
+from bla_metric import formulas, hub_ids
+from bla_metric.neighbours import valse as neighbours
+from bla_metric.neighbours.references import neighbour_reference_rows
 
 from ..items import Item
 from . import Benchmark

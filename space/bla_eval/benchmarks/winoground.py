@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import hub_ids, neighbours
-from bla_metric.neighbour_references import (
+from bla_metric import hub_ids
+from bla_metric.neighbours import valse as neighbours
+from bla_metric.neighbours.references import (
     WINOGROUND_CHANCE,
     WINOGROUND_CONFIG,
     neighbour_reference_rows,

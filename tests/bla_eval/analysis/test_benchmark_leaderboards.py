@@ -19,7 +19,8 @@ from bla_eval.benchmarks import get_benchmark, register_benchmark, unregister_be
 from bla_eval.conditions import results_fields
 from statsmodels.stats.proportion import proportion_confint
 
-from bla_metric import formulas, neighbours
+from bla_metric import formulas
+from bla_metric.neighbours import valse as neighbours
 
 from ..commands import refused
 

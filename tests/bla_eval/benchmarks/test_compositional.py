@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from bla_metric import compositional
+from bla_metric.neighbours import sugarcrepe as compositional
 from tests.bla_eval.benchmarks.runs import records_by_task, run_bla_eval, strictly_above
 
 pytestmark = pytest.mark.usefixtures("one_thread")

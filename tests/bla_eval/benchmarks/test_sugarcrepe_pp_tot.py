@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bla_metric import compositional
+from bla_metric.neighbours import sugarcrepe as compositional
 from tests.bla_eval.benchmarks.runs import records_by_task, run_bla_eval
 from tests.bla_eval.commands import refused
 

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric.neighbours import pair_outcomes, pairwise_accuracy, winoground_outcomes
+from bla_metric.neighbours.valse import pair_outcomes, pairwise_accuracy, winoground_outcomes
 
 SUGARCREPE_SUBSETS: dict[str, str] = {
     "replace_obj": "Replace object",

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .datafile import DATA, Entry, read
+from ..datafile import DATA, Entry, read
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-FILE = DATA / "neighbour_references.yaml"
+FILE = DATA / "neighbours_valse_vl_checklist_winoground.yaml"
 """The published numbers of the three benchmarks, and the kinds of their models."""
 
 

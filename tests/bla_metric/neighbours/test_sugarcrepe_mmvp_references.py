@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bla_metric.compositional import MMVP_PATTERNS, SUGARCREPE_SUBSETS
-from bla_metric.compositional_references import (
+from bla_metric.neighbours.sugarcrepe import MMVP_PATTERNS, SUGARCREPE_SUBSETS
+from bla_metric.neighbours.sugarcrepe_mmvp_references import (
     MMVP_PER_PATTERN,
     compositional_reference_rows,
 )

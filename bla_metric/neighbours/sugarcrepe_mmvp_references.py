@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .compositional import MMVP_PATTERNS, SUGARCREPE_SUBSETS
-from .datafile import DATA, Entry, read
+from ..datafile import DATA, Entry, read
+from .sugarcrepe import MMVP_PATTERNS, SUGARCREPE_SUBSETS
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-FILE = DATA / "compositional_references.yaml"
+FILE = DATA / "neighbours_sugarcrepe_mmvp_vlm.yaml"
 """The published numbers of SugarCrepe and MMVP-VLM, and the kinds of their models."""
 MMVP_CONFIG = "mmvp_vlm"
 """The one config of the MMVP-VLM dataset repo."""

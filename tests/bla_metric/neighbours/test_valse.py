@@ -7,11 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-from bla_metric.neighbour_references import (
+from bla_metric.neighbours.references import (
     VALSE_INSTRUMENTS,
     neighbour_reference_rows,
 )
-from bla_metric.neighbours import (
+from bla_metric.neighbours.valse import (
     VL_CHECKLIST_CORPUS,
     VL_CHECKLIST_LEAVES,
     auroc,
