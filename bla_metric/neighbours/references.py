@@ -1,14 +1,18 @@
-"""Published numbers of VALSE, VL-CheckList and Winoground, read from
-``bla_metric/data/neighbour_references.yaml``.
+"""Published numbers of the neighbouring benchmarks, read from two data files of
+``bla_metric/data/``: ``neighbours_valse_vl_checklist_winoground.yaml`` and
+``neighbours_sugarcrepe_mmvp_vlm.yaml``.
 
 Rows have the shape of :mod:`bla_metric.references`: ``{"model", "source", "benchmark", "task",
 "kind", <metric>: fraction}`` (the papers print percentages). ``task`` is a config name of our
-dataset repos (the VALSE instrument file, the VL-CheckList taxonomy leaf), ``"all"`` for a
-paper's average, or a VL-CheckList category (``Object``...). Metric names are those of
-:mod:`bla_metric.neighbours`. Sources:
+dataset repos (the VALSE instrument file, the VL-CheckList taxonomy leaf, a SugarCrepe subset,
+``mmvp_vlm``), ``"all"`` for a paper's average, or a VL-CheckList category (``Object``...). Metric
+names are those of the metric modules of :mod:`bla_metric.neighbours` and of the benchmark specs.
+Sources:
 - VALSE: Parcalabescu et al., ACL 2022, Table 2 (zero-shot; CLIP and GPT are ranked only).
 - VL-CheckList: Zhao et al., 2022 (arXiv 2207.00221), Tables 2-5 (ITM heads; CLIP cosine).
 - Winoground: Thrush et al., CVPR 2022, Table 3.
+- SugarCrepe: Hsieh et al., NeurIPS 2023 D&B, the evaluation table (RAIVNLab/sugar-crepe).
+- MMVP-VLM: Tong et al., CVPR 2024, the MMVP-VLM table (tsb0601/MMVP), per visual pattern.
 """
 
 from __future__ import annotations
@@ -18,17 +22,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..datafile import DATA, Entry, read
+from .mmvp_vlm import MMVP_PATTERNS
+from .sugarcrepe import SUGARCREPE_SUBSETS
+from .winoground import WINOGROUND_METRICS
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-FILE = DATA / "neighbours_valse_vl_checklist_winoground.yaml"
-"""The published numbers of the three benchmarks, and the kinds of their models."""
+VALSE_VLC_WINOGROUND_FILE = DATA / "neighbours_valse_vl_checklist_winoground.yaml"
+"""The published numbers of VALSE, VL-CheckList and Winoground, and the kinds of their models."""
+SUGARCREPE_MMVP_FILE = DATA / "neighbours_sugarcrepe_mmvp_vlm.yaml"
+"""The published numbers of SugarCrepe and MMVP-VLM, and the kinds of their models."""
 
 
 @dataclass(frozen=True)
-class NeighbourData:
-    """The content of ``neighbour_references.yaml``, checked (values in percent)."""
+class ValseVlcWinogroundData:
+    """The content of ``neighbours_valse_vl_checklist_winoground.yaml``, checked (values in
+    percent)."""
 
     valse_source: str
     valse_instruments: dict[str, str]
@@ -45,8 +55,11 @@ class NeighbourData:
     kinds: dict[str, str]
 
 
-def read_neighbours(path: Path | Traversable = FILE) -> NeighbourData:
-    """Read and check ``neighbour_references.yaml`` (ValueError naming the file and the entry)."""
+def read_valse_vlc_winoground(
+    path: Path | Traversable = VALSE_VLC_WINOGROUND_FILE,
+) -> ValseVlcWinogroundData:
+    """Read and check ``neighbours_valse_vl_checklist_winoground.yaml`` (ValueError naming the file
+    and the entry)."""
     top = read(path)
     top.mapping(("valse", "vl_checklist", "winoground", "kinds"))
     valse = top["valse"]
@@ -58,7 +71,7 @@ def read_neighbours(path: Path | Traversable = FILE) -> NeighbourData:
     winoground.mapping(("source", "metrics", "percent"))
     if winoground["metrics"].texts() != WINOGROUND_METRICS:
         raise winoground["metrics"].error(f"expected {list(WINOGROUND_METRICS)}")
-    return NeighbourData(
+    return ValseVlcWinogroundData(
         valse_source=valse["source"].text(),
         valse_instruments=instruments,
         valse_validated=_validated(valse["validated"], instruments),
@@ -101,29 +114,28 @@ def _vl_checklist(entry: Entry) -> dict[str, tuple[tuple[float, ...], ...]]:
     }
 
 
-WINOGROUND_METRICS = ("text_score", "image_score", "group_score")
 VL_CHECKLIST_AVERAGES = ("Object", "Attribute", "Relation", "all")
 """The averages of VL-CheckList's Table 2 (categories and overall), as rows' ``task``."""
 
-_DATA = read_neighbours()
+_VALSE_VLC_WINOGROUND = read_valse_vlc_winoground()
 
-VALSE_TABLE2 = _DATA.valse_source
-VL_CHECKLIST_TABLES = _DATA.vl_checklist_source
-WINOGROUND_TABLE3 = _DATA.winoground_source
+VALSE_TABLE2 = _VALSE_VLC_WINOGROUND.valse_source
+VL_CHECKLIST_TABLES = _VALSE_VLC_WINOGROUND.vl_checklist_source
+WINOGROUND_TABLE3 = _VALSE_VLC_WINOGROUND.winoground_source
 
-VALSE_INSTRUMENTS: dict[str, str] = _DATA.valse_instruments
+VALSE_INSTRUMENTS: dict[str, str] = _VALSE_VLC_WINOGROUND.valse_instruments
 """Config (instrument file ``<name>.json`` with ``-`` -> ``_``) -> title, in Table 2's column
 order. ``counting-hard.json`` is the paper's "balanced" counting; ``coreference-hard.json`` its
 "clean" coreference set (VisDial validation split)."""
 
-VALSE_VALIDATED: dict[str, int] = _DATA.valse_validated
+VALSE_VALIDATED: dict[str, int] = _VALSE_VLC_WINOGROUND.valse_validated
 """Instances per instrument after manual validation (paper §3-§4, App. A.7): the items with at
 least two of three annotators choosing the caption but not the foil (``mturk.caption >= 2``)."""
 
-_VALSE = _DATA.valse
-_VLC_LEAVES = _DATA.vl_checklist_leaves
-_VLC = _DATA.vl_checklist
-_WINOGROUND = _DATA.winoground
+_VALSE = _VALSE_VLC_WINOGROUND.valse
+_VLC_LEAVES = _VALSE_VLC_WINOGROUND.vl_checklist_leaves
+_VLC = _VALSE_VLC_WINOGROUND.vl_checklist
+_WINOGROUND = _VALSE_VLC_WINOGROUND.winoground
 
 WINOGROUND_CONFIG = "winoground"
 """The one config of the Winoground dataset repo (400 examples, split ``test``)."""
@@ -192,25 +204,126 @@ def _winoground_rows() -> list[dict]:
     ]
 
 
-KINDS: dict[str, str] = _DATA.kinds
-"""Model kind of the published models, in the engine's names; every other one is an ITM head."""
+VALSE_VLC_WINOGROUND_KINDS: dict[str, str] = _VALSE_VLC_WINOGROUND.kinds
+"""Model kind of the published models of VALSE, VL-CheckList and Winoground, in the engine's
+names; every other one is an ITM head."""
 
 
 def _with_kind(row: dict) -> dict:
-    return {**row, "kind": KINDS.get(row["model"], "itm")}
+    return {**row, "kind": VALSE_VLC_WINOGROUND_KINDS.get(row["model"], "itm")}
 
 
-REFERENCE_ROWS: list[dict] = [
+_VALSE_VLC_WINOGROUND_ROWS: list[dict] = [
     _with_kind(r)
     for r in (*_valse_rows(), *_vl_checklist_rows(), *_winoground_rows())
     if r["model"] != "Random Chance"
 ]
-"""Every published row; Winoground's "Random Chance" row is :data:`WINOGROUND_CHANCE`."""
 
 
-def neighbour_reference_rows(benchmark: str, task: str | None = None) -> list[dict]:
-    """Published rows of ``benchmark`` (``valse``, ``vl-checklist``, ``winoground``), of one
-    ``task`` when given (a config name, or ``"all"`` for the papers' averages)."""
+MMVP_CONFIG = "mmvp_vlm"
+"""The one config of the MMVP-VLM dataset repo."""
+AVERAGE_TOLERANCE = 0.1
+"""How far (in points) MMVP-VLM's printed average may be from the mean of its nine printed
+patterns: each pattern is rounded to 0.1, so their mean is off by at most 0.05, plus the average's
+own rounding."""
+
+
+@dataclass(frozen=True)
+class SugarcrepeMmvpData:
+    """The content of ``neighbours_sugarcrepe_mmvp_vlm.yaml``, checked (values in percent)."""
+
+    sugarcrepe_source: str
+    sugarcrepe: dict[str, tuple[float, ...]]
+    """model -> one value per subset (``SUGARCREPE_SUBSETS``' order)."""
+    mmvp_source: str
+    mmvp: dict[str, tuple[float, ...]]
+    """model -> one value per visual pattern (``MMVP_PATTERNS``' order), then the average."""
+    kinds: dict[str, str]
+
+
+def read_sugarcrepe_mmvp(path: Path | Traversable = SUGARCREPE_MMVP_FILE) -> SugarcrepeMmvpData:
+    """Read and check ``neighbours_sugarcrepe_mmvp_vlm.yaml`` (ValueError naming the file and the
+    entry)."""
+    top = read(path)
+    top.mapping(("sugarcrepe", "mmvp_vlm", "kinds"))
+    sugarcrepe = top["sugarcrepe"]
+    sugarcrepe.mapping(("source", "subsets", "percent"))
+    if sugarcrepe["subsets"].texts() != tuple(SUGARCREPE_SUBSETS):
+        raise sugarcrepe["subsets"].error(f"expected {list(SUGARCREPE_SUBSETS)}")
+    mmvp = top["mmvp_vlm"]
+    mmvp.mapping(("source", "percent"))
+    return SugarcrepeMmvpData(
+        sugarcrepe_source=sugarcrepe["source"].text(),
+        sugarcrepe=_rows(sugarcrepe["percent"], len(SUGARCREPE_SUBSETS)),
+        mmvp_source=mmvp["source"].text(),
+        mmvp={name: _mmvp_row(entry) for name, entry in mmvp["percent"].mapping().items()},
+        kinds={model: entry.text() for model, entry in top["kinds"].mapping().items()},
+    )
+
+
+def _mmvp_row(entry: Entry) -> tuple[float, ...]:
+    """The nine patterns and the average of one model, the average checked against their mean."""
+    values = entry.numbers(len(MMVP_PATTERNS) + 1, 0.0, 100.0)
+    mean = sum(values[:-1]) / len(MMVP_PATTERNS)
+    if abs(mean - values[-1]) > AVERAGE_TOLERANCE:
+        raise entry.error(f"the average {values[-1]} is not the patterns' mean {mean:.2f}")
+    return values
+
+
+_SUGARCREPE_MMVP = read_sugarcrepe_mmvp()
+
+SUGARCREPE_MMVP_KINDS: dict[str, str] = _SUGARCREPE_MMVP.kinds
+"""Model kind of the published models of SugarCrepe and MMVP-VLM, in the engine's names; every
+other one is contrastive."""
+
+
+def _row(benchmark: str, source: str, model: str, task: str, metric: str, value: float) -> dict:
+    return {
+        "model": model,
+        "source": source,
+        "benchmark": benchmark,
+        "task": task,
+        "kind": SUGARCREPE_MMVP_KINDS.get(model, "contrastive"),
+        metric: round(value / 100, 6),
+    }
+
+
+_SUGARCREPE_MMVP_ROWS: list[dict] = [
+    *(
+        _row("sugarcrepe", _SUGARCREPE_MMVP.sugarcrepe_source, model, subset, "accuracy", value)
+        for model, values in _SUGARCREPE_MMVP.sugarcrepe.items()
+        for subset, value in zip(SUGARCREPE_SUBSETS, values, strict=True)
+    ),
+    *(
+        _row(
+            "mmvp-vlm",
+            _SUGARCREPE_MMVP.mmvp_source,
+            model,
+            MMVP_CONFIG,
+            "pair_accuracy",
+            values[-1],
+        )
+        for model, values in _SUGARCREPE_MMVP.mmvp.items()
+    ),
+]
+
+MMVP_PER_PATTERN: dict[str, dict[str, float]] = {
+    model: {p: round(v / 100, 6) for p, v in zip(MMVP_PATTERNS, values[:-1], strict=True)}
+    for model, values in _SUGARCREPE_MMVP.mmvp.items()
+}
+"""Model -> visual pattern -> published pair accuracy (fraction), as ``summarise``'s
+``per_pattern``."""
+
+
+REFERENCE_ROWS: list[dict] = [*_VALSE_VLC_WINOGROUND_ROWS, *_SUGARCREPE_MMVP_ROWS]
+"""Every published row; Winoground's "Random Chance" row is :data:`WINOGROUND_CHANCE`, MMVP-VLM's
+row the printed average over the patterns (:data:`MMVP_PER_PATTERN` each pattern)."""
+
+
+def reference_rows(benchmark: str, task: str | None = None) -> list[dict]:
+    """Published rows of ``benchmark`` (``valse``, ``vl-checklist``, ``winoground``,
+    ``sugarcrepe``, ``mmvp-vlm``), of one ``task`` when given (a config name, or ``"all"`` for
+    the papers' averages)."""
     return [
         dict(r)
         for r in REFERENCE_ROWS

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from bla_metric.neighbours.valse import (
+from bla_metric.neighbours.vl_checklist import (
     VL_CHECKLIST_CORPUS,
     VL_CHECKLIST_LEAVES,
     vl_checklist_rollup,

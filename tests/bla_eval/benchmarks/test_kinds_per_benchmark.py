@@ -168,7 +168,7 @@ def _answers(records: list[dict], words: tuple[str, str]) -> dict[str, float]:
 
 
 def test_naturalbench_reads_multiple_choice_answers_as_upstream() -> None:
-    from bla_metric.neighbours import sugarcrepe as c
+    from bla_metric.neighbours import naturalbench as c
 
     assert c.naturalbench_answer("B.", "multiple_choice") == 0
     assert c.naturalbench_answer("(A) the dog", "multiple_choice") == 1

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from bla_metric.neighbours.sugarcrepe import MMVP_PATTERNS, SUGARCREPE_SUBSETS
-from bla_metric.neighbours.sugarcrepe_mmvp_references import (
-    MMVP_PER_PATTERN,
-    compositional_reference_rows,
-)
+from bla_metric.neighbours.mmvp_vlm import MMVP_PATTERNS
+from bla_metric.neighbours.references import MMVP_PER_PATTERN, reference_rows
+from bla_metric.neighbours.sugarcrepe import SUGARCREPE_SUBSETS
 
 
 def test_sugarcrepe_rows_are_one_per_model_and_subset_with_their_kinds():
-    rows = compositional_reference_rows("sugarcrepe")
+    rows = reference_rows("sugarcrepe")
     models = {r["model"] for r in rows}
     assert len(models) == 20 and len(rows) == 20 * len(SUGARCREPE_SUBSETS)
-    cell = compositional_reference_rows("sugarcrepe", "swap_obj")
+    cell = reference_rows("sugarcrepe", "swap_obj")
     by_model = {r["model"]: r for r in cell}
     assert by_model["OpenAI ViT-B-32"]["accuracy"] == pytest.approx(0.6138)
     assert by_model["DataComp xlarge ViT-L-14"]["accuracy"] == pytest.approx(0.6504)
@@ -26,7 +24,7 @@ def test_sugarcrepe_rows_are_one_per_model_and_subset_with_their_kinds():
 
 
 def test_mmvp_rows_give_the_printed_average_and_the_patterns_apart():
-    rows = {r["model"]: r for r in compositional_reference_rows("mmvp-vlm")}
+    rows = {r["model"]: r for r in reference_rows("mmvp-vlm")}
     assert len(rows) == 10 and {r["task"] for r in rows.values()} == {"mmvp_vlm"}
     assert rows["OpenAI ViT-L-14 (224px)"]["pair_accuracy"] == pytest.approx(0.193)
     patterns = MMVP_PER_PATTERN["DFN ViT-H-14 (224px)"]

@@ -7,22 +7,17 @@ import itertools
 import numpy as np
 import pytest
 
-from bla_metric.neighbours.references import (
-    VALSE_INSTRUMENTS,
-    neighbour_reference_rows,
-)
-from bla_metric.neighbours.valse import (
+from bla_metric.neighbours.pairwise import pairwise_accuracy
+from bla_metric.neighbours.references import VALSE_INSTRUMENTS, reference_rows
+from bla_metric.neighbours.valse import auroc, valse_metrics
+from bla_metric.neighbours.vl_checklist import (
     VL_CHECKLIST_CORPUS,
     VL_CHECKLIST_LEAVES,
-    auroc,
     corpus_source,
-    pairwise_accuracy,
-    valse_metrics,
     vl_checklist_leaf,
     vl_checklist_rollup,
-    winoground_metrics,
-    winoground_outcomes,
 )
+from bla_metric.neighbours.winoground import winoground_metrics, winoground_outcomes
 
 CF = [1, 0]  # caption, foil
 
@@ -117,9 +112,7 @@ def test_leaf_averages_files_then_sources():
 
 def test_rollup_matches_paper_clip_object_and_overall():
     clip = {
-        r["task"]: r["accuracy"]
-        for r in neighbour_reference_rows("vl-checklist")
-        if r["model"] == "CLIP"
+        r["task"]: r["accuracy"] for r in reference_rows("vl-checklist") if r["model"] == "CLIP"
     }
     leaves = {k: v for k, v in clip.items() if k in VL_CHECKLIST_LEAVES}
     rollup = vl_checklist_rollup(leaves)
@@ -210,14 +203,14 @@ def test_winoground_bad_input():
 
 def test_reference_rows_are_fractions_with_sources():
     for benchmark in ("valse", "vl-checklist", "winoground"):
-        rows = neighbour_reference_rows(benchmark)
+        rows = reference_rows(benchmark)
         assert rows
         for row in rows:
             assert row["source"] and row["model"]
             for key, value in row.items():
                 if isinstance(value, float):
                     assert 0.0 <= value <= 1.0, (row, key)
-    clip = [r for r in neighbour_reference_rows("valse", "existence") if r["model"] == "CLIP"]
+    clip = [r for r in reference_rows("valse", "existence") if r["model"] == "CLIP"]
     assert clip == [
         {
             "model": "CLIP",
@@ -228,12 +221,12 @@ def test_reference_rows_are_fractions_with_sources():
             "acc_r": 0.669,
         }
     ]
-    assert len({r["task"] for r in neighbour_reference_rows("valse")}) == len(VALSE_INSTRUMENTS) + 1
-    kinds = {r["model"]: r["kind"] for r in neighbour_reference_rows("valse")}
+    assert len({r["task"] for r in reference_rows("valse")}) == len(VALSE_INSTRUMENTS) + 1
+    kinds = {r["model"]: r["kind"] for r in reference_rows("valse")}
     assert (kinds["LXMERT"], kinds["ViLBERT"], kinds["CLIP"]) == ("region-itm",) * 2 + (
         "contrastive",
     )
-    vl_checklist = {r["model"]: r["kind"] for r in neighbour_reference_rows("vl-checklist")}
+    vl_checklist = {r["model"]: r["kind"] for r in reference_rows("vl-checklist")}
     assert (vl_checklist["UNITER"], vl_checklist["ViLT"]) == ("region-itm", "itm")
-    wino = [r for r in neighbour_reference_rows("winoground") if r["model"] == "CLIP (ViT-B/32)"]
+    wino = [r for r in reference_rows("winoground") if r["model"] == "CLIP (ViT-B/32)"]
     assert wino[0]["text_score"] == 0.3075 and wino[0]["group_score"] == 0.08
