@@ -1,5 +1,5 @@
 """ARO as a benchmark spec: VG-Relation, VG-Attribution, COCO-Order and Flickr30k-Order, macro
-accuracy from ``bla_metric.compositional``.
+accuracy from ``bla_metric.neighbours.aro``.
 
 Reads the dataset repo of ``python -m builders aro``: one image per item (the VG tasks' cropped
 to the box), ``captions`` = the true caption first, then the false ones ([true, false]; the
@@ -35,7 +35,7 @@ CHANCE = {"macro_accuracy": 0.5, "accuracy": 0.5}
 
 
 def resolve_task(name: str) -> str:
-    """A task of :data:`bla_metric.compositional.ARO_TASKS` (also ``VG-Relation``,
+    """A task of :data:`bla_metric.neighbours.aro.ARO_TASKS` (also ``VG-Relation``,
     ``coco-order``...)."""
     config = name.lower().replace("-", "_")
     if config not in aro.ARO_TASKS:

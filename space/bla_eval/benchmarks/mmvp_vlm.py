@@ -1,5 +1,5 @@
 """MMVP-VLM as a benchmark spec: pairs of CLIP-blind images, pair accuracy per visual pattern
-from ``bla_metric.compositional``.
+from ``bla_metric.neighbours.mmvp_vlm``.
 
 Reads the dataset repo of ``python -m builders mmvp-vlm``: two images and two statements per
 item, statement ``k`` true of image ``k``; each statement is asked as upstream asks it, ``a photo
@@ -92,7 +92,7 @@ def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tup
 
 def reference_rows(view: str) -> list[dict[str, Any]]:
     """The paper's MMVP-VLM table (ten CLIP models; per pattern in
-    ``bla_metric.compositional_references.MMVP_PER_PATTERN``)."""
+    ``bla_metric.neighbours.references.MMVP_PER_PATTERN``)."""
     return references.reference_rows("mmvp-vlm") if view == "pairs" else []
 
 

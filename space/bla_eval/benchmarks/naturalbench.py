@@ -1,5 +1,5 @@
 """NaturalBench as a benchmark spec: two images x two questions with opposite answers; question,
-image and group accuracy from ``bla_metric.compositional``.
+image and group accuracy from ``bla_metric.neighbours.naturalbench``.
 
 Reads the dataset repo of ``python -m builders naturalbench``: config ``yes_no`` (the default
 task) and ``multiple_choice`` (``--tasks multiple_choice``). Each item's captions are its two

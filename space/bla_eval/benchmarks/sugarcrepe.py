@@ -1,5 +1,5 @@
 """SugarCrepe as a benchmark spec: one task per subset, image-to-text accuracy from
-``bla_metric.compositional``.
+``bla_metric.neighbours.sugarcrepe``.
 
 Reads the dataset repo of ``python -m builders sugarcrepe``: one COCO image per item, ``captions`` =
 [positive, negative], ``labels`` = [1, 0]. An item is right when the positive caption scores

@@ -1,5 +1,5 @@
 """SugarCrepe++ as a benchmark spec: one task per subset, ITT and TOT from
-``bla_metric.compositional``.
+``bla_metric.neighbours.sugarcrepe``.
 
 Reads the dataset repo of ``python -m builders sugarcrepe-pp``: one COCO image per item,
 ``captions`` = [positive, second positive, negative], ``labels`` = [1, 1, 0].

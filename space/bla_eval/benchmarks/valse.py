@@ -1,4 +1,5 @@
-"""VALSE as a benchmark spec: one task per instrument, metrics from ``bla_metric.neighbours``.
+"""VALSE as a benchmark spec: one task per instrument, metrics from
+``bla_metric.neighbours.valse``.
 
 Reads the dataset repo of ``python -m builders valse``: one image per item, ``captions`` =
 [caption, foil], ``labels`` = [1, 0]. Also holds the item reader that VL-CheckList shares.

@@ -1,5 +1,5 @@
 """VL-CheckList as a benchmark spec: one task per taxonomy leaf, metrics from
-``bla_metric.neighbours``.
+``bla_metric.neighbours.vl_checklist``.
 
 Reads the dataset repo of ``python -m builders vl-checklist``: one image per item, ``captions`` =
 [POS, NEG], ``labels`` = [1, 0]; the item id is ``<corpus>-<index>`` (the upstream annotation file
@@ -74,7 +74,7 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
 
 def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tuple[str, dict]:
     """Per item, the values whose means are the leaf's accuracy (upstream averaging:
-    :func:`bla_metric.neighbours.vl_checklist_item_values`) and its pooled accuracy."""
+    :func:`bla_metric.neighbours.vl_checklist.vl_checklist_item_values`) and its pooled accuracy."""
     scores = [r["scores"] for r in records]
     labels = [r["labels"] for r in records]
     corpora = [corpus_of(r["id"]) for r in records]

@@ -1,5 +1,5 @@
 """Winoground as a benchmark spec: two images x two captions per item, text / image / group score
-from ``bla_metric.neighbours``.
+from ``bla_metric.neighbours.winoground``.
 
 Reads the dataset repo of ``python -m builders winoground`` (the Hub release's columns). Each item
 has images (image_0, image_1), captions (caption_0, caption_1) and the truth matrix

@@ -1,8 +1,8 @@
-"""The compositional suite (SugarCrepe, SugarCrepe++, ARO, MMVP-VLM, NaturalBench) on small copies
-of each authors' release in its own layout and file format (JSON + COCO-named JPEGs, ARO's JSON with
-boxes, MMVP's Questions.csv and image folders, NaturalBench's parquet with embedded images),
-converted by the builders and scored by tiny contrastive, ITM, generative and text-only models.
-Every metric in results.json is recomputed here from scores.jsonl by hand."""
+"""SugarCrepe, SugarCrepe++, ARO, MMVP-VLM and NaturalBench on small copies of each authors' release
+in its own layout and file format (JSON + COCO-named JPEGs, ARO's JSON with boxes, MMVP's
+Questions.csv and image folders, NaturalBench's parquet with embedded images), converted by the
+builders and scored by tiny contrastive, ITM, generative and text-only models. Every metric in
+results.json is recomputed here from scores.jsonl by hand."""
 
 from __future__ import annotations
 
