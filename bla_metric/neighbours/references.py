@@ -165,18 +165,9 @@ def _valse_rows() -> list[dict]:
 
 def _vl_checklist_rows() -> list[dict]:
     rows = []
+    tasks = (*_VLC_LEAVES, *VL_CHECKLIST_AVERAGES)
     for model, (obj, attr, rel, overall) in _VLC.items():
-        for task, value in zip(_VLC_LEAVES, (*obj, *attr, *rel), strict=True):
-            rows.append(
-                {
-                    "model": model,
-                    "source": VL_CHECKLIST_TABLES,
-                    "benchmark": "vl-checklist",
-                    "task": task,
-                    "accuracy": round(value / 100, 6),
-                }
-            )
-        for task, value in zip(VL_CHECKLIST_AVERAGES, overall, strict=True):
+        for task, value in zip(tasks, (*obj, *attr, *rel, *overall), strict=True):
             rows.append(
                 {
                     "model": model,
