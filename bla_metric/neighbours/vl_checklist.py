@@ -13,41 +13,19 @@ import numpy as np
 from bla_metric.formulas import nested_mean_values
 from bla_metric.neighbours.pairwise import pair_outcomes, pairwise_accuracy, tied_pairs
 
+
+def _object_corpora(prefix: str) -> dict[str, list[str]]:
+    """The annotation files of an Object leaf (``Object_Size_large``...), per data source."""
+    return {
+        "vg": [f"{prefix}_vg_obj", f"{prefix}_vg_subj"],
+        "swig": [f"{prefix}_swig_{r}" for r in ("agent", "destination", "item", "tool")],
+        "hake": [f"{prefix}_hake"],
+    }
+
+
 VL_CHECKLIST_CORPUS: dict[str, dict[str, list[str]]] = {
-    "large": {
-        "vg": ["Object_Size_large_vg_obj", "Object_Size_large_vg_subj"],
-        "swig": [f"Object_Size_large_swig_{r}" for r in ("agent", "destination", "item", "tool")],
-        "hake": ["Object_Size_large_hake"],
-    },
-    "medium": {
-        "vg": ["Object_Size_medium_vg_obj", "Object_Size_medium_vg_subj"],
-        "swig": [f"Object_Size_medium_swig_{r}" for r in ("agent", "destination", "item", "tool")],
-        "hake": ["Object_Size_medium_hake"],
-    },
-    "small": {
-        "vg": ["Object_Size_small_vg_obj", "Object_Size_small_vg_subj"],
-        "swig": [f"Object_Size_small_swig_{r}" for r in ("agent", "destination", "item", "tool")],
-        "hake": ["Object_Size_small_hake"],
-    },
-    "center": {
-        "vg": ["Object_Location_center_vg_obj", "Object_Location_center_vg_subj"],
-        "swig": [
-            f"Object_Location_center_swig_{r}" for r in ("agent", "destination", "item", "tool")
-        ],
-        "hake": ["Object_Location_center_hake"],
-    },
-    "mid": {
-        "vg": ["Object_Location_mid_vg_obj", "Object_Location_mid_vg_subj"],
-        "swig": [f"Object_Location_mid_swig_{r}" for r in ("agent", "destination", "item", "tool")],
-        "hake": ["Object_Location_mid_hake"],
-    },
-    "margin": {
-        "vg": ["Object_Location_margin_vg_obj", "Object_Location_margin_vg_subj"],
-        "swig": [
-            f"Object_Location_margin_swig_{r}" for r in ("agent", "destination", "item", "tool")
-        ],
-        "hake": ["Object_Location_margin_hake"],
-    },
+    **{size: _object_corpora(f"Object_Size_{size}") for size in ("large", "medium", "small")},
+    **{place: _object_corpora(f"Object_Location_{place}") for place in ("center", "mid", "margin")},
     "color": {"vg": ["Attribute_color_vg"], "vaw": ["Attribute_color_vaw"]},
     "material": {"vg": ["Attribute_material_vg"], "vaw": ["Attribute_material_vaw"]},
     "action_a": {"vg": ["Attribute_action_vg"], "vaw": ["Attribute_action_vaw"]},
