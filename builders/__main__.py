@@ -1,9 +1,8 @@
 """Command line of the builders: ``python -m builders <subcommand> ...`` (from the repository root).
 
 Subcommands: ``release``, ``publish``, ``construct``, ``calibrate``, the neighbouring
-benchmarks' ``valse``, ``vl-checklist``, ``winoground``, the compositional suite's
-``sugarcrepe``, ``sugarcrepe-pp``, ``aro``, ``mmvp-vlm``, ``naturalbench``, and the deployments
-``space`` and ``metric-space``.
+benchmarks' ``valse``, ``vl-checklist``, ``winoground``, ``sugarcrepe``, ``sugarcrepe-pp``,
+``aro``, ``mmvp-vlm``, ``naturalbench``, and the deployments ``space`` and ``metric-space``.
 
 Each subcommand module is imported only when it runs. Every bad argument, path or record ends in
 one line ``python -m builders <subcommand>: error: ...`` naming it on stderr and exit code 2, with

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from bla_eval.cli_common import add_field_options, option
 
-from bla_metric.compositional import ARO_ORDER_GROUP as ORDER_GROUP
-from bla_metric.compositional import ARO_TASKS
+from bla_metric.neighbours.aro import ARO_ORDER_GROUP as ORDER_GROUP
+from bla_metric.neighbours.aro import ARO_TASKS
 from builders.manifest import sha256_file
 from builders.neighbours import (
     BuildError,

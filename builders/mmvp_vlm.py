@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bla_eval.cli_common import add_field_options
 
-from bla_metric.compositional import MMVP_PATTERNS
+from bla_metric.neighbours.mmvp_vlm import MMVP_PATTERNS
 from builders.neighbours import (
     BuildError,
     ConfigRows,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bla_eval.cli_common import add_field_options
 
-from bla_metric.compositional import naturalbench_gold
+from bla_metric.neighbours.naturalbench import naturalbench_gold
 from builders.manifest import sha256_file
 from builders.neighbours import (
     BuildError,

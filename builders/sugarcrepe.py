@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bla_eval.cli_common import add_field_options
 
-from bla_metric.compositional import SUGARCREPE_SUBSETS
+from bla_metric.neighbours.sugarcrepe import SUGARCREPE_SUBSETS
 from builders.neighbours import (
     BuildError,
     ConfigRows,

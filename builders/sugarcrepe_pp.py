@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bla_eval.cli_common import add_field_options, field_like
 
-from bla_metric.compositional import SUGARCREPE_PP_SUBSETS
+from bla_metric.neighbours.sugarcrepe import SUGARCREPE_PP_SUBSETS
 from builders.neighbours import ConfigRows, RepoText, run_cli
 from builders.sugarcrepe import SugarCrepeOptions, build_coco_captions
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bla_eval.cli_common import add_field_options, option
 
-from bla_metric.neighbour_references import VALSE_INSTRUMENTS
+from bla_metric.neighbours.references import VALSE_INSTRUMENTS
 from builders.neighbours import (
     BuildError,
     ConfigRows,

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from bla_eval.cli_common import add_field_options
 
-from bla_metric.neighbours import VL_CHECKLIST_CORPUS, VL_CHECKLIST_LEAVES
+from bla_metric.neighbours.vl_checklist import VL_CHECKLIST_CORPUS, VL_CHECKLIST_LEAVES
 from builders.neighbours import (
     BuildError,
     ConfigRows,

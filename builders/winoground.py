@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bla_eval.cli_common import add_field_options
 
-from bla_metric.neighbour_references import WINOGROUND_CONFIG
+from bla_metric.neighbours.references import WINOGROUND_CONFIG
 from builders.neighbours import (
     BuildError,
     ConfigRows,

@@ -22,7 +22,8 @@ from bla_eval.items import Item, decode_image
 from bla_eval.outputs import read_records
 from bla_eval.runs import SCORES_FILE
 
-from bla_metric.neighbours import pairwise_accuracy, winoground_outcomes
+from bla_metric.neighbours.pairwise import pairwise_accuracy
+from bla_metric.neighbours.winoground import winoground_outcomes
 
 from . import results_store, views
 from .config import SpaceConfig
@@ -166,10 +167,10 @@ def vl_checklist_overview(runs: list[dict]) -> pd.DataFrame:
     (``bla_eval.benchmarks.vl_checklist.rollup``: the mean of the leaves up the taxonomy)."""
     from bla_eval.benchmarks.vl_checklist import rollup
 
-    from bla_metric.neighbour_references import neighbour_reference_rows
+    from bla_metric.neighbours.references import reference_rows
 
     table: dict[tuple[str, str], dict[str, float | None]] = {}
-    for row in neighbour_reference_rows("vl-checklist"):
+    for row in reference_rows("vl-checklist"):
         task = "overall" if row["task"] == "all" else row["task"]
         if task in ROLLUP_COLUMNS:
             table.setdefault((row["model"], row["source"]), {})[task] = views.percent(

@@ -45,7 +45,8 @@ from bla_eval.testing.generative import build_blip2_generative
 from bla_space import evaluate_tab, explore_data, runner, views
 from bla_space import neighbours as neighbour_tab
 
-from bla_metric import formulas, neighbours
+from bla_metric import formulas
+from bla_metric.neighbours import winoground
 from bla_metric.tasks import Task, get_task, register_task, task_codes, unregister_task
 
 TOY_TASK = Task(
@@ -162,9 +163,9 @@ TOY_BENCHMARK = Benchmark(
     read_items=_pair_items,
     summarise=lambda records, probabilistic: {
         "n": len(records),
-        "scores": neighbours.winoground_metrics([r["scores"] for r in records]),
+        "scores": winoground.winoground_metrics([r["scores"] for r in records]),
     },
-    views={"scores": (neighbours.WINOGROUND_METRICS, "Pairs (%)")},
+    views={"scores": (winoground.WINOGROUND_METRICS, "Pairs (%)")},
     headline={"scores": "group_score"},
 )
 
@@ -203,7 +204,7 @@ def test_a_two_image_benchmark_runs_through_every_part(
     single = json.loads((tmp_path / "alone" / "scores.jsonl").read_text().splitlines()[0])
     assert records[0]["scores"][0][0] == pytest.approx(single["scores"][0], abs=1e-6)
 
-    expected = neighbours.winoground_metrics([r["scores"] for r in records])
+    expected = winoground.winoground_metrics([r["scores"] for r in records])
     assert results["tasks"]["pairs"]["scores"] == expected
     assert "| model | pairs |" in markdown_table(results)
     assert neighbour_tab.neighbour_menu()["pairs"] == "Two images, two captions"

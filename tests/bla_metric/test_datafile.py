@@ -12,21 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from bla_metric import (
-    compositional_references,
-    learning_references,
-    neighbour_references,
-    published,
-)
+from bla_metric import learning_references, published
 from bla_metric.datafile import DATA
+from bla_metric.neighbours import references as neighbour_references
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 READERS: dict[str, Callable[[Path], object]] = {
     "published.yaml": published.read_published,
     "learning_references.yaml": learning_references.read_learning,
-    "neighbour_references.yaml": neighbour_references.read_neighbours,
-    "compositional_references.yaml": compositional_references.read_compositional,
+    "neighbours_valse_vl_checklist_winoground.yaml": neighbour_references.read_valse_vlc_winoground,
+    "neighbours_sugarcrepe_mmvp_vlm.yaml": neighbour_references.read_sugarcrepe_mmvp,
 }
 
 
@@ -40,8 +36,7 @@ def test_every_data_file_has_its_reader_and_goes_into_the_wheel():
 
 def test_the_numbers_load_without_the_engine():
     code = (
-        "import sys; import bla_metric.references, bla_metric.neighbour_references; "
-        "import bla_metric.compositional_references; "
+        "import sys; import bla_metric.references, bla_metric.neighbours.references; "
         "print(sorted(m for m in ('torch', 'transformers', 'bla_eval') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -98,35 +93,35 @@ def _broken(tmp_path: Path, name: str, old: str, new: str) -> Path:
             "unknown task code 'xx'",
         ),
         (
-            "neighbour_references.yaml",
+            "neighbours_valse_vl_checklist_winoground.yaml",
             "VisualBERT: [1.3, 0.3, 0.0, 0.0, 0.0, 1.3, 0.0, 0.0, 0.0, 0.0, 0.2, 0.3]",
             "VisualBERT: [1.3, 0.3, 0.0, 0.0, 0.0, 1.3, 0.0, n/a, 0.0, 0.0, 0.2, 0.3]",
             "valse['percent']['min_p_c_p_f']['VisualBERT'][7]",
             "expected a number, got str 'n/a'",
         ),
         (
-            "neighbour_references.yaml",
+            "neighbours_valse_vl_checklist_winoground.yaml",
             "    foil_it: 943\n",
             "",
             "valse['validated']",
             "expected the instruments",
         ),
         (
-            "compositional_references.yaml",
+            "neighbours_sugarcrepe_mmvp_vlm.yaml",
             "[13.3, 20.0, 66.7, 26.7, 26.7, 66.7, 26.7, 20.0, 33.3, 33.3]",
             "[13.3, 20.0, 66.7, 26.7, 26.7, 66.7, 26.7, 20.0, 33.3, 38.3]",
             "mmvp_vlm['percent']['EVA02 ViT-bigE-14+ (224px)']",
             "the average 38.3 is not the patterns' mean 33.34",
         ),
         (
-            "compositional_references.yaml",
+            "neighbours_sugarcrepe_mmvp_vlm.yaml",
             "Grammar: [50.00, 50.00, 50.00, 50.00, 50.00, 50.00, 50.00]",
             "Grammar: [50.00, 50.00, 50.00, 50.00, 50.00, 50.00]",
             "sugarcrepe['percent']['Grammar']",
             "expected 7 items, got 6",
         ),
         (
-            "compositional_references.yaml",
+            "neighbours_sugarcrepe_mmvp_vlm.yaml",
             "replace_rel, swap_obj, swap_att, add_obj",
             "replace_rel, swap_att, swap_obj, add_obj",
             "sugarcrepe['subsets']",

@@ -18,7 +18,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from bla_metric.neighbours import VL_CHECKLIST_CORPUS, VL_CHECKLIST_LEAVES, vl_checklist_rollup
+from bla_metric.neighbours.vl_checklist import (
+    VL_CHECKLIST_CORPUS,
+    VL_CHECKLIST_LEAVES,
+    vl_checklist_rollup,
+)
 from builders import valse as valse_builder
 from builders import vl_checklist as vlc_builder
 from builders import winoground as wino_builder

@@ -1,5 +1,5 @@
 """ARO as a benchmark spec: VG-Relation, VG-Attribution, COCO-Order and Flickr30k-Order, macro
-accuracy from ``bla_metric.compositional``.
+accuracy from ``bla_metric.neighbours.aro``.
 
 Reads the dataset repo of ``python -m builders aro``: one image per item (the VG tasks' cropped
 to the box), ``captions`` = the true caption first, then the false ones ([true, false]; the
@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional, formulas, neighbours
+from bla_metric import formulas
+from bla_metric.neighbours import aro, pairwise
 
 from ..items import Item
 from . import Benchmark, build_required
@@ -34,13 +35,11 @@ CHANCE = {"macro_accuracy": 0.5, "accuracy": 0.5}
 
 
 def resolve_task(name: str) -> str:
-    """A task of :data:`bla_metric.compositional.ARO_TASKS` (also ``VG-Relation``,
+    """A task of :data:`bla_metric.neighbours.aro.ARO_TASKS` (also ``VG-Relation``,
     ``coco-order``...)."""
     config = name.lower().replace("-", "_")
-    if config not in compositional.ARO_TASKS:
-        raise ValueError(
-            f"unknown ARO task {name!r}: use one of {', '.join(compositional.ARO_TASKS)}"
-        )
+    if config not in aro.ARO_TASKS:
+        raise ValueError(f"unknown ARO task {name!r}: use one of {', '.join(aro.ARO_TASKS)}")
     return config
 
 
@@ -57,7 +56,7 @@ def read_items(data: str, config: str, split: str = "test", limit: int | None = 
 def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
     """Macro accuracy (upstream's rule of the task), pooled accuracy and the per-group table."""
     task = records[0]["task"] if records else "vg_relation"
-    metrics = compositional.aro_metrics(
+    metrics = aro.aro_metrics(
         [r["scores"] for r in records],
         [r["labels"] for r in records],
         [group_of(r["id"]) for r in records],
@@ -72,14 +71,14 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
 
 def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tuple[str, dict]:
     """Per item, the values whose means are the macro accuracy and the pooled accuracy."""
-    outcomes = neighbours.pair_outcomes(
+    outcomes = pairwise.pair_outcomes(
         [r["scores"] for r in records], [r["labels"] for r in records]
     )
     task = records[0]["task"] if records else "vg_relation"
-    exclude, min_count = compositional.aro_rule(task)
+    exclude, min_count = aro.aro_rule(task)
     groups = [group_of(r["id"]) for r in records]
     return formulas.MEAN, {
-        "macro_accuracy": compositional.macro_item_values(outcomes, groups, exclude, min_count),
+        "macro_accuracy": aro.macro_item_values(outcomes, groups, exclude, min_count),
         "accuracy": outcomes,
     }
 
@@ -88,7 +87,7 @@ BENCHMARK = Benchmark(
     name="aro",
     title="ARO: Attribution, Relation and Order",
     hub_id=HUB_SOURCE,
-    task_names=lambda: tuple(compositional.ARO_TASKS),
+    task_names=lambda: tuple(aro.ARO_TASKS),
     resolve_task=resolve_task,
     read_items=read_items,
     summarise=summarise,
@@ -96,7 +95,7 @@ BENCHMARK = Benchmark(
     headline=HEADLINE,
     chance=CHANCE,
     default_data=build_required("ARO", "aro"),
-    task_label=lambda task: compositional.ARO_TASKS.get(task, task),
+    task_label=lambda task: aro.ARO_TASKS.get(task, task),
     leaderboard_metrics=("macro_accuracy", "accuracy"),
     item_stats=item_stats,
 )

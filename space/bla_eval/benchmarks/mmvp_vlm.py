@@ -1,5 +1,5 @@
 """MMVP-VLM as a benchmark spec: pairs of CLIP-blind images, pair accuracy per visual pattern
-from ``bla_metric.compositional``.
+from ``bla_metric.neighbours.mmvp_vlm``.
 
 Reads the dataset repo of ``python -m builders mmvp-vlm``: two images and two statements per
 item, statement ``k`` true of image ``k``; each statement is asked as upstream asks it, ``a photo
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional, formulas
-from bla_metric.compositional_references import compositional_reference_rows
+from bla_metric import formulas
+from bla_metric.neighbours import aro, mmvp_vlm, references
 from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
@@ -43,7 +43,7 @@ def resolve_task(name: str) -> str:
 def pattern_of(item_id: str) -> str:
     """The visual pattern of the pair at position ``item_id`` (15 pairs per pattern)."""
     try:
-        return compositional.MMVP_PATTERNS[int(item_id) // 15]
+        return mmvp_vlm.MMVP_PATTERNS[int(item_id) // 15]
     except (ValueError, IndexError) as err:
         raise ValueError(f"MMVP-VLM item id {item_id!r} is no pair position 0-134") from err
 
@@ -73,7 +73,7 @@ def read_items(data: str, config: str, split: str = "test", limit: int | None = 
 
 def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
     """Pair accuracy per pattern and their mean."""
-    metrics = compositional.mmvp_metrics(
+    metrics = mmvp_vlm.mmvp_metrics(
         [r["scores"] for r in records], [pattern_of(r["id"]) for r in records]
     )
     return {
@@ -85,15 +85,15 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
 
 def item_stats(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> tuple[str, dict]:
     """Per pair, the values whose mean is the mean over patterns of their pair accuracy."""
-    outcomes = compositional.mmvp_pair_outcomes([r["scores"] for r in records])
+    outcomes = mmvp_vlm.mmvp_pair_outcomes([r["scores"] for r in records])
     patterns = [pattern_of(r["id"]) for r in records]
-    return formulas.MEAN, {"pair_accuracy": compositional.macro_item_values(outcomes, patterns)}
+    return formulas.MEAN, {"pair_accuracy": aro.macro_item_values(outcomes, patterns)}
 
 
 def reference_rows(view: str) -> list[dict[str, Any]]:
     """The paper's MMVP-VLM table (ten CLIP models; per pattern in
-    ``bla_metric.compositional_references.MMVP_PER_PATTERN``)."""
-    return compositional_reference_rows("mmvp-vlm") if view == "pairs" else []
+    ``bla_metric.neighbours.references.MMVP_PER_PATTERN``)."""
+    return references.reference_rows("mmvp-vlm") if view == "pairs" else []
 
 
 BENCHMARK = Benchmark(

@@ -1,5 +1,5 @@
 """NaturalBench as a benchmark spec: two images x two questions with opposite answers; question,
-image and group accuracy from ``bla_metric.compositional``.
+image and group accuracy from ``bla_metric.neighbours.naturalbench``.
 
 Reads the dataset repo of ``python -m builders naturalbench``: config ``yes_no`` (the default
 task) and ``multiple_choice`` (``--tasks multiple_choice``). Each item's captions are its two
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from bla_metric import compositional
+from bla_metric.neighbours import naturalbench
 from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
@@ -40,12 +40,12 @@ SUFFIXES = {
 
 VIEWS = {
     "accuracy": (
-        compositional.NATURALBENCH_METRICS,
+        naturalbench.NATURALBENCH_METRICS,
         "NaturalBench (%): Acc / Q-Acc / I-Acc / G-Acc (yes/no: P(yes) >= 0.5; multiple "
         "choice: generated answers)",
     ),
     "answers": (
-        compositional.NATURALBENCH_METRICS,
+        naturalbench.NATURALBENCH_METRICS,
         "NaturalBench (%), generated answers read as upstream's extract_answer (yes/no, A/B)",
     ),
 }
@@ -94,12 +94,11 @@ def _gold(row: Mapping[str, Any], config: str) -> tuple[tuple[int, int], ...]:
     if len(answers) == 2 and all(len(image) == 2 for image in answers):
         try:
             return tuple(
-                tuple(compositional.naturalbench_gold(a, config) for a in image)
-                for image in answers
+                tuple(naturalbench.naturalbench_gold(a, config) for a in image) for image in answers
             )
         except ValueError:
             pass
-    first, second = compositional.naturalbench_options(config)
+    first, second = naturalbench.naturalbench_options(config)
     raise ValueError(
         f"NaturalBench {config} item {row['id']}: answers must be 2x2 "
         f"{first.capitalize()}/{second.capitalize()}, got {answers}"
@@ -116,11 +115,11 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
     out: dict[str, Any] = {"n": len(records)}
     if records and all("answers" in r for r in records):
         answers = [r["answers"] for r in records]
-        out["answers"] = compositional.naturalbench_answer_metrics(answers, gold, config)
+        out["answers"] = naturalbench.naturalbench_answer_metrics(answers, gold, config)
     if probabilistic and config == CONFIG:
         predicted = (np.asarray([r["scores"] for r in records], float) >= 0.5).astype(int)
-        correct = compositional.naturalbench_correct(predicted.reshape(-1, 2, 2), gold)
-        out["accuracy"] = compositional.naturalbench_metrics(correct)
+        correct = naturalbench.naturalbench_correct(predicted.reshape(-1, 2, 2), gold)
+        out["accuracy"] = naturalbench.naturalbench_metrics(correct)
     elif "answers" in out:
         out["accuracy"] = out["answers"]
     elif config == MULTIPLE_CHOICE:

@@ -1,5 +1,5 @@
 """SugarCrepe as a benchmark spec: one task per subset, image-to-text accuracy from
-``bla_metric.compositional``.
+``bla_metric.neighbours.sugarcrepe``.
 
 Reads the dataset repo of ``python -m builders sugarcrepe``: one COCO image per item, ``captions`` =
 [positive, negative], ``labels`` = [1, 0]. An item is right when the positive caption scores
@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional, neighbours
-from bla_metric.compositional_references import compositional_reference_rows
+from bla_metric.neighbours import pairwise, references, sugarcrepe
 
 from ..items import Item
 from . import Benchmark, build_required
@@ -50,8 +49,8 @@ def strict_summary(records: Sequence[Mapping[str, Any]], metric: str) -> dict[st
     return {
         "n": len(records),
         metric: {
-            metric: compositional.image_to_text_accuracy(scores, labels),
-            "ties": neighbours.tied_pairs(scores, labels),
+            metric: sugarcrepe.image_to_text_accuracy(scores, labels),
+            "ties": pairwise.tied_pairs(scores, labels),
             "n": len(records),
         },
     }
@@ -64,15 +63,15 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
 
 def reference_rows(view: str) -> list[dict[str, Any]]:
     """The paper's evaluation table: people, two text-only models and 17 CLIP models."""
-    return compositional_reference_rows("sugarcrepe") if view == "accuracy" else []
+    return references.reference_rows("sugarcrepe") if view == "accuracy" else []
 
 
 BENCHMARK = Benchmark(
     name="sugarcrepe",
     title="SugarCrepe: hard negatives of COCO captions",
     hub_id=HUB_SOURCE,
-    task_names=lambda: tuple(compositional.SUGARCREPE_SUBSETS),
-    resolve_task=lambda name: resolve_subset(name, compositional.SUGARCREPE_SUBSETS, "SugarCrepe"),
+    task_names=lambda: tuple(sugarcrepe.SUGARCREPE_SUBSETS),
+    resolve_task=lambda name: resolve_subset(name, sugarcrepe.SUGARCREPE_SUBSETS, "SugarCrepe"),
     read_items=read_items,
     summarise=summarise,
     views=VIEWS,

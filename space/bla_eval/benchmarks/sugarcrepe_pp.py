@@ -1,5 +1,5 @@
 """SugarCrepe++ as a benchmark spec: one task per subset, ITT and TOT from
-``bla_metric.compositional``.
+``bla_metric.neighbours.sugarcrepe``.
 
 Reads the dataset repo of ``python -m builders sugarcrepe-pp``: one COCO image per item,
 ``captions`` = [positive, second positive, negative], ``labels`` = [1, 1, 0].
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import compositional
+from bla_metric.neighbours import sugarcrepe
 
 from ..items import Item
 from . import TEXT_SIMILARITIES, Benchmark, build_required
@@ -65,7 +65,7 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
         out["tot"] = {"not_computed": note}
     else:
         similarities = [r[TEXT_SIMILARITIES] for r in records]
-        out["tot"] = compositional.text_only_accuracy(similarities, [r["labels"] for r in records])
+        out["tot"] = sugarcrepe.text_only_accuracy(similarities, [r["labels"] for r in records])
     return out
 
 
@@ -73,9 +73,9 @@ BENCHMARK = Benchmark(
     name="sugarcrepe-pp",
     title="SugarCrepe++: two positives and a hard negative",
     hub_id=HUB_SOURCE,
-    task_names=lambda: tuple(compositional.SUGARCREPE_PP_SUBSETS),
+    task_names=lambda: tuple(sugarcrepe.SUGARCREPE_PP_SUBSETS),
     resolve_task=lambda name: resolve_subset(
-        name, compositional.SUGARCREPE_PP_SUBSETS, "SugarCrepe++"
+        name, sugarcrepe.SUGARCREPE_PP_SUBSETS, "SugarCrepe++"
     ),
     read_items=read_items,
     summarise=summarise,

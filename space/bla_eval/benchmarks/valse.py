@@ -1,4 +1,5 @@
-"""VALSE as a benchmark spec: one task per instrument, metrics from ``bla_metric.neighbours``.
+"""VALSE as a benchmark spec: one task per instrument, metrics from
+``bla_metric.neighbours.valse``.
 
 Reads the dataset repo of ``python -m builders valse``: one image per item, ``captions`` =
 [caption, foil], ``labels`` = [1, 0]. Also holds the item reader that VL-CheckList shares.
@@ -9,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import hub_ids, neighbours
-from bla_metric.neighbour_references import VALSE_INSTRUMENTS, neighbour_reference_rows
+from bla_metric import hub_ids
+from bla_metric.neighbours import references, valse
+from bla_metric.neighbours.references import VALSE_INSTRUMENTS
 from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
@@ -99,7 +101,7 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
     generative models, from their yes/no answers (``binary_answers``)."""
     scores = [r["scores"] for r in records]
     labels = [r["labels"] for r in records]
-    metrics = neighbours.valse_metrics(scores, labels, probabilistic=probabilistic)
+    metrics = valse.valse_metrics(scores, labels, probabilistic=probabilistic)
     out: dict[str, Any] = {
         "n": len(records),
         "pairwise": {k: metrics[k] for k in ("acc_r", "auroc", "ties", "n")},
@@ -107,7 +109,7 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
     if probabilistic:
         out["binary"] = {k: metrics[k] for k in VIEWS["binary"][0]}
     if records and all("answers" in r for r in records):
-        out["binary_answers"] = neighbours.valse_binary(
+        out["binary_answers"] = valse.valse_binary(
             answer_labels([r["answers"] for r in records]), labels
         )
     return out
@@ -116,7 +118,7 @@ def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict
 def reference_rows(view: str) -> list[dict[str, Any]]:
     """VALSE Table 2 rows with a metric of ``view``."""
     keys = VIEWS[view][0]
-    return [r for r in neighbour_reference_rows("valse") if any(k in r for k in keys)]
+    return [r for r in references.reference_rows("valse") if any(k in r for k in keys)]
 
 
 BENCHMARK = Benchmark(

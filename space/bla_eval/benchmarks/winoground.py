@@ -1,5 +1,5 @@
 """Winoground as a benchmark spec: two images x two captions per item, text / image / group score
-from ``bla_metric.neighbours``.
+from ``bla_metric.neighbours.winoground``.
 
 Reads the dataset repo of ``python -m builders winoground`` (the Hub release's columns). Each item
 has images (image_0, image_1), captions (caption_0, caption_1) and the truth matrix
@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bla_metric import hub_ids, neighbours
-from bla_metric.neighbour_references import (
-    WINOGROUND_CHANCE,
-    WINOGROUND_CONFIG,
-    neighbour_reference_rows,
-)
+from bla_metric import hub_ids
+from bla_metric.neighbours import references, winoground
+from bla_metric.neighbours.references import WINOGROUND_CHANCE, WINOGROUND_CONFIG
 from bla_metric.schema import BENCHMARK_ROWS
 
 from ..data import load_split
@@ -26,7 +23,7 @@ from . import Benchmark
 ROWS = BENCHMARK_ROWS["winoground"]
 
 VIEWS = {
-    "scores": (neighbours.WINOGROUND_METRICS, "Winoground (%): text / image / group score"),
+    "scores": (winoground.WINOGROUND_METRICS, "Winoground (%): text / image / group score"),
 }
 HEADLINE = {"scores": "group_score"}
 
@@ -63,13 +60,13 @@ def read_items(data: str, config: str, split: str = "test", limit: int | None = 
 
 def summarise(records: Sequence[Mapping[str, Any]], probabilistic: bool) -> dict[str, Any]:
     """Text, image and group score (strict comparisons; ties fail)."""
-    metrics = neighbours.winoground_metrics([r["scores"] for r in records])
+    metrics = winoground.winoground_metrics([r["scores"] for r in records])
     return {"n": len(records), "scores": metrics}
 
 
 def reference_rows(view: str) -> list[dict[str, Any]]:
     """Winoground Table 3 (humans, chance and every model the paper reports)."""
-    return neighbour_reference_rows("winoground")
+    return references.reference_rows("winoground")
 
 
 BENCHMARK = Benchmark(

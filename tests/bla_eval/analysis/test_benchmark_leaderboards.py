@@ -19,7 +19,8 @@ from bla_eval.benchmarks import get_benchmark, register_benchmark, unregister_be
 from bla_eval.conditions import results_fields
 from statsmodels.stats.proportion import proportion_confint
 
-from bla_metric import formulas, neighbours
+from bla_metric import formulas
+from bla_metric.neighbours import vl_checklist
 
 from ..commands import refused
 
@@ -81,7 +82,7 @@ def test_vl_checklist_items_average_as_upstream_does() -> None:
     by_hand = ((2 / 3 + 0) / 2 + 2 / 4) / 2  # mean over vg's corpora, then over the sources
     assert mode == "mean" and stats["accuracy"].mean() == pytest.approx(by_hand)
     assert stats["pooled_accuracy"].tolist() == [float(y) for y in right]
-    leaf = neighbours.vl_checklist_leaf(
+    leaf = vl_checklist.vl_checklist_leaf(
         [r["scores"] for r in records], [r["labels"] for r in records], corpora
     )
     assert leaf["accuracy"] == pytest.approx(by_hand)

@@ -1,8 +1,8 @@
-"""The compositional suite's small copies of each authors' release, in its own layout and file
-format (SugarCrepe's JSON + COCO-named JPEGs, SugarCrepe++'s JSON, ARO's JSON with boxes, MMVP's
-Questions.csv and image folders, NaturalBench's parquet with embedded images), converted by the
-builders: the dataset repos and the texts the tiny models are trained on, shared by this folder's
-test modules."""
+"""Small copies of the authors' releases of SugarCrepe, SugarCrepe++, ARO, MMVP-VLM and
+NaturalBench, each in its own layout and file format (SugarCrepe's JSON + COCO-named JPEGs,
+SugarCrepe++'s JSON, ARO's JSON with boxes, MMVP's Questions.csv and image folders, NaturalBench's
+parquet with embedded images), converted by the builders: the dataset repos and the texts the tiny
+models are trained on, shared by this folder's test modules."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def repos(tmp_path_factory) -> dict[str, Path]:
     """Each benchmark's dataset repo, built by ``python -m builders <name>``."""
     from builders.__main__ import main as builders_main
 
-    root = tmp_path_factory.mktemp("compositional")
+    root = tmp_path_factory.mktemp("neighbours")
     src = _sources(root)
     nb = _naturalbench(root)
     out = {

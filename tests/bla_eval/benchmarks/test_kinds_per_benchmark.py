@@ -1,10 +1,10 @@
-"""Every benchmark of the compositional suite scored by every sort of model: a tiny contrastive
-(CLIP), ITM (BLIP ITM) and generative (LLaVA) model and the blind row (a text-only Llama, the
-``text`` kind), each on the benchmark's own test layout (the builders' repos of ``conftest.py``).
-The generative model is asked for the caption's likelihood (``--score caption``) where the
-benchmark ranks captions and for P(yes) and its answer where it needs answers (NaturalBench). Each
-metric of results.json is recomputed here from scores.jsonl, without ``bla_metric``; a
-combination that gives no answer where one is needed is refused in one line. Then
+"""SugarCrepe, SugarCrepe++, ARO, MMVP-VLM and NaturalBench scored by every sort of model: a tiny
+contrastive (CLIP), ITM (BLIP ITM) and generative (LLaVA) model and the blind row (a text-only
+Llama, the ``text`` kind), each on the benchmark's own test layout (the builders' repos of
+``conftest.py``). The generative model is asked for the caption's likelihood (``--score caption``)
+where the benchmark ranks captions and for P(yes) and its answer where it needs answers
+(NaturalBench). Each metric of results.json is recomputed here from scores.jsonl, without
+``bla_metric``; a combination that gives no answer where one is needed is refused in one line. Then
 ``bla-eval compare`` puts the blind row on the leaderboard beside the models."""
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _answers(records: list[dict], words: tuple[str, str]) -> dict[str, float]:
 
 
 def test_naturalbench_reads_multiple_choice_answers_as_upstream() -> None:
-    from bla_metric import compositional as c
+    from bla_metric.neighbours import naturalbench as c
 
     assert c.naturalbench_answer("B.", "multiple_choice") == 0
     assert c.naturalbench_answer("(A) the dog", "multiple_choice") == 1

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bla_metric import compositional
+from bla_metric.neighbours import sugarcrepe
 from tests.bla_eval.benchmarks.runs import records_by_task, run_bla_eval
 from tests.bla_eval.commands import refused
 
@@ -110,7 +110,7 @@ def _check_run(results: dict, records: list[dict], cosines: list[np.ndarray]) ->
     for record, own in zip(records, cosines, strict=True):
         assert set(record) == {"task", "id", "scores", "labels", "caption_types", FIELD}
         assert np.asarray(record[FIELD]) == pytest.approx(own, abs=1e-5)
-    margins = compositional.text_only_margins([r[FIELD] for r in records], [[1, 1, 0]] * 8)
+    margins = sugarcrepe.text_only_margins([r[FIELD] for r in records], [[1, 1, 0]] * 8)
     assert np.abs(margins).min() > 1e-4  # no outcome turns on the last bits
     right = [_authors_tot(c) for c in cosines]
     designed = {r["id"]: ok for r, ok in zip(records, right, strict=True)}
@@ -134,17 +134,15 @@ def test_tot_is_the_authors_rule_strict_with_ties_counted() -> None:
         matrices.append(matrix)
         expected.append(bool(p1p2 > p1n and p1p2 > p2n))
     labels = [[1, 1, 0]] * len(matrices)
-    outcomes = compositional.text_only_outcomes(matrices, labels)
+    outcomes = sugarcrepe.text_only_outcomes(matrices, labels)
     assert outcomes.tolist() == [float(e) for e in expected]
-    found = compositional.text_only_accuracy(matrices, labels)
+    found = sugarcrepe.text_only_accuracy(matrices, labels)
     ties = sum(m[0][1] == max(m[0][2], m[1][2]) for m in matrices)
     assert found == {"tot": pytest.approx(np.mean(expected)), "ties": ties, "n": 200}
     assert ties > 0
     # the captions in any order: the labels say which are the positives
     moved = [[[m[i][j] for j in (2, 0, 1)] for i in (2, 0, 1)] for m in matrices]
-    assert compositional.text_only_outcomes(moved, [[0, 1, 1]] * 200).tolist() == (
-        outcomes.tolist()
-    )
+    assert sugarcrepe.text_only_outcomes(moved, [[0, 1, 1]] * 200).tolist() == (outcomes.tolist())
 
 
 @pytest.mark.parametrize(
@@ -157,9 +155,9 @@ def test_tot_is_the_authors_rule_strict_with_ties_counted() -> None:
 )
 def test_tot_refuses_items_it_cannot_read(matrix, labels, fragment) -> None:
     with pytest.raises(ValueError, match=fragment):
-        compositional.text_only_accuracy([matrix], [labels])
+        sugarcrepe.text_only_accuracy([matrix], [labels])
     with pytest.raises(ValueError, match="empty"):
-        compositional.text_only_accuracy([], [])
+        sugarcrepe.text_only_accuracy([], [])
 
 
 # ----------------------------------------------------------------------------- runs

@@ -1,8 +1,8 @@
-"""The compositional suite (SugarCrepe, SugarCrepe++, ARO, MMVP-VLM, NaturalBench) on small copies
-of each authors' release in its own layout and file format (JSON + COCO-named JPEGs, ARO's JSON with
-boxes, MMVP's Questions.csv and image folders, NaturalBench's parquet with embedded images),
-converted by the builders and scored by tiny contrastive, ITM, generative and text-only models.
-Every metric in results.json is recomputed here from scores.jsonl by hand."""
+"""SugarCrepe, SugarCrepe++, ARO, MMVP-VLM and NaturalBench on small copies of each authors' release
+in its own layout and file format (JSON + COCO-named JPEGs, ARO's JSON with boxes, MMVP's
+Questions.csv and image folders, NaturalBench's parquet with embedded images), converted by the
+builders and scored by tiny contrastive, ITM, generative and text-only models. Every metric in
+results.json is recomputed here from scores.jsonl by hand."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from bla_metric import compositional
+from bla_metric.neighbours import aro, naturalbench
 from tests.bla_eval.benchmarks.runs import records_by_task, run_bla_eval, strictly_above
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -24,15 +24,15 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 def test_macro_accuracy_drops_left_out_and_small_groups_and_weights_items() -> None:
     outcomes = [1, 0, 1, 1, 0, 1]
     groups = ["on", "on", "behind", "near", "near", "near"]
-    macro = compositional.macro_accuracy(outcomes, groups, exclude={"near"})
+    macro = aro.macro_accuracy(outcomes, groups, exclude={"near"})
     assert macro["accuracy"] == pytest.approx((0.5 + 1.0) / 2) and macro["groups"] == 2
-    small = compositional.macro_accuracy(outcomes, groups, min_count=2)
+    small = aro.macro_accuracy(outcomes, groups, min_count=2)
     assert small["accuracy"] == pytest.approx((0.5 + 2 / 3) / 2)
-    values = compositional.macro_item_values(outcomes, groups, min_count=2)
+    values = aro.macro_item_values(outcomes, groups, min_count=2)
     assert values.mean() == pytest.approx(small["accuracy"]) and values[2] == 0
-    assert "near" in compositional.ARO_SYMMETRIC_RELATIONS
-    assert "wrapped in" in compositional.ARO_SYMMETRIC_RELATIONS
-    assert "on" not in compositional.ARO_SYMMETRIC_RELATIONS
+    assert "near" in aro.ARO_SYMMETRIC_RELATIONS
+    assert "wrapped in" in aro.ARO_SYMMETRIC_RELATIONS
+    assert "on" not in aro.ARO_SYMMETRIC_RELATIONS
 
 
 def test_naturalbench_scores_follow_the_authors_get_scores() -> None:
@@ -51,15 +51,15 @@ def test_naturalbench_scores_follow_the_authors_get_scores() -> None:
     n = len(samples)
     predicted = [[[r[0], r[2]], [r[1], r[3]]] for r in samples]  # [image][question]
     truth = [[[gold[0], gold[2]], [gold[1], gold[3]]]] * n
-    ours = compositional.naturalbench_metrics(compositional.naturalbench_correct(predicted, truth))
+    ours = naturalbench.naturalbench_metrics(naturalbench.naturalbench_correct(predicted, truth))
     assert ours["q_acc"] == pytest.approx(totals[0] / (2 * n))
     assert ours["i_acc"] == pytest.approx(totals[1] / (2 * n))
     assert ours["acc"] == pytest.approx(totals[2] / (4 * n))
     assert ours["g_acc"] == pytest.approx(totals[3] / n)
-    assert compositional.naturalbench_answer("No, yes") == 0
-    assert compositional.naturalbench_answer("Yes.") == 1
-    assert compositional.naturalbench_answer("nothing") == -1
-    assert compositional.naturalbench_answer("B or A", "multiple_choice") == 0
+    assert naturalbench.naturalbench_answer("No, yes") == 0
+    assert naturalbench.naturalbench_answer("Yes.") == 1
+    assert naturalbench.naturalbench_answer("nothing") == -1
+    assert naturalbench.naturalbench_answer("B or A", "multiple_choice") == 0
 
 
 # ----------------------------------------------------------------------------- builders
@@ -120,7 +120,7 @@ def test_a_contrastive_model_gets_each_authors_metric(repos, texts, tiny_model, 
     by_relation: dict[str, list[bool]] = {}
     for r in records:
         relation = r["id"].rsplit("-", 1)[0]
-        if relation not in compositional.ARO_SYMMETRIC_RELATIONS:
+        if relation not in aro.ARO_SYMMETRIC_RELATIONS:
             by_relation.setdefault(relation, []).append(r["scores"][0] > r["scores"][1])
     macro = np.mean([np.mean(v) for v in by_relation.values()])
     assert set(by_relation) == {"on", "behind", "holding"}

@@ -1,0 +1,1 @@
+"""The metrics and published numbers of BLA's neighbouring benchmarks."""
