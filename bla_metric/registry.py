@@ -97,6 +97,10 @@ class Registry(Mapping[str, Entry]):
         """Every name, built-in first (imports nothing)."""
         return list(self._entries)
 
+    def builtin_names(self) -> list[str]:
+        """The built-in names, in order (those registered at run time left out)."""
+        return list(self._builtin[0])
+
     def find(self, name: str) -> Entry | None:
         """The entry named ``name`` or known by it as an alias (None: none)."""
         if name in self._entries:

@@ -37,6 +37,7 @@ def test_unregistering_a_replacement_restores_the_builtin_entry():
     registry.register(mine)
     registry.register(other)
     assert registry.names() == ["a", "b", "c"] and registry.require("a") is mine
+    assert registry.builtin_names() == ["a", "b"]
     registry.unregister("a")
     registry.unregister("c")
     registry.register(Spec("b"))
