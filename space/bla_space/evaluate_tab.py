@@ -240,9 +240,8 @@ def build(config: SpaceConfig) -> EvaluateTab:
         progress=gr.Progress(),  # noqa: B008
     ):
         """Score a provider-served model with the signed-in visitor's token."""
-        return evaluate_on_provider(
-            config, model, provider, tasks_, limit_, view_, oauth_token, request, progress
-        )
+        asked = providers.ProviderRequest(model, provider, tasks_ or (), limit_)
+        return evaluate_on_provider(config, asked, view_, oauth_token, request, progress)
 
     inputs = [section.model, section.provider, tasks, limit]
     run_on.change(estimate, inputs, section.estimate, api_name=False)
@@ -280,7 +279,12 @@ def build(config: SpaceConfig) -> EvaluateTab:
 
 
 def evaluate_on_provider(
-    config, model, provider, tasks, limit, view, oauth_token, request, progress
+    config: SpaceConfig,
+    asked: providers.ProviderRequest,
+    view: str,
+    oauth_token: gr.OAuthToken | None,
+    request: gr.Request,
+    progress: Any,
 ):
     """One provider run for the page: the visitor's token for this run only; every failure a
     ``gr.Error`` without it."""
@@ -292,14 +296,11 @@ def evaluate_on_provider(
         raise gr.Error(provider_section.NEEDS_SIGN_IN, title="Sign in first")
     register(oauth_token.token)
     try:
-        model = validate_model_id(model)
-        if not tasks:
+        model = validate_model_id(asked.model)
+        if not asked.tasks:
             raise ValueError("Select at least one task.")
-        name = providers.model_id(model, provider or providers.AUTO)
-        limit = datapoint_limit(limit)
-        settings = {"model": name, "tasks": sorted(tasks), "limit": limit, "data": config.dataset}
-        out = providers.run_folder(config.runs_dir, settings)
-        run_config = providers.run_config(config.router, name, out, config.dataset, tasks, limit)
+        asked = replace(asked, model=model, limit=datapoint_limit(asked.limit))
+        run_config = asked.run_config(config.router, config.dataset, config.runs_dir)
 
         def report(done: int, total: int, desc: str) -> None:
             progress((done, total), desc=desc, unit="datapoints")
@@ -314,10 +315,10 @@ def evaluate_on_provider(
     except ModelRejected as err:
         raise gr.Error(str(err), title="Model not accepted") from None
     except Exception as err:  # any engine failure: one masked line, and the app keeps serving
-        message = shown(failure_message(str(model), err))
-        log.warning("provider run of %r failed: %s", shown(str(model)), message)
+        message = shown(failure_message(str(asked.model), err))
+        log.warning("provider run of %r failed: %s", shown(str(asked.model)), message)
         raise gr.Error(message, title="Evaluation failed") from None
-    run = publish(config, results_store.Run(out, results))
+    run = publish(config, results_store.Run(run_config.output_dir, results))
     return render(run, view, listing=listing(config, run))
 
 

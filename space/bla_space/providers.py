@@ -226,29 +226,36 @@ def run_folder(results_dir: Path, settings: dict[str, Any]) -> Path:
     return Path(results_dir) / f"api-{slug}-{digest}"
 
 
-def run_config(
-    router: str,
-    model: str,
-    output: Path,
-    data: str,
-    tasks: Sequence[str],
-    limit: int | None,
-) -> RunConfig:
-    """The ``openai-api`` run against the router: what ``bla-eval --endpoint ROUTER --model
-    MODEL --api-key-env BLA_VISITOR_HF_TOKEN --top-logprobs 5 --concurrency 4`` runs."""
-    return RunConfig(
-        model,
-        output,
-        data=data,
-        tasks=tuple(tasks),
-        limit=limit,
-        endpoint=router,
-        api_key_env=KEY_ENV,
-        top_logprobs=TOP_LOGPROBS,
-        concurrency=CONCURRENCY,
-        max_retries=MAX_RETRIES,
-        resume=True,
-    )
+@dataclass(frozen=True)
+class ProviderRequest:
+    """A provider run the page asks for: the model as typed (a Hub id), the provider
+    (:data:`AUTO`: the router's choice), the tasks and the datapoints per task (checked by the
+    caller before :meth:`run_config`)."""
+
+    model: str
+    provider: str | None = AUTO
+    tasks: Sequence[str] = ()
+    limit: int | None = None
+
+    def run_config(self, router: str, data: str, results_dir: Path) -> RunConfig:
+        """The ``openai-api`` run against ``router``: what ``bla-eval --endpoint ROUTER --model
+        MODEL[:PROVIDER] --api-key-env BLA_VISITOR_HF_TOKEN --top-logprobs 5 --concurrency 4``
+        runs, in the folder of its settings (:func:`run_folder`: the same request resumes)."""
+        name = model_id(self.model, self.provider or AUTO)
+        settings = {"model": name, "tasks": sorted(self.tasks), "limit": self.limit, "data": data}
+        return RunConfig(
+            name,
+            run_folder(results_dir, settings),
+            data=data,
+            tasks=tuple(self.tasks),
+            limit=self.limit,
+            endpoint=router,
+            api_key_env=KEY_ENV,
+            top_logprobs=TOP_LOGPROBS,
+            concurrency=CONCURRENCY,
+            max_retries=MAX_RETRIES,
+            resume=True,
+        )
 
 
 def evaluate_with_token(

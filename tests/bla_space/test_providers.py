@@ -132,10 +132,9 @@ def test_the_estimate_before_a_run_and_the_stop_keep_what_was_scored(router, bui
 def test_a_stopped_provider_run_keeps_its_datapoints_and_resumes(router, built_dataset, tmp_path):
     import threading
 
-    out = tmp_path / "run"
-    config = providers.run_config(
-        router.url + "/v1", LOGPROBS_MODEL, out, str(built_dataset), ["coordination"], 6
-    )
+    asked = providers.ProviderRequest(LOGPROBS_MODEL, tasks=["coordination"], limit=6)
+    config = asked.run_config(router.url + "/v1", str(built_dataset), tmp_path)
+    out = config.output_dir
     stop = threading.Event()
     seen = []
 

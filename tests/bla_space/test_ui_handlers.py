@@ -91,7 +91,7 @@ def test_every_handler_answers_hostile_inputs_with_a_message(handlers, value):
 def test_the_provider_handlers_answer_hostile_inputs_with_a_message(built_dataset, value):
     """What the Evaluate tab's provider handlers delegate to, with provider runs offered (a
     router that is not there): the estimate is a message, the run a ``gr.Error``."""
-    from bla_space import evaluate_tab, provider_section
+    from bla_space import evaluate_tab, provider_section, providers
 
     config = SpaceConfig(dataset=str(built_dataset), providers=True, router="http://127.0.0.1:9")
     token = gr.OAuthToken(token="hf_visitor", scope="inference-api", expires_at=0)
@@ -103,9 +103,8 @@ def test_the_provider_handlers_answer_hostile_inputs_with_a_message(built_datase
     else:
         assert "Datapoints per task must be a whole number" in text, text
     with pytest.raises(gr.Error):
-        evaluate_tab.evaluate_on_provider(
-            config, value, value, value, value, value, token, gr.Request(), gr.Progress()
-        )
+        asked = providers.ProviderRequest(value, value, value, value)
+        evaluate_tab.evaluate_on_provider(config, asked, value, token, gr.Request(), gr.Progress())
     provider_section.list_providers(value)
 
 
