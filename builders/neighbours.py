@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from bla_eval import tables
 from bla_eval.cli_common import option
 from bla_eval.outputs import check_replaceable, parse_json, read_regular
+from bla_eval.tables import Table
 
 from bla_metric.schema import BENCHMARK_ROWS
 from builders import io
@@ -347,17 +349,13 @@ def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> s
     }
     reasons = sorted({r for part in configs.values() for r in part.left_out})
     head = ["config", "items held", "left out: image missing", *(f"left out: {r}" for r in reasons)]
-    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    rows = []
     for config, part in configs.items():
         title = text.config_titles.get(config)
         name = f"`{config}`" + (f" ({title})" if title else "")
-        cells = [
-            name,
-            str(len(part.rows)),
-            str(part.missing_images),
-            *(str(part.left_out.get(r, 0)) for r in reasons),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+        counts = [len(part.rows), part.missing_images, *(part.left_out.get(r, 0) for r in reasons)]
+        rows.append([name, *map(str, counts)])
+    counts_table = tables.markdown(Table("", head, rows), right=range(1, len(head)))
     total = sum(len(p.rows) for p in configs.values())
     body = [
         f"# {text.pretty_name}\n",
@@ -366,7 +364,7 @@ def render_card(text: RepoText, configs: dict[str, ConfigRows], info: dict) -> s
         f"Each config holds its items as split `{SPLIT}`: {total} items in all. Items whose image "
         "was not found under the image folder(s) given to the builder are left out and counted; "
         "configs with no item left are not written.\n",
-        "\n".join(lines) + "\n",
+        counts_table + "\n",
         "## Loading\n",
         "```python\nfrom datasets import load_dataset\n\n"
         f'ds = load_dataset("<this folder or Hub id>", "{next(iter(info))}", split="{SPLIT}")'
