@@ -124,6 +124,15 @@ def held(root: Path, cells: list[str]) -> tuple[str, dict]:
         _ptrace(PTRACE_DETACH, record["pid"])  # it finished before it stopped: another one
 
 
+def end_held(pid: int) -> None:
+    """Kill the held process ``pid`` if it is still there and collect its end."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    killed(pid, seconds=30)
+
+
 def killed(pid: int, seconds: float = 120) -> bool:
     """Whether the held process ``pid`` is killed by SIGKILL within ``seconds`` (its end
     collected, so that its parent sees it end)."""
@@ -179,10 +188,11 @@ def test_ray_two_nodes_a_killed_worker_and_a_lost_node(ray_cluster, plan, expect
     # the lost node: its raylet killed while the resumed cell scores on it
     node = ray_cluster.add_node() if not ray_cluster.nodes else f"{ray_cluster.root}/node1"
     sweep = start(plan, "out", tmp_path, ray_cluster.env, *ray)
-    scoring(root, [cell])
+    _, record = held(root, [cell])  # held, so it cannot finish and answer before the node is lost
     for raylet in ray_cluster.raylet_of(node):
         os.kill(raylet, signal.SIGKILL)
     code, out, err = finish(sweep)
+    end_held(record["pid"])
     assert code == 11, err[-3000:]
     assert f"cell {cell} failed: its Ray task failed:" in err
     ray_cluster.add_node()
