@@ -187,6 +187,10 @@ def test_the_provider_section_in_a_browser_before_and_after_sign_in(space, brows
     expect(estimate).to_contain_text("$0.25")
     page.click("#provider-run")
     expect(page.locator("#run-status")).to_contain_text("Scored from", timeout=120_000)
+    for task in ("active_passive", "coordination", "relative_clause"):  # drawn before the shot
+        plot = page.locator(f"#plot-{task}")
+        plot.locator("canvas, svg").first.wait_for(timeout=30_000)
+        assert "this run" in plot.inner_text()
     page.screenshot(path=str(SHOT.with_name("providers-signed-in.png")), full_page=True)
     assert TOKEN not in page.content()
     page.close()
