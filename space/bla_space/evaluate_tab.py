@@ -227,7 +227,8 @@ def build(config: SpaceConfig) -> EvaluateTab:
     )
 
     def estimate(model, provider, tasks_, limit_, oauth_token: gr.OAuthToken | None):
-        return provider_section.estimate_text(config, model, provider, tasks_, limit_, oauth_token)
+        asked = providers.ProviderRequest(model, provider, tasks_ or (), limit_)
+        return provider_section.estimate_text(config, asked, oauth_token)
 
     def run_provider(
         model,

@@ -103,29 +103,24 @@ def list_providers(model: str):
 
 
 def estimate_text(
-    config: SpaceConfig,
-    model: str,
-    provider: str,
-    tasks: list[str],
-    limit: float,
-    oauth_token: gr.OAuthToken | None,
+    config: SpaceConfig, asked: providers.ProviderRequest, oauth_token: gr.OAuthToken | None
 ) -> str:
-    """What the run will ask for and cost, or what the visitor needs first."""
+    """What the run ``asked`` will ask for and cost, or what the visitor needs first."""
     if not config.providers:
         return NOT_OFFERED
     if oauth_token is None:
         return NEEDS_SIGN_IN
-    if not model or not tasks:
+    if not asked.model or not asked.tasks:
         return "Pick a model and at least one task to see what the run asks for."
     try:
-        datapoints = count_datapoints(config, tasks, datapoint_limit(limit))
+        datapoints = count_datapoints(config, asked.tasks, datapoint_limit(asked.limit))
     except ValueError as err:  # a limit the run refuses too
         return f"**No estimate**: {err}."
     except Exception as err:  # the dataset unreachable: the run says so in full
-        log.warning("estimate of %r: %s", model, err)
+        log.warning("estimate of %r: %s", asked.model, err)
         return f"**No estimate**: the dataset cannot be read ({type(err).__name__})."
-    offers = providers.prices(config.router, str(model), oauth_token.token)
-    chosen = offers.get(provider) if isinstance(provider, str) else None
+    offers = providers.prices(config.router, str(asked.model), oauth_token.token)
+    chosen = offers.get(asked.provider) if isinstance(asked.provider, str) else None
     price = chosen or (next(iter(offers.values())) if offers else None)
     return providers.estimate(datapoints, price).text()
 

@@ -95,16 +95,19 @@ def test_the_provider_handlers_answer_hostile_inputs_with_a_message(built_datase
 
     config = SpaceConfig(dataset=str(built_dataset), providers=True, router="http://127.0.0.1:9")
     token = gr.OAuthToken(token="hf_visitor", scope="inference-api", expires_at=0)
-    text = provider_section.estimate_text(config, value, value, value, value, token)
+    hostile = providers.ProviderRequest(value, value, value, value)
+    text = provider_section.estimate_text(config, hostile, token)
     assert isinstance(text, str) and text
-    text = provider_section.estimate_text(config, "org/m", "auto", ["coordination"], value, token)
+    a_limit = providers.ProviderRequest("org/m", "auto", ["coordination"], value)
+    text = provider_section.estimate_text(config, a_limit, token)
     if value in (None, ""):  # all datapoints
         assert "**2617 requests**" in text, text  # CO's 654 datapoints x 4, and the probe
     else:
         assert "Datapoints per task must be a whole number" in text, text
     with pytest.raises(gr.Error):
-        asked = providers.ProviderRequest(value, value, value, value)
-        evaluate_tab.evaluate_on_provider(config, asked, value, token, gr.Request(), gr.Progress())
+        evaluate_tab.evaluate_on_provider(
+            config, hostile, value, token, gr.Request(), gr.Progress()
+        )
     provider_section.list_providers(value)
 
 
